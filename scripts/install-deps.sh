@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what eidolon builds against, from Debian's packages. Idempotent: packages already
+# present are left alone; it says what it installs and what failed, and exits non-zero on failure.
+set -uo pipefail
+
+PACKAGES=(
+  cmake g++ make pkg-config
+  libns3-dev ns3 libgsl-dev          # ns-3 3.37 (the network simulator we extend)
+  libzmq3-dev cppzmq-dev             # ZeroMQ: ranks <-> simulator
+  libyaml-cpp-dev                    # topology and GPU spec files
+  libboost-test-dev                  # unit tests
+  protobuf-compiler libprotobuf-dev  # wire-format schema
+  libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libbenchmark-dev                   # benchmarks
+  python3 python3-yaml python3-matplotlib  # validation tables and plots
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: note: nvcc (CUDA toolkit) not found; this machine kind normally carries it." >&2
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+if ! $SUDO apt-get update -q >/tmp/eidolon-apt-update.log 2>&1; then
+  echo "install-deps: apt-get update failed (see /tmp/eidolon-apt-update.log)" >&2
+fi
+if ! $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/eidolon-apt-install.log 2>&1; then
+  echo "install-deps: apt-get install failed (see /tmp/eidolon-apt-install.log)" >&2
+  failed=()
+  for p in "${missing[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [[ "$status" == "install ok installed" ]] || failed+=("$p")
+  done
+  echo "install-deps: still missing: ${failed[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installed ${missing[*]}"

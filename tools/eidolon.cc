@@ -1,0 +1,30 @@
+// eidolon: command-line front end of the simulator.
+#include "ns3/topology.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <iostream>
+
+int
+main(int argc, char** argv)
+{
+    CLI::App app{"eidolon: a live GPU-cluster simulator"};
+    app.require_subcommand(1);
+    auto* version = app.add_subcommand("version", "print the version");
+    version->callback([] { fmt::print("eidolon {}\n", EIDOLON_VERSION); });
+    try
+    {
+        app.parse(argc, argv);
+    }
+    catch (const CLI::ParseError& e)
+    {
+        return app.exit(e);
+    }
+    catch (const std::exception& e)
+    {
+        fmt::print(stderr, "eidolon: {}\n", e.what());
+        return 1;
+    }
+    return 0;
+}
