@@ -1,10 +1,16 @@
 // eidolon: command-line front end of the simulator.
-#include "ns3/topology.h"
+#include "commands.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <iostream>
+namespace eidolon::tools
+{
+const char*
+SourceDir()
+{
+    return EIDOLON_SOURCE_DIR;
+}
+} // namespace eidolon::tools
 
 int
 main(int argc, char** argv)
@@ -13,6 +19,8 @@ main(int argc, char** argv)
     app.require_subcommand(1);
     auto* version = app.add_subcommand("version", "print the version");
     version->callback([] { fmt::print("eidolon {}\n", EIDOLON_VERSION); });
+    eidolon::tools::RegisterTopoCommands(app);
+    eidolon::tools::RegisterFlowsCommand(app);
     try
     {
         app.parse(argc, argv);

@@ -33,6 +33,7 @@ struct FlowSpec
     Time start;          //!< virtual time at which the sender starts
     uint64_t tag = 0;    //!< opaque to the model; returned in the FlowRecord (and used for ECMP)
     double rateCap = 0;  //!< bytes/s the sender cannot exceed (0: no cap)
+    Time extraLatency;   //!< added to the path latency (protocol or per-step latency)
     /// Directed channels to cross, in order; empty means "route it through the topology".
     std::vector<uint32_t> path;
 };
@@ -47,6 +48,7 @@ struct FlowRecord
     uint64_t tag = 0;
     Time start;
     Time finish;
+    std::vector<uint32_t> path; //!< directed channels the flow crossed (as routed or as given)
 };
 
 /// Counters every model keeps.

@@ -60,7 +60,8 @@ struct GpuSpec
     double boostClockMhz = 0;
     double memoryClockMhz = 0;
     int memoryBusWidthBits = 0;
-    uint64_t memoryBytes = 0;
+    uint64_t memoryBytes = 0;     //!< capacity as NVIDIA states it (e.g. 80 GiB)
+    uint64_t memoryUsableBytes = 0; //!< total that cudaMemGetInfo reports (0: not given)
     double hbmBandwidth = 0;      //!< bytes/s
     uint64_t l2CacheBytes = 0;
     uint64_t sharedMemoryPerSmBytes = 0;
@@ -117,6 +118,9 @@ struct TopologySummary
     uint32_t pcieSwitches = 0;
     uint32_t links = 0;
     double bisectionBandwidth = 0; //!< bytes/s per direction across the worst node halving
+    std::string bisectionCut;      //!< halving that gave it, e.g. "nodes 0-63 | 64-127"
+    std::map<int32_t, uint32_t> switchesByTier; //!< tier (1 leaf, 2 spine, 3 core) -> count
+    uint32_t hosts = 0;
     std::map<std::string, uint32_t> gpuModels;
 };
 

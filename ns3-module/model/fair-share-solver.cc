@@ -1,0 +1,209 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "fair-share-solver.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+void
+FairShareProblem::Clear()
+{
+    capacity.clear();
+    flowBegin.clear();
+    useResource.clear();
+    useWeight.clear();
+    rateCap.clear();
+    fixedRate.clear();
+}
+
+uint32_t
+FairShareProblem::AddResource(double cap)
+{
+    capacity.push_back(cap);
+    return uint32_t(capacity.size() - 1);
+}
+
+uint32_t
+FairShareProblem::AddFlow(double cap, double fixed)
+{
+    if (flowBegin.empty())
+    {
+        flowBegin.push_back(0);
+    }
+    flowBegin.push_back(uint32_t(useResource.size()));
+    rateCap.push_back(cap);
+    fixedRate.push_back(fixed);
+    return uint32_t(flowBegin.size() - 2);
+}
+
+void
+FairShareProblem::Use(uint32_t resource, uint32_t weight)
+{
+    useResource.push_back(resource);
+    useWeight.push_back(weight);
+    flowBegin.back() = uint32_t(useResource.size());
+}
+
+namespace
+{
+/// Min-heap order: smaller share first, then lower resource index (determinism).
+struct LevelAfter
+{
+    template <class L>
+    bool operator()(const L& a, const L& b) const
+    {
+        return a.share > b.share || (a.share == b.share && a.resource > b.resource);
+    }
+};
+} // namespace
+
+uint32_t
+FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
+{
+    const uint32_t nFlows = p.FlowCount();
+    const uint32_t nRes = uint32_t(p.capacity.size());
+    // Rate caps become private resources: resource nRes + f has capacity cap(f), used by f alone.
+    const uint32_t nAll = nRes + nFlows;
+    rates.assign(nFlows, 0.0);
+    m_remaining.assign(nAll, 0.0);
+    m_weight.assign(nAll, 0);
+    m_version.assign(nAll, 0);
+    m_frozen.assign(nFlows, 0);
+    m_overcommitted = false;
+    std::copy(p.capacity.begin(), p.capacity.end(), m_remaining.begin());
+
+    // Reverse index resource -> flows (counting sort keeps flows in index order per resource).
+    m_resBegin.assign(nAll + 1, 0);
+    for (uint32_t f = 0; f < nFlows; ++f)
+    {
+        for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
+        {
+            ++m_resBegin[p.useResource[k] + 1];
+        }
+        if (p.rateCap[f] > 0)
+        {
+            ++m_resBegin[nRes + f + 1];
+        }
+    }
+    for (uint32_t r = 0; r < nAll; ++r)
+    {
+        m_resBegin[r + 1] += m_resBegin[r];
+    }
+    m_resFlows.resize(m_resBegin[nAll]);
+    {
+        std::vector<uint32_t>& fill = m_version; // reuse as insertion cursor, reset below
+        std::copy(m_resBegin.begin(), m_resBegin.end() - 1, fill.begin());
+        for (uint32_t f = 0; f < nFlows; ++f)
+        {
+            for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
+            {
+                m_resFlows[fill[p.useResource[k]]++] = f;
+            }
+            if (p.rateCap[f] > 0)
+            {
+                m_resFlows[fill[nRes + f]++] = f;
+            }
+        }
+        std::fill(m_version.begin(), m_version.end(), 0);
+    }
+
+    // Reservations first: fixed-rate flows take their rate off every resource they cross.
+    for (uint32_t f = 0; f < nFlows; ++f)
+    {
+        if (p.fixedRate[f] >= 0)
+        {
+            m_frozen[f] = 1;
+            rates[f] = p.fixedRate[f];
+            for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
+            {
+                m_remaining[p.useResource[k]] -= p.useWeight[k] * rates[f];
+            }
+            continue;
+        }
+        for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
+        {
+            m_weight[p.useResource[k]] += p.useWeight[k];
+        }
+        if (p.rateCap[f] > 0)
+        {
+            m_remaining[nRes + f] = p.rateCap[f];
+            m_weight[nRes + f] = 1;
+        }
+    }
+
+    m_heap.clear();
+    for (uint32_t r = 0; r < nAll; ++r)
+    {
+        if (m_remaining[r] < 0)
+        {
+            m_overcommitted = true;
+        }
+        if (m_weight[r] > 0)
+        {
+            m_heap.push_back({std::max(0.0, m_remaining[r]) / double(m_weight[r]), r, 0});
+        }
+    }
+    std::make_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
+
+    uint32_t levels = 0;
+    while (!m_heap.empty())
+    {
+        std::pop_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
+        Level top = m_heap.back();
+        m_heap.pop_back();
+        if (top.version != m_version[top.resource] || m_weight[top.resource] == 0)
+        {
+            continue; // stale entry: the resource changed since it was pushed
+        }
+        ++levels;
+        const double share = top.share;
+        // Freeze every unfrozen flow of the bottleneck at the common level.
+        for (uint32_t i = m_resBegin[top.resource]; i < m_resBegin[top.resource + 1]; ++i)
+        {
+            uint32_t f = m_resFlows[i];
+            if (m_frozen[f])
+            {
+                continue;
+            }
+            m_frozen[f] = 1;
+            rates[f] = share;
+            auto release = [&](uint32_t r, uint32_t w) {
+                m_remaining[r] -= double(w) * share;
+                m_weight[r] -= w;
+                ++m_version[r];
+                if (m_weight[r] > 0 && r != top.resource)
+                {
+                    m_heap.push_back(
+                        {std::max(0.0, m_remaining[r]) / double(m_weight[r]), r, m_version[r]});
+                    std::push_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
+                }
+            };
+            for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
+            {
+                release(p.useResource[k], p.useWeight[k]);
+            }
+            if (p.rateCap[f] > 0)
+            {
+                release(nRes + f, 1);
+            }
+        }
+    }
+    // A flow that crosses no resource at all is limited by nothing but its cap.
+    for (uint32_t f = 0; f < nFlows; ++f)
+    {
+        if (!m_frozen[f])
+        {
+            rates[f] = p.rateCap[f] > 0 ? p.rateCap[f] : std::numeric_limits<double>::infinity();
+        }
+    }
+    return levels;
+}
+
+} // namespace eidolon
+} // namespace ns3

@@ -1,0 +1,1002 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * YAML cluster descriptions and GPU spec files. The schema is documented in doc/topology.md and
+ * doc/gpu-spec.md; every error names the file, the 1-based line and the field.
+ */
+#include "topology-reader.h"
+
+#include "topology-generator.h"
+
+#include "ns3/log.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonTopologyReader");
+
+namespace fs = std::filesystem;
+
+namespace
+{
+/// 2^16 nodes of 8 GPUs is half a million GPUs, beyond any cluster built so far.
+constexpr uint32_t kMaxGeneratedNodes = 65536;
+
+/// Where a YAML node is, for messages: "file:line" (1-based), or just "file" without a mark.
+std::string
+Where(const std::string& file, const YAML::Node& node)
+{
+    if (node.IsDefined())
+    {
+        YAML::Mark m = node.Mark();
+        if (m.line >= 0)
+        {
+            return file + ":" + std::to_string(m.line + 1);
+        }
+    }
+    return file;
+}
+
+/// Reads fields of one YAML mapping, turning every problem into a TopologyError that names the
+/// file, line and field. `what` names the mapping in messages ("link", "GPU spec", ...).
+class Fields
+{
+public:
+    Fields(const std::string& file, const YAML::Node& map, std::string what)
+        : m_file(file)
+        , m_map(map)
+        , m_what(std::move(what))
+    {
+        if (!m_map.IsMap())
+        {
+            throw TopologyError(Where(m_file, m_map) + ": " + m_what + " must be a mapping of " +
+                                "key: value pairs");
+        }
+    }
+
+    /// Rejects keys outside `allowed`, naming the stray key and listing the allowed ones.
+    void Allow(std::initializer_list<const char*> allowed) const
+    {
+        std::set<std::string> ok(allowed.begin(), allowed.end());
+        for (auto it = m_map.begin(); it != m_map.end(); ++it)
+        {
+            std::string key = it->first.Scalar();
+            if (!ok.count(key))
+            {
+                std::string list;
+                for (const char* a : allowed)
+                {
+                    list += (list.empty() ? "" : ", ") + std::string(a);
+                }
+                throw TopologyError(Where(m_file, it->first) + ": unknown key '" + key + "' in " +
+                                    m_what + " (allowed: " + list + ")");
+            }
+        }
+    }
+
+    bool Has(const char* key) const
+    {
+        const YAML::Node n = m_map[key];
+        return n.IsDefined() && !n.IsNull();
+    }
+
+    YAML::Node Get(const char* key) const
+    {
+        const YAML::Node n = m_map[key];
+        if (!n.IsDefined() || n.IsNull())
+        {
+            throw TopologyError(Where(m_file, m_map) + ": field '" + key + "': missing in " +
+                                m_what);
+        }
+        return n;
+    }
+
+    [[noreturn]] void Fail(const char* key, const std::string& message) const
+    {
+        const YAML::Node n = m_map[key];
+        throw TopologyError(Where(m_file, n.IsDefined() ? n : m_map) + ": field '" + key +
+                            "': " + message);
+    }
+
+    std::string Scalar(const char* key) const
+    {
+        YAML::Node n = Get(key);
+        if (!n.IsScalar())
+        {
+            Fail(key, "expected a single value, not a " +
+                          std::string(n.IsSequence() ? "list" : "mapping"));
+        }
+        return n.Scalar();
+    }
+
+    std::string String(const char* key) const
+    {
+        std::string s = Scalar(key);
+        if (s.empty())
+        {
+            Fail(key, "must not be empty");
+        }
+        return s;
+    }
+
+    std::string String(const char* key, const std::string& fallback) const
+    {
+        return Has(key) ? String(key) : fallback;
+    }
+
+    int64_t Int(const char* key, int64_t min) const
+    {
+        std::string s = Scalar(key);
+        size_t used = 0;
+        int64_t v = 0;
+        try
+        {
+            v = std::stoll(s, &used, 10);
+        }
+        catch (const std::exception&)
+        {
+            used = 0;
+        }
+        if (used == 0 || used != s.size())
+        {
+            Fail(key, "expected an integer, got '" + s + "'");
+        }
+        if (v < min)
+        {
+            Fail(key, "must be at least " + std::to_string(min) + ", got " + s);
+        }
+        // Every integer of the schema is a count or an index that fits 32 bits.
+        if (v > std::numeric_limits<int32_t>::max())
+        {
+            Fail(key, "is too large: " + s);
+        }
+        return v;
+    }
+
+    int64_t Int(const char* key, int64_t min, int64_t fallback) const
+    {
+        return Has(key) ? Int(key, min) : fallback;
+    }
+
+    double Number(const char* key) const
+    {
+        std::string s = Scalar(key);
+        size_t used = 0;
+        double v = 0;
+        try
+        {
+            v = std::stod(s, &used);
+        }
+        catch (const std::exception&)
+        {
+            used = 0;
+        }
+        if (used == 0 || used != s.size() || !std::isfinite(v))
+        {
+            Fail(key, "expected a number, got '" + s + "'");
+        }
+        return v;
+    }
+
+    double Positive(const char* key) const
+    {
+        double v = Number(key);
+        if (!(v > 0))
+        {
+            Fail(key, "must be positive, got " + Scalar(key));
+        }
+        return v;
+    }
+
+    bool Bool(const char* key, bool fallback) const
+    {
+        if (!Has(key))
+        {
+            return fallback;
+        }
+        std::string s = Scalar(key);
+        std::string l = s;
+        std::transform(l.begin(), l.end(), l.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
+        if (l == "true" || l == "yes" || l == "on")
+        {
+            return true;
+        }
+        if (l == "false" || l == "no" || l == "off")
+        {
+            return false;
+        }
+        Fail(key, "expected true or false, got '" + s + "'");
+    }
+
+    /// Runs a unit parser (ParseBandwidth etc.) and prefixes its message with file, line, field.
+    template<typename F> auto Parsed(const char* key, F parse) const
+    {
+        std::string s = Scalar(key);
+        try
+        {
+            return parse(s);
+        }
+        catch (const TopologyError& e)
+        {
+            Fail(key, e.what());
+        }
+    }
+
+    double Bandwidth(const char* key) const
+    {
+        return Parsed(key, [](const std::string& s) { return ParseBandwidth(s); });
+    }
+
+    int64_t Latency(const char* key) const
+    {
+        return Parsed(key, [](const std::string& s) { return ParseLatencyNs(s); });
+    }
+
+    uint64_t Bytes(const char* key) const
+    {
+        uint64_t v = Parsed(key, [](const std::string& s) { return ParseBytes(s); });
+        if (v == 0)
+        {
+            Fail(key, "must be positive");
+        }
+        return v;
+    }
+
+    /// "2", "2.5" or "2:1": a downlink-to-uplink ratio.
+    double Ratio(const char* key, double fallback) const
+    {
+        if (!Has(key))
+        {
+            return fallback;
+        }
+        std::string s = Scalar(key);
+        double num = 0;
+        double den = 1;
+        size_t colon = s.find(':');
+        try
+        {
+            size_t used = 0;
+            num = std::stod(s.substr(0, colon), &used);
+            bool ok = used == s.substr(0, colon).size();
+            if (colon != std::string::npos)
+            {
+                std::string rest = s.substr(colon + 1);
+                den = std::stod(rest, &used);
+                ok = ok && used == rest.size();
+            }
+            if (!ok)
+            {
+                throw std::invalid_argument(s);
+            }
+        }
+        catch (const std::exception&)
+        {
+            Fail(key, "expected a ratio such as 2 or 2:1, got '" + s + "'");
+        }
+        if (!(num > 0) || !(den > 0))
+        {
+            Fail(key, "ratio must be positive, got '" + s + "'");
+        }
+        return num / den;
+    }
+
+    const YAML::Node& Map() const { return m_map; }
+    const std::string& File() const { return m_file; }
+
+private:
+    const std::string& m_file;
+    YAML::Node m_map;
+    std::string m_what;
+};
+
+YAML::Node
+LoadYaml(const std::string& text, const std::string& file)
+{
+    try
+    {
+        return YAML::Load(text);
+    }
+    catch (const YAML::ParserException& e)
+    {
+        throw TopologyError(file + ":" + std::to_string(e.mark.line + 1) +
+                            ": not valid YAML: " + e.msg);
+    }
+}
+
+std::string
+ReadFile(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+    {
+        throw TopologyError(path + ": cannot open file");
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string
+KnownModels(const std::map<std::string, GpuSpec>& specs)
+{
+    std::string known;
+    for (const auto& [name, spec] : specs)
+    {
+        known += (known.empty() ? "" : ", ") + name;
+    }
+    return known.empty() ? std::string("none") : known;
+}
+
+/// Where GPU specs come from, in order of precedence (doc/topology.md, "GPU specs").
+std::string
+ResolveGpuSpecDir(const std::string& file, const std::string& fromFile,
+                  const TopologyReadOptions& options)
+{
+    if (!options.gpuSpecDir.empty())
+    {
+        return options.gpuSpecDir;
+    }
+    fs::path base = fs::path(file).parent_path();
+    if (!fromFile.empty())
+    {
+        fs::path p(fromFile);
+        return (p.is_absolute() ? p : base / p).string();
+    }
+    std::error_code ec;
+    fs::path beside = base / "gpus";
+    if (fs::is_directory(beside, ec))
+    {
+        return beside.string();
+    }
+    if (const char* env = std::getenv("EIDOLON_GPU_SPECS"); env && *env)
+    {
+        return env;
+    }
+    return options.fallbackGpuSpecDir;
+}
+
+/// A GPU model some device names, and where (for messages).
+struct ModelUse
+{
+    std::string model;
+    std::string where; //!< "file:line"
+    std::string field; //!< field that named it
+};
+
+/**
+ * Loads the specs, checks every model used exists (reporting where it was named), attaches the
+ * specs, then checks reachability with a line to blame and runs Topology::Validate().
+ */
+void
+Finish(Topology& topo, const std::string& file, const std::string& specDir,
+       const std::string& specDirWhere, const std::vector<ModelUse>& uses,
+       const std::map<std::string, std::string>& deviceWhere, const std::string& fileWhere)
+{
+    if (!uses.empty())
+    {
+        if (specDir.empty())
+        {
+            throw TopologyError(fileWhere +
+                                ": field 'gpu_specs': no GPU spec directory (no gpus/ "
+                                "beside the file; set gpu_specs or $EIDOLON_GPU_SPECS)");
+        }
+        std::map<std::string, GpuSpec> specs;
+        try
+        {
+            specs = LoadGpuSpecs(specDir);
+        }
+        catch (const TopologyError& e)
+        {
+            throw TopologyError(specDirWhere + ": field 'gpu_specs': " + e.what());
+        }
+        for (const ModelUse& u : uses)
+        {
+            if (!specs.count(u.model))
+            {
+                throw TopologyError(u.where + ": field '" + u.field + "': unknown GPU model '" +
+                                    u.model + "' (known: " + KnownModels(specs) + ")");
+            }
+        }
+        for (const auto& [name, spec] : specs)
+        {
+            topo.AddGpuSpec(spec);
+        }
+    }
+    if (topo.GpuCount() == 0)
+    {
+        throw TopologyError(fileWhere + ": field 'devices': the topology has no GPU");
+    }
+    // Reachability with a line to blame; Validate() below repeats it without lines.
+    const uint32_t first = topo.GpuDevice(0);
+    for (uint32_t g = 1; g < topo.GpuCount(); ++g)
+    {
+        const uint32_t id = topo.GpuDevice(g);
+        if (topo.PathCount(id, first) == 0)
+        {
+            const std::string& name = topo.GetDevice(id).name;
+            auto it = deviceWhere.find(name);
+            std::string where = it != deviceWhere.end() ? it->second : file;
+            throw TopologyError(where + ": field 'links': GPU '" + name + "' cannot reach GPU '" +
+                                topo.GetDevice(first).name +
+                                "' (no path through switches, NICs, PCIe switches or NVSwitches)");
+        }
+    }
+    topo.Validate();
+}
+
+bool
+LooksLikeText(const std::string& path, const std::string& text)
+{
+    std::string ext = fs::path(path).extension().string();
+    if (ext == ".txt" || ext == ".topo")
+    {
+        return true;
+    }
+    if (ext == ".yaml" || ext == ".yml")
+    {
+        return false;
+    }
+    // No telling extension: a SimAI/HPCC file starts with a line of numbers (and a GPU type).
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+    {
+        size_t i = line.find_first_not_of(" \t\r");
+        if (i == std::string::npos || line[i] == '#')
+        {
+            continue;
+        }
+        return std::isdigit(static_cast<unsigned char>(line[i])) != 0;
+    }
+    return false;
+}
+} // namespace
+
+const GpuSpec&
+FindGpuSpec(const std::map<std::string, GpuSpec>& specs, const std::string& model)
+{
+    auto it = specs.find(model);
+    if (it == specs.end())
+    {
+        throw TopologyError("unknown GPU model '" + model + "' (known: " + KnownModels(specs) +
+                            ")");
+    }
+    return it->second;
+}
+
+GpuSpec
+ReadGpuSpec(const std::string& path)
+{
+    const std::string text = ReadFile(path);
+    YAML::Node root = LoadYaml(text, path);
+    Fields f(path, root, "GPU spec");
+    f.Allow({"name",
+             "marketing_name",
+             "compute_capability",
+             "sm_count",
+             "boost_clock_mhz",
+             "memory_clock_mhz",
+             "memory_bus_width_bits",
+             "memory",
+             "memory_usable",
+             "hbm_bandwidth",
+             "l2_cache",
+             "shared_memory_per_sm",
+             "max_threads_per_sm",
+             "dense_tflops",
+             "nvlink",
+             "pcie",
+             "copy_engine_efficiency",
+             "launch_overhead_us",
+             "launch_latency_us",
+             "sources",
+             "notes"});
+    GpuSpec s;
+    s.name = f.String("name");
+    const std::string stem = fs::path(path).stem().string();
+    if (s.name != stem)
+    {
+        f.Fail("name", "'" + s.name + "' must match the file name '" + stem +
+                           "' (models are looked up by file)");
+    }
+    s.marketingName = f.String("marketing_name");
+    {
+        std::string cc = f.String("compute_capability");
+        int major = 0;
+        int minor = 0;
+        char dot = 0;
+        std::istringstream in(cc);
+        if (!(in >> major >> dot >> minor) || dot != '.' || !in.eof() || major <= 0 || minor < 0)
+        {
+            f.Fail("compute_capability", "expected major.minor such as \"9.0\", got '" + cc + "'");
+        }
+        s.computeCapabilityMajor = major;
+        s.computeCapabilityMinor = minor;
+    }
+    s.smCount = static_cast<int>(f.Int("sm_count", 1));
+    s.boostClockMhz = f.Positive("boost_clock_mhz");
+    s.memoryClockMhz = f.Positive("memory_clock_mhz");
+    s.memoryBusWidthBits = static_cast<int>(f.Int("memory_bus_width_bits", 1));
+    s.memoryBytes = f.Bytes("memory");
+    if (f.Has("memory_usable"))
+    {
+        s.memoryUsableBytes = f.Bytes("memory_usable");
+        if (s.memoryUsableBytes > s.memoryBytes)
+        {
+            f.Fail("memory_usable", "exceeds memory");
+        }
+    }
+    s.hbmBandwidth = f.Bandwidth("hbm_bandwidth");
+    s.l2CacheBytes = f.Bytes("l2_cache");
+    s.sharedMemoryPerSmBytes = f.Bytes("shared_memory_per_sm");
+    s.maxThreadsPerSm = static_cast<int>(f.Int("max_threads_per_sm", 1));
+    {
+        Fields t(path, f.Get("dense_tflops"), "dense_tflops");
+        static const char* dtypes[] = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"};
+        t.Allow({"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8"});
+        for (const char* d : dtypes)
+        {
+            if (t.Has(d)) // null or absent: the GPU has no such units
+            {
+                s.denseTflops[d] = t.Positive(d);
+            }
+        }
+        if (s.denseTflops.empty())
+        {
+            f.Fail("dense_tflops", "no rate given");
+        }
+    }
+    {
+        Fields n(path, f.Get("nvlink"), "nvlink");
+        n.Allow({"generation", "links", "bandwidth"});
+        s.nvlinkGeneration = static_cast<int>(n.Int("generation", 0));
+        s.nvlinkLinks = static_cast<int>(n.Int("links", 0));
+        s.nvlinkBandwidth = s.nvlinkLinks > 0 ? n.Bandwidth("bandwidth") : 0;
+    }
+    {
+        Fields p(path, f.Get("pcie"), "pcie");
+        p.Allow({"generation", "bandwidth"});
+        s.pcieGeneration = static_cast<int>(p.Int("generation", 1));
+        s.pcieBandwidth = p.Bandwidth("bandwidth");
+    }
+    s.copyEngineEfficiency = f.Positive("copy_engine_efficiency");
+    if (s.copyEngineEfficiency > 1)
+    {
+        f.Fail("copy_engine_efficiency", "is a fraction of the link rate, at most 1");
+    }
+    s.launchOverheadUs = f.Positive("launch_overhead_us");
+    s.launchLatencyUs = f.Positive("launch_latency_us");
+    YAML::Node sources = f.Get("sources");
+    if (!sources.IsSequence() || sources.size() == 0)
+    {
+        f.Fail("sources", "expected a non-empty list of references");
+    }
+    for (const YAML::Node& src : sources)
+    {
+        if (!src.IsScalar())
+        {
+            throw TopologyError(Where(path, src) + ": field 'sources': each entry is one line of "
+                                                   "text");
+        }
+        s.sources.push_back(src.Scalar());
+    }
+    return s;
+}
+
+std::map<std::string, GpuSpec>
+LoadGpuSpecs(const std::string& dir)
+{
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+    {
+        throw TopologyError("GPU spec directory '" + dir + "' does not exist");
+    }
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+    {
+        if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+        {
+            files.push_back(entry.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    std::map<std::string, GpuSpec> specs;
+    for (const fs::path& p : files)
+    {
+        GpuSpec s = ReadGpuSpec(p.string());
+        specs[s.name] = std::move(s);
+    }
+    if (specs.empty())
+    {
+        throw TopologyError("GPU spec directory '" + dir + "' holds no *.yaml spec");
+    }
+    return specs;
+}
+
+Ptr<Topology>
+ReadTopologyFromString(const std::string& text, const std::string& nameForMessages)
+{
+    return ReadTopologyFromString(text, nameForMessages, TopologyReadOptions());
+}
+
+Ptr<Topology>
+ReadTopologyFromString(const std::string& text, const std::string& file,
+                       const TopologyReadOptions& options)
+{
+    YAML::Node root = LoadYaml(text, file);
+    if (!root.IsDefined() || root.IsNull())
+    {
+        throw TopologyError(file + ": empty topology file");
+    }
+    Fields top(file, root, "topology");
+    top.Allow({"version", "name", "description", "gpu_model", "gpu_specs", "generate", "devices",
+               "links"});
+    const int64_t version = top.Int("version", 1);
+    if (version != 1)
+    {
+        top.Fail("version", "this eidolon reads version 1, not " + std::to_string(version));
+    }
+    Ptr<Topology> topo = Create<Topology>();
+    topo->source = file;
+    topo->name = top.String("name", fs::path(file).stem().string());
+
+    std::vector<ModelUse> uses;
+    std::map<std::string, std::string> deviceWhere; // device name -> "file:line" that made it
+    std::string defaultModel = top.String("gpu_model", "");
+
+    if (top.Has("generate"))
+    {
+        YAML::Node genNode = top.Get("generate");
+        Fields gen(file, genNode, "generate");
+        gen.Allow({"nodes", "node", "fabric"});
+        const auto nodes = static_cast<uint32_t>(gen.Int("nodes", 1));
+        if (nodes > kMaxGeneratedNodes)
+        {
+            gen.Fail("nodes", "at most " + std::to_string(kMaxGeneratedNodes) +
+                                  " nodes can be generated (the graph is held in memory)");
+        }
+        Fields node(file, gen.Get("node"), "generate.node");
+        node.Allow({"type", "gpu_model", "gpus", "nvswitch", "nvlink_bandwidth", "nvlink_latency",
+                    "pcie_bandwidth", "pcie_latency", "nic_bandwidth"});
+        NodeTemplate t;
+        try
+        {
+            t = NodePreset(node.String("type"));
+        }
+        catch (const TopologyError& e)
+        {
+            if (!node.Has("type"))
+            {
+                throw;
+            }
+            node.Fail("type", e.what());
+        }
+        t.gpuModel = node.String("gpu_model", t.gpuModel);
+        t.gpus = static_cast<uint32_t>(node.Int("gpus", 1, t.gpus));
+        if (t.gpus > 1024) // NVLink domains reach 72 (GB200 NVL72) to a few hundred GPUs
+        {
+            node.Fail("gpus", "at most 1024 GPUs per node");
+        }
+        t.nvswitch = node.Bool("nvswitch", t.nvswitch);
+        if (node.Has("nvlink_bandwidth"))
+        {
+            t.nvlinkBandwidth = node.Bandwidth("nvlink_bandwidth");
+        }
+        if (node.Has("nvlink_latency"))
+        {
+            t.nvlinkLatencyNs = node.Latency("nvlink_latency");
+        }
+        if (node.Has("pcie_bandwidth"))
+        {
+            t.pcieBandwidth = node.Bandwidth("pcie_bandwidth");
+        }
+        if (node.Has("pcie_latency"))
+        {
+            t.pcieLatencyNs = node.Latency("pcie_latency");
+        }
+        if (node.Has("nic_bandwidth"))
+        {
+            t.nicBandwidth = node.Bandwidth("nic_bandwidth");
+        }
+        const std::string modelField = node.Has("gpu_model") ? "gpu_model" : "type";
+        uses.push_back(
+            {t.gpuModel,
+             Where(file, node.Has("gpu_model") ? node.Get("gpu_model") : node.Get("type")),
+             modelField});
+        if (defaultModel.empty())
+        {
+            defaultModel = t.gpuModel;
+        }
+
+        FabricTemplate fab = DefaultFabric();
+        fab.kind = nodes == 1 ? FabricKind::None : FabricKind::TwoTier;
+        if (gen.Has("fabric"))
+        {
+            Fields fb(file, gen.Get("fabric"), "generate.fabric");
+            fb.Allow({"type", "rail_optimized", "nodes_per_leaf", "spines", "units_per_pod",
+                      "cores", "oversubscription", "spine_oversubscription", "nic_leaf_latency",
+                      "leaf_spine_latency", "spine_core_latency"});
+            if (fb.Has("type"))
+            {
+                try
+                {
+                    fab.kind = FabricKindFromString(fb.String("type"));
+                }
+                catch (const TopologyError& e)
+                {
+                    fb.Fail("type", e.what());
+                }
+            }
+            fab.railOptimized = fb.Bool("rail_optimized", fab.railOptimized);
+            fab.nodesPerLeaf = static_cast<uint32_t>(fb.Int("nodes_per_leaf", 1, 0));
+            fab.spines = static_cast<uint32_t>(fb.Int("spines", 1, 0));
+            fab.unitsPerPod = static_cast<uint32_t>(fb.Int("units_per_pod", 1, 0));
+            fab.cores = static_cast<uint32_t>(fb.Int("cores", 1, 0));
+            fab.oversubscription = fb.Ratio("oversubscription", 1.0);
+            fab.spineOversubscription = fb.Ratio("spine_oversubscription", 1.0);
+            if (fb.Has("nic_leaf_latency"))
+            {
+                fab.nicLeafLatencyNs = fb.Latency("nic_leaf_latency");
+            }
+            if (fb.Has("leaf_spine_latency"))
+            {
+                fab.leafSpineLatencyNs = fb.Latency("leaf_spine_latency");
+            }
+            if (fb.Has("spine_core_latency"))
+            {
+                fab.spineCoreLatencyNs = fb.Latency("spine_core_latency");
+            }
+            if (fab.kind != FabricKind::ThreeTier)
+            {
+                for (const char* k :
+                     {"units_per_pod", "cores", "spine_oversubscription", "spine_core_latency"})
+                {
+                    if (fb.Has(k))
+                    {
+                        fb.Fail(k, "only applies to a three-tier fabric");
+                    }
+                }
+            }
+        }
+        try
+        {
+            AddNodes(*topo, t, 0, nodes);
+            AddFabric(*topo, fab, nodes, t.gpus, t.nicBandwidth);
+        }
+        catch (const TopologyError& e)
+        {
+            throw TopologyError(Where(file, genNode) + ": field 'generate': " + e.what());
+        }
+        for (const Device& d : topo->Devices())
+        {
+            deviceWhere[d.name] = Where(file, genNode);
+        }
+    }
+
+    if (top.Has("devices"))
+    {
+        YAML::Node list = top.Get("devices");
+        if (!list.IsSequence())
+        {
+            top.Fail("devices", "expected a list of devices");
+        }
+        std::map<int32_t, int32_t> nextIndex; // node -> next free local GPU index
+        // (node, local index) -> GPU name: the pair fixes the GPU's global number, so it is unique.
+        std::map<std::pair<int32_t, int32_t>, std::string> gpuSlots;
+        for (const Device& d : topo->Devices())
+        {
+            if (d.kind == DeviceKind::Gpu)
+            {
+                nextIndex[d.node] = std::max(nextIndex[d.node], d.localIndex + 1);
+                gpuSlots[{d.node, d.localIndex}] = d.name;
+            }
+        }
+        for (const YAML::Node& item : list)
+        {
+            Fields f(file, item, "device");
+            f.Allow({"name", "type", "node", "index", "tier", "model"});
+            Device d;
+            d.name = f.String("name");
+            try
+            {
+                d.kind = DeviceKindFromString(f.String("type"));
+            }
+            catch (const TopologyError& e)
+            {
+                f.Fail("type", e.what());
+            }
+            const bool gpu = d.kind == DeviceKind::Gpu;
+            if (gpu && !f.Has("node"))
+            {
+                f.Get("node"); // throws "missing"
+            }
+            d.node = static_cast<int32_t>(f.Int("node", 0, -1));
+            d.tier = static_cast<int32_t>(f.Int("tier", 0, d.kind == DeviceKind::Switch ? 1 : 0));
+            if (f.Has("index"))
+            {
+                d.localIndex = static_cast<int32_t>(f.Int("index", 0));
+            }
+            else if (gpu)
+            {
+                d.localIndex = nextIndex[d.node];
+            }
+            if (gpu)
+            {
+                auto [slot, fresh] = gpuSlots.emplace(std::pair{d.node, d.localIndex}, d.name);
+                if (!fresh)
+                {
+                    f.Fail(f.Has("index") ? "index" : "node",
+                           "GPU " + std::to_string(d.localIndex) + " of node " +
+                               std::to_string(d.node) + " is already '" + slot->second + "'");
+                }
+                nextIndex[d.node] = std::max(nextIndex[d.node], d.localIndex + 1);
+                if (f.Has("model"))
+                {
+                    d.model = f.String("model");
+                    uses.push_back({d.model, Where(file, f.Get("model")), "model"});
+                }
+                else if (!defaultModel.empty())
+                {
+                    d.model = defaultModel;
+                    uses.push_back({d.model,
+                                    Where(file, top.Has("gpu_model") ? top.Get("gpu_model") : item),
+                                    "gpu_model"});
+                }
+                else
+                {
+                    f.Fail("model", "missing, and the file sets no gpu_model default");
+                }
+            }
+            else if (f.Has("model"))
+            {
+                f.Fail("model", "only GPUs have a model");
+            }
+            if (topo->HasDevice(d.name))
+            {
+                f.Fail("name", "duplicate device name '" + d.name + "'");
+            }
+            topo->AddDevice(d);
+            deviceWhere[d.name] = Where(file, item);
+        }
+    }
+
+    if (top.Has("links"))
+    {
+        YAML::Node list = top.Get("links");
+        if (!list.IsSequence())
+        {
+            top.Fail("links", "expected a list of links");
+        }
+        for (const YAML::Node& item : list)
+        {
+            Fields f(file, item, "link");
+            f.Allow({"a", "b", "bandwidth", "latency", "type", "count"});
+            Link l;
+            for (const char* end : {"a", "b"})
+            {
+                std::string name = f.String(end);
+                if (!topo->HasDevice(name))
+                {
+                    f.Fail(end, "no device named '" + name + "'");
+                }
+                (std::string(end) == "a" ? l.a : l.b) = topo->FindDevice(name);
+            }
+            if (l.a == l.b)
+            {
+                f.Fail("b", "a link cannot join '" + f.String("a") + "' to itself");
+            }
+            l.bandwidth = f.Bandwidth("bandwidth");
+            l.latencyNs = f.Latency("latency");
+            if (f.Has("type"))
+            {
+                try
+                {
+                    l.kind = LinkKindFromString(f.String("type"));
+                }
+                catch (const TopologyError& e)
+                {
+                    f.Fail("type", e.what());
+                }
+            }
+            else
+            {
+                // Inferred from the endpoints: NVSwitch or GPU-GPU is NVLink, PCIe switch or host
+                // is PCIe, the rest is the network.
+                DeviceKind ka = topo->GetDevice(l.a).kind;
+                DeviceKind kb = topo->GetDevice(l.b).kind;
+                auto either = [&](DeviceKind k) { return ka == k || kb == k; };
+                if (either(DeviceKind::NvSwitch) ||
+                    (ka == DeviceKind::Gpu && kb == DeviceKind::Gpu))
+                {
+                    l.kind = LinkKind::NvLink;
+                }
+                else if (either(DeviceKind::PcieSwitch) || either(DeviceKind::Host))
+                {
+                    l.kind = LinkKind::Pcie;
+                }
+                else
+                {
+                    l.kind = LinkKind::Net;
+                }
+            }
+            const int64_t count = f.Int("count", 1, 1);
+            if (count > 1024)
+            {
+                f.Fail("count", "at most 1024 parallel links");
+            }
+            for (int64_t i = 0; i < count; ++i)
+            {
+                topo->AddLink(l);
+            }
+        }
+    }
+
+    std::string specDirField = top.Has("gpu_specs") ? top.String("gpu_specs") : std::string();
+    std::string specDir = ResolveGpuSpecDir(file, specDirField, options);
+    std::string specWhere = top.Has("gpu_specs") ? Where(file, top.Get("gpu_specs")) : file;
+    Finish(*topo, file, specDir, specWhere, uses, deviceWhere, Where(file, root));
+    NS_LOG_INFO(file << ": " << topo->GpuCount() << " GPUs, " << topo->Devices().size()
+                     << " devices, " << topo->Links().size() << " links");
+    return topo;
+}
+
+Ptr<Topology>
+ImportTextTopology(const std::string& text, const std::string& file,
+                   const TopologyReadOptions& options)
+{
+    TextTopology parsed = ParseTextTopology(text, file, options.defaultGpuModel);
+    Ptr<Topology> topo = parsed.topology;
+    topo->source = file;
+    std::vector<ModelUse> uses;
+    std::set<std::string> seen;
+    for (const Device& d : topo->Devices())
+    {
+        if (d.kind == DeviceKind::Gpu && seen.insert(d.model).second)
+        {
+            uses.push_back(
+                {d.model, file + ":" + std::to_string(parsed.modelLine), parsed.modelField});
+        }
+    }
+    std::map<std::string, std::string> deviceWhere;
+    for (const auto& [name, line] : parsed.deviceLines)
+    {
+        deviceWhere[name] = file + ":" + std::to_string(line);
+    }
+    Finish(*topo, file, ResolveGpuSpecDir(file, "", options), file + ":1", uses, deviceWhere,
+           file + ":1");
+    return topo;
+}
+
+Ptr<Topology>
+ReadTopology(const std::string& path)
+{
+    return ReadTopology(path, TopologyReadOptions());
+}
+
+Ptr<Topology>
+ReadTopology(const std::string& path, const TopologyReadOptions& options)
+{
+    const std::string text = ReadFile(path);
+    if (LooksLikeText(path, text))
+    {
+        return ImportTextTopology(text, path, options);
+    }
+    return ReadTopologyFromString(text, path, options);
+}
+
+} // namespace eidolon
+} // namespace ns3

@@ -1,0 +1,284 @@
+// Max-min fair shares, case by case. Every expected rate is worked out on paper in the comment
+// above it (progressive filling: raise all unfrozen flows together; the resource that fills first
+// freezes its flows; repeat).
+#define BOOST_TEST_MODULE fair_share_solver
+#include "fair-share-solver.h"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+
+using namespace ns3::eidolon;
+
+namespace
+{
+std::vector<double>
+Solve(const FairShareProblem& p)
+{
+    FairShareSolver solver;
+    std::vector<double> rates;
+    solver.Solve(p, rates);
+    return rates;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(two_flows_one_bottleneck)
+{
+    // One link of 10; flows a and b both cross it. Level rises to 5, the link is full: 5 and 5.
+    FairShareProblem p;
+    uint32_t l = p.AddResource(10);
+    p.AddFlow();
+    p.Use(l);
+    p.AddFlow();
+    p.Use(l);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 5.0);
+    BOOST_TEST(r[1] == 5.0);
+}
+
+BOOST_AUTO_TEST_CASE(classic_three_link_example)
+{
+    // Links L1 = 10, L2 = 4, L3 = 10. Flow a crosses L1, L2, L3; b only L1; c only L2; d only L3.
+    // Level 2: L2 (4 shared by a, c) fills first -> a = c = 2.
+    // Then L1 has 10 - 2 = 8 left for b alone -> b = 8; likewise L3 -> d = 8.
+    FairShareProblem p;
+    uint32_t l1 = p.AddResource(10), l2 = p.AddResource(4), l3 = p.AddResource(10);
+    p.AddFlow();
+    p.Use(l1);
+    p.Use(l2);
+    p.Use(l3);
+    p.AddFlow();
+    p.Use(l1);
+    p.AddFlow();
+    p.Use(l2);
+    p.AddFlow();
+    p.Use(l3);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 2.0);
+    BOOST_TEST(r[1] == 8.0);
+    BOOST_TEST(r[2] == 2.0);
+    BOOST_TEST(r[3] == 8.0);
+}
+
+BOOST_AUTO_TEST_CASE(bertsekas_gallager_uniform_links)
+{
+    // Bertsekas & Gallager's example: four links of capacity 1 in a line; flow 0 crosses all
+    // four, flows 1..4 one link each, except that link 3 also carries flow 5.
+    // Link 3 carries three flows (0, 3, 5): it fills at level 1/3 -> flows 0, 3, 5 = 1/3.
+    // Links 1, 2, 4 then have 1 - 1/3 = 2/3 left for their single flow -> 2/3 each.
+    FairShareProblem p;
+    uint32_t l[4];
+    for (auto& x : l)
+    {
+        x = p.AddResource(1);
+    }
+    p.AddFlow();
+    for (auto x : l)
+    {
+        p.Use(x);
+    }
+    for (int i = 0; i < 4; ++i)
+    {
+        p.AddFlow();
+        p.Use(l[i]);
+    }
+    p.AddFlow();
+    p.Use(l[2]);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 1.0 / 3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(r[3] == 1.0 / 3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(r[5] == 1.0 / 3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(r[1] == 2.0 / 3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(r[2] == 2.0 / 3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(r[4] == 2.0 / 3, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(unequal_bottlenecks)
+{
+    // L1 = 6 carries x and y; L2 = 2 carries y and z.
+    // Levels: L1 would fill at 3, L2 at 1 -> L2 first: y = z = 1.
+    // L1 then has 6 - 1 = 5 for x alone -> x = 5.
+    FairShareProblem p;
+    uint32_t l1 = p.AddResource(6), l2 = p.AddResource(2);
+    p.AddFlow();
+    p.Use(l1);
+    p.AddFlow();
+    p.Use(l1);
+    p.Use(l2);
+    p.AddFlow();
+    p.Use(l2);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 5.0);
+    BOOST_TEST(r[1] == 1.0);
+    BOOST_TEST(r[2] == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(rate_cap_leaves_room_for_others)
+{
+    // Link 10, flow a capped at 2, flow b free. The cap is a private resource of 2 for a:
+    // level 2 fills a's cap first -> a = 2; b takes the remaining 8.
+    FairShareProblem p;
+    uint32_t l = p.AddResource(10);
+    p.AddFlow(2.0);
+    p.Use(l);
+    p.AddFlow();
+    p.Use(l);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 2.0);
+    BOOST_TEST(r[1] == 8.0);
+}
+
+BOOST_AUTO_TEST_CASE(cap_above_fair_share_is_inactive)
+{
+    // Link 10, both flows capped at 7: the link fills at 5 before any cap is reached -> 5 and 5.
+    FairShareProblem p;
+    uint32_t l = p.AddResource(10);
+    p.AddFlow(7.0);
+    p.Use(l);
+    p.AddFlow(7.0);
+    p.Use(l);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 5.0);
+    BOOST_TEST(r[1] == 5.0);
+}
+
+BOOST_AUTO_TEST_CASE(weighted_use_of_a_channel)
+{
+    // A ring pipeline folded into one flow crosses link L (10) twice: at rate x it uses 2x there.
+    // With a plain flow b also on L: level s with 2s + s = 10 -> s = 10/3 for both.
+    FairShareProblem p;
+    uint32_t l = p.AddResource(10);
+    p.AddFlow();
+    p.Use(l, 2);
+    p.AddFlow();
+    p.Use(l, 1);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 10.0 / 3, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(r[1] == 10.0 / 3, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(fixed_rate_reservation)
+{
+    // Link 10; flow a reserved at 4; b and c share the rest: (10 - 4) / 2 = 3 each.
+    FairShareProblem p;
+    uint32_t l = p.AddResource(10);
+    p.AddFlow(0, 4.0);
+    p.Use(l);
+    p.AddFlow();
+    p.Use(l);
+    p.AddFlow();
+    p.Use(l);
+    FairShareSolver solver;
+    std::vector<double> r;
+    solver.Solve(p, r);
+    BOOST_TEST(r[0] == 4.0);
+    BOOST_TEST(r[1] == 3.0);
+    BOOST_TEST(r[2] == 3.0);
+    BOOST_TEST(!solver.Overcommitted());
+    // Reserve 12 on a link of 10: overcommitted, and the shared flows get nothing.
+    p.fixedRate[0] = 12.0;
+    solver.Solve(p, r);
+    BOOST_TEST(solver.Overcommitted());
+    BOOST_TEST(r[1] == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(unconstrained_flow_is_infinite_unless_capped)
+{
+    FairShareProblem p;
+    p.AddResource(1);
+    p.AddFlow();
+    p.AddFlow(3.0);
+    auto r = Solve(p);
+    BOOST_TEST(std::isinf(r[0]));
+    BOOST_TEST(r[1] == 3.0);
+}
+
+BOOST_AUTO_TEST_CASE(result_independent_of_build_order)
+{
+    // The classic example again, flows and uses listed in another order: same shares per flow.
+    FairShareProblem p;
+    uint32_t l3 = p.AddResource(10), l2 = p.AddResource(4), l1 = p.AddResource(10);
+    p.AddFlow(); // d
+    p.Use(l3);
+    p.AddFlow(); // c
+    p.Use(l2);
+    p.AddFlow(); // a
+    p.Use(l3);
+    p.Use(l1);
+    p.Use(l2);
+    p.AddFlow(); // b
+    p.Use(l1);
+    auto r = Solve(p);
+    BOOST_TEST(r[0] == 8.0);
+    BOOST_TEST(r[1] == 2.0);
+    BOOST_TEST(r[2] == 2.0);
+    BOOST_TEST(r[3] == 8.0);
+}
+
+BOOST_AUTO_TEST_CASE(max_min_property_on_random_problems)
+{
+    // An independent check: a max-min allocation is feasible, and every flow has a bottleneck
+    // resource that is full and on which no flow gets more than it does.
+    uint64_t seed = 12345;
+    auto next = [&seed] {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        return uint32_t(seed >> 33);
+    };
+    for (int trial = 0; trial < 200; ++trial)
+    {
+        FairShareProblem p;
+        uint32_t nRes = 1 + next() % 12;
+        for (uint32_t r = 0; r < nRes; ++r)
+        {
+            p.AddResource(1 + next() % 100);
+        }
+        uint32_t nFlows = 1 + next() % 20;
+        for (uint32_t f = 0; f < nFlows; ++f)
+        {
+            p.AddFlow((next() % 4 == 0) ? double(1 + next() % 50) : 0.0);
+            uint32_t hops = 1 + next() % 4;
+            for (uint32_t h = 0; h < hops; ++h)
+            {
+                p.Use(next() % nRes, 1 + (next() % 5 == 0));
+            }
+        }
+        auto rate = Solve(p);
+        std::vector<double> load(nRes, 0);
+        for (uint32_t f = 0; f < nFlows; ++f)
+        {
+            for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
+            {
+                load[p.useResource[k]] += p.useWeight[k] * rate[f];
+            }
+        }
+        for (uint32_t r = 0; r < nRes; ++r)
+        {
+            BOOST_TEST(load[r] <= p.capacity[r] * (1 + 1e-9));
+        }
+        for (uint32_t f = 0; f < nFlows; ++f)
+        {
+            bool bottlenecked = p.rateCap[f] > 0 && rate[f] >= p.rateCap[f] * (1 - 1e-9);
+            for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1] && !bottlenecked; ++k)
+            {
+                uint32_t r = p.useResource[k];
+                if (load[r] < p.capacity[r] * (1 - 1e-9))
+                {
+                    continue; // not full
+                }
+                bool largest = true;
+                for (uint32_t g = 0; g < nFlows; ++g)
+                {
+                    for (uint32_t j = p.flowBegin[g]; j < p.flowBegin[g + 1]; ++j)
+                    {
+                        if (p.useResource[j] == r && rate[g] > rate[f] * (1 + 1e-9))
+                        {
+                            largest = false;
+                        }
+                    }
+                }
+                bottlenecked = largest;
+            }
+            BOOST_TEST(bottlenecked, "trial " << trial << " flow " << f << " has no bottleneck");
+        }
+    }
+}
