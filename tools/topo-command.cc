@@ -1,6 +1,7 @@
 // `eidolon topo ...`: validate and summarise cluster descriptions.
 #include "commands.h"
 
+#include "ns3/cluster-helper.h"
 #include "ns3/topology-reader.h"
 #include "ns3/topology.h"
 
@@ -49,10 +50,12 @@ Check(const std::string& file, const std::string& gpuSpecs, const std::string& g
     // Files outside topologies/ (an imported SimAI file, say) still find the shipped GPU specs.
     options.fallbackGpuSpecDir =
         (std::filesystem::path(SourceDir()) / "topologies" / "gpus").string();
-    auto topo = ns3::eidolon::ReadTopology(file, options);
+    // A shipped name ("default", "dgx-h100-4node") works as well as a path.
+    const std::string path = ns3::eidolon::ClusterHelper::ResolveTopologyPath(file);
+    auto topo = ns3::eidolon::ReadTopology(path, options);
     const TopologySummary s = topo->Summarize();
 
-    fmt::print("topology   {} ({})\n", topo->name, file);
+    fmt::print("topology   {} ({})\n", topo->name, path);
     std::string models;
     for (const auto& [model, count] : s.gpuModels)
     {
