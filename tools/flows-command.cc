@@ -4,6 +4,7 @@
 #include "ns3/cluster-helper.h"
 #include "ns3/network-model.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/topology.h"
 
 #include <fmt/core.h>
@@ -124,12 +125,17 @@ ReadFlows(const std::string& file, uint32_t gpus)
 }
 
 void
-Replay(const std::string& topologyFile, const std::string& flowsFile, const std::string& model)
+Replay(const std::string& topologyFile,
+       const std::string& flowsFile,
+       const std::string& model,
+       const std::string& transport)
 {
     ClusterHelper cluster;
-    if (model == "flow")
+    cluster.SetNetworkModel(model == "packet" ? "ns3::eidolon::PacketModel"
+                                              : "ns3::eidolon::FlowModel");
+    if (model == "packet" && !transport.empty())
     {
-        cluster.SetNetworkModel("ns3::eidolon::FlowModel");
+        cluster.SetNetworkModelAttribute("Transport", ns3::StringValue(transport));
     }
     Ptr<Topology> topology = cluster.ReadTopology(topologyFile);
     std::vector<Row> rows = ReadFlows(flowsFile, topology->GpuCount());
@@ -169,10 +175,13 @@ RegisterFlowsCommand(CLI::App& app)
     auto model = std::make_shared<std::string>("flow");
     cmd->add_option("--topology", *topology, "cluster description (shipped name or path)");
     cmd->add_option("--flows", *flows, "CSV with header id,src,dst,bytes,start_ns")->required();
-    cmd->add_option("--model", *model, "network model")
-        ->check(CLI::IsMember({"flow"}))
+    auto transport = std::make_shared<std::string>();
+    cmd->add_option("--model", *model, "network model: flow (fair shares) or packet (ns-3 packets)")
+        ->check(CLI::IsMember({"flow", "packet"}))
         ->capture_default_str();
-    cmd->callback([=] { Replay(*topology, *flows, *model); });
+    cmd->add_option("--transport", *transport, "packet model transport: tcp, dctcp or rdma")
+        ->check(CLI::IsMember({"tcp", "dctcp", "rdma"}));
+    cmd->callback([=] { Replay(*topology, *flows, *model, *transport); });
 }
 
 } // namespace eidolon::tools

@@ -116,11 +116,8 @@ FlowModel::AddFlow(const FlowSpec& spec, FinishCallback onFinish)
         ++m_lateStarts;
     }
     FluidNetwork::FlowInput in;
-    // ECMP hashes what identifies the flow to a switch (endpoints and tag), never the order of
-    // posting, so the path does not depend on how live ranks interleave.
-    uint64_t hash = (spec.tag * 0x9e3779b97f4a7c15ULL) ^ (uint64_t(spec.src) << 32) ^ spec.dst ^
-                    (m_ecmpSeed * 0xc2b2ae3d27d4eb4fULL);
-    in.path = spec.path.empty() ? m_topology->Route(spec.src, spec.dst, hash) : spec.path;
+    in.path = spec.path.empty() ? m_topology->Route(spec.src, spec.dst, FlowHash(spec, m_ecmpSeed))
+                                : spec.path;
     in.bytes = double(spec.bytes);
     in.start = start.GetNanoSeconds();
     in.latencyNs = m_topology->PathLatencyNs(in.path) + spec.extraLatency.GetNanoSeconds();

@@ -38,6 +38,15 @@ struct FlowSpec
     std::vector<uint32_t> path;
 };
 
+/// The per-flow ECMP hash every model routes with: endpoints and tag, never the posting order,
+/// so paths do not depend on how live ranks interleave, and all models pick the same paths.
+inline uint64_t
+FlowHash(const FlowSpec& spec, uint64_t seed)
+{
+    return (spec.tag * 0x9e3779b97f4a7c15ULL) ^ (uint64_t(spec.src) << 32) ^ spec.dst ^
+           (seed * 0xc2b2ae3d27d4eb4fULL);
+}
+
 /// A flow as the model saw it; finish is valid once the flow completed.
 struct FlowRecord
 {

@@ -1,0 +1,559 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "packet-model.h"
+
+#include "rdma-transport.h"
+#include "topology.h"
+
+#include "ns3/application-container.h"
+#include "ns3/boolean.h"
+#include "ns3/bulk-send-helper.h"
+#include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/enum.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-address-helper.h"
+#include "ns3/integer.h"
+#include "ns3/log.h"
+#include "ns3/red-queue-disc.h"
+#include "ns3/packet-sink-helper.h"
+#include "ns3/packet-sink.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-linux-reno.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/trace-source-accessor.h"
+#include "ns3/traffic-control-helper.h"
+#include "ns3/uinteger.h"
+
+#include <memory>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonPacketModel");
+NS_OBJECT_ENSURE_REGISTERED(PacketModel);
+
+namespace
+{
+constexpr uint16_t kFirstPort = 10000; //!< flow ports stay below ns-3's ephemeral range (49152+)
+constexpr uint16_t kLastPort = 49151;
+} // namespace
+
+TypeId
+PacketModel::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::eidolon::PacketModel")
+            .SetParent<NetworkModel>()
+            .SetGroupName("Eidolon")
+            .AddConstructor<PacketModel>()
+            .AddAttribute("Transport",
+                          "How flows are carried: DCTCP (ECN, the default: loss-free sharing as in a "
+                          "datacenter), TCP (loss-driven Linux Reno) or RDMA (UDP with DCQCN).",
+                          EnumValue(Transport::Dctcp),
+                          MakeEnumAccessor(&PacketModel::m_transport),
+                          MakeEnumChecker(Transport::Tcp, "tcp", Transport::Dctcp, "dctcp",
+                                          Transport::Rdma, "rdma"))
+            .AddAttribute("Queue",
+                          "Queue disc on every egress: RED marking ECN, drop-tail, or auto "
+                          "(drop-tail for TCP, which does not negotiate ECN; RED-ECN otherwise).",
+                          EnumValue(QueueKind::Auto),
+                          MakeEnumAccessor(&PacketModel::m_queueKind),
+                          MakeEnumChecker(QueueKind::Auto, "auto", QueueKind::RedEcn, "red-ecn",
+                                          QueueKind::DropTail, "drop-tail"))
+            .AddAttribute("QueueSize",
+                          "Capacity of each egress queue disc.",
+                          QueueSizeValue(QueueSize("1000p")),
+                          MakeQueueSizeAccessor(&PacketModel::m_queueSize),
+                          MakeQueueSizeChecker())
+            .AddAttribute("EcnMinThreshold",
+                          "RED: queue length (packets) where marking starts, at least; a faster "
+                          "link marks from EcnThresholdDelay worth of its bytes.",
+                          DoubleValue(20),
+                          MakeDoubleAccessor(&PacketModel::m_ecnMinThreshold),
+                          MakeDoubleChecker<double>(1))
+            .AddAttribute("EcnMaxThreshold",
+                          "RED: queue length (packets) from which every packet is marked, at "
+                          "least (scaled like EcnMinThreshold); equal to it: DCTCP's step marking.",
+                          DoubleValue(20),
+                          MakeDoubleAccessor(&PacketModel::m_ecnMaxThreshold),
+                          MakeDoubleChecker<double>(1))
+            .AddAttribute("EcnThresholdDelay",
+                          "Queueing delay at which a link starts marking: K = rate x delay, so "
+                          "that a 450 GB/s NVLink port does not mark at a queue of a few ns "
+                          "(K of 20 jumbo frames there left DCTCP >10% short of line rate).",
+                          TimeValue(NanoSeconds(1300)),
+                          MakeTimeAccessor(&PacketModel::m_ecnThresholdDelay),
+                          MakeTimeChecker())
+            .AddAttribute("Mtu",
+                          "MTU of every link (bytes); jumbo frames by default.",
+                          UintegerValue(9000),
+                          MakeUintegerAccessor(&PacketModel::m_mtu),
+                          MakeUintegerChecker<uint32_t>(576, 65535))
+            .AddAttribute("TcpBufferSize",
+                          "TCP send and receive buffers (bytes).",
+                          UintegerValue(16 << 20),
+                          MakeUintegerAccessor(&PacketModel::m_tcpBufferBytes),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("TcpMinRto",
+                          "TCP minimum retransmission timeout (datacenter value, not 200 ms).",
+                          TimeValue(MilliSeconds(1)),
+                          MakeTimeAccessor(&PacketModel::m_tcpMinRto),
+                          MakeTimeChecker())
+            .AddAttribute("TcpVariant",
+                          "TypeId of the TCP congestion control to use instead of the transport's "
+                          "(e.g. ns3::TcpCubic, or your own TcpCongestionOps subclass).",
+                          StringValue(""),
+                          MakeStringAccessor(&PacketModel::m_tcpVariant),
+                          MakeStringChecker())
+            .AddAttribute("QueueDiscType",
+                          "TypeId of a queue disc to install on every egress instead of the "
+                          "Queue choice (e.g. ns3::FqCoDelQueueDisc, or your own), defaults "
+                          "for its attributes (set them with Config::SetDefault).",
+                          StringValue(""),
+                          MakeStringAccessor(&PacketModel::m_queueDiscType),
+                          MakeStringChecker())
+            .AddAttribute("RngStream",
+                          "First ns-3 random stream the model's queues and stacks use.",
+                          IntegerValue(1000),
+                          MakeIntegerAccessor(&PacketModel::m_rngStream),
+                          MakeIntegerChecker<int64_t>(0))
+            .AddAttribute("EcmpSeed",
+                          "Mixed into the per-flow ECMP hash (same meaning as FlowModel's).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&PacketModel::m_ecmpSeed),
+                          MakeUintegerChecker<uint64_t>())
+            .AddTraceSource("FlowStarted",
+                            "A flow was posted.",
+                            MakeTraceSourceAccessor(&PacketModel::m_flowStarted),
+                            "ns3::eidolon::PacketModel::FlowTracedCallback")
+            .AddTraceSource("FlowFinished",
+                            "A flow's receiver got its last byte.",
+                            MakeTraceSourceAccessor(&PacketModel::m_flowFinished),
+                            "ns3::eidolon::PacketModel::FlowTracedCallback");
+    return tid;
+}
+
+PacketModel::PacketModel() = default;
+PacketModel::~PacketModel() = default;
+
+void
+PacketModel::DoDispose()
+{
+    m_active.clear();
+    m_routing.clear();
+    m_channelDevice.clear();
+    m_nodes = NodeContainer();
+    m_topology = nullptr;
+    NetworkModel::DoDispose();
+}
+
+void
+PacketModel::ConfigureTcp() const
+{
+    // TCP sockets take their parameters from attribute defaults when they are created, so the
+    // model sets the defaults before it builds the stacks (this affects the whole process).
+    const uint32_t mss = m_mtu - 20 - 32; // IPv4 header, TCP header with timestamps
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(m_tcpBufferBytes));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(m_tcpBufferBytes));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(m_tcpMinRto));
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(1)));
+    // A lost SYN would otherwise cost ns-3's default 3 s; use the datacenter RTO instead.
+    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(m_tcpMinRto));
+    const bool dctcp = m_transport == Transport::Dctcp;
+    TypeId variant = dctcp ? TcpDctcp::GetTypeId() : TcpLinuxReno::GetTypeId();
+    if (!m_tcpVariant.empty())
+    {
+        NS_ABORT_MSG_UNLESS(TypeId::LookupByNameFailSafe(m_tcpVariant, &variant),
+                            "PacketModel: TcpVariant '" << m_tcpVariant << "' is no TypeId");
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(variant));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn",
+                       EnumValue(dctcp ? TcpSocketState::On : TcpSocketState::Off));
+}
+
+void
+PacketModel::SetTopology(Ptr<const Topology> topology)
+{
+    NS_ABORT_MSG_IF(m_topology, "PacketModel: the topology is set once");
+    if (Time::GetResolution() != Time::PS && Time::GetResolution() != Time::FS)
+    {
+        NS_LOG_WARN("PacketModel: Time resolution coarser than ps; packet serialization times on "
+                    "fast links are rounded (call Time::SetResolution(Time::PS) first in main)");
+    }
+    m_topology = topology;
+    ConfigureTcp();
+    const uint32_t n = uint32_t(topology->Devices().size());
+    m_nodes.Create(n);
+
+    InternetStackHelper stack;
+    FlowPathRoutingHelper routing;
+    stack.SetRoutingHelper(routing);
+    stack.SetIpv6StackInstall(false);
+    stack.Install(m_nodes);
+
+    PointToPointHelper p2p;
+    // A one-packet device queue: the backlog builds in the queue disc, where RED can see it.
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("1p"));
+    p2p.SetDeviceAttribute("Mtu", UintegerValue(m_mtu));
+    const bool red = m_queueKind == QueueKind::RedEcn ||
+                     (m_queueKind == QueueKind::Auto && m_transport != Transport::Tcp);
+    // The queue disc of one link: marking thresholds follow the link's rate.
+    auto queueFor = [&](double bytesPerSecond) {
+        TrafficControlHelper tch;
+        if (!m_queueDiscType.empty())
+        {
+            tch.SetRootQueueDisc(m_queueDiscType);
+            return tch;
+        }
+        if (!red)
+        {
+            tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(m_queueSize));
+            return tch;
+        }
+        const double delayPackets = bytesPerSecond * m_ecnThresholdDelay.GetSeconds() / m_mtu;
+        const double minTh = std::max(m_ecnMinThreshold, delayPackets);
+        const double maxTh = std::max(m_ecnMaxThreshold, delayPackets);
+        // Instantaneous queue (QW = 1) as datacenter switches mark; ECN instead of early drops.
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", QueueSizeValue(m_queueSize),
+                             "MinTh", DoubleValue(minTh),
+                             "MaxTh", DoubleValue(std::max(maxTh, minTh)),
+                             "QW", DoubleValue(1.0),
+                             "MeanPktSize", UintegerValue(m_mtu),
+                             "UseEcn", BooleanValue(true),
+                             "UseHardDrop", BooleanValue(false));
+        return tch;
+    };
+
+    // Random streams fixed from the model's seed stream on, whatever ran before in the process:
+    // the same topology and flows give the same packets.
+    int64_t stream = m_rngStream;
+    stream += stack.AssignStreams(m_nodes, stream);
+
+    Ipv4AddressHelper address;
+    address.SetBase("10.0.0.0", "255.255.255.252");
+    const auto& links = topology->Links();
+    m_channelDevice.resize(2 * links.size());
+    m_channelInterface.resize(2 * links.size());
+    m_channelPeerAddress.resize(2 * links.size());
+    m_canonical.assign(n, Ipv4Address());
+    std::vector<bool> hasAddress(n, false);
+    for (uint32_t i = 0; i < links.size(); ++i)
+    {
+        const Link& l = links[i];
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(uint64_t(l.bandwidth * 8))));
+        p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(l.latencyNs)));
+        NetDeviceContainer devices = p2p.Install(m_nodes.Get(l.a), m_nodes.Get(l.b));
+        QueueDiscContainer queues = queueFor(l.bandwidth).Install(devices);
+        for (uint32_t q = 0; q < queues.GetN(); ++q)
+        {
+            if (auto red = DynamicCast<RedQueueDisc>(queues.Get(q)))
+            {
+                stream += red->AssignStreams(stream);
+            }
+        }
+        Ipv4InterfaceContainer ifs = address.Assign(devices);
+        address.NewNetwork();
+        const uint32_t ends[2] = {l.a, l.b};
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            const uint32_t channel = 2 * i + side; // side 0: a -> b, side 1: b -> a
+            m_channelDevice[channel] = devices.Get(side);
+            m_channelInterface[channel] = ifs.Get(side).second;
+            m_channelPeerAddress[channel] = ifs.GetAddress(1 - side);
+            m_deviceOfAddress[ifs.GetAddress(side).Get()] = ends[side];
+            if (!hasAddress[ends[side]])
+            {
+                hasAddress[ends[side]] = true;
+                m_canonical[ends[side]] = ifs.GetAddress(side);
+            }
+        }
+    }
+
+    m_routing.resize(n);
+    for (uint32_t d = 0; d < n; ++d)
+    {
+        Ptr<FlowPathRouting> r =
+            DynamicCast<FlowPathRouting>(m_nodes.Get(d)->GetObject<Ipv4>()->GetRoutingProtocol());
+        NS_ABORT_MSG_UNLESS(r, "PacketModel: FlowPathRouting missing on node " << d);
+        r->SetCanonicalAddress(m_canonical[d]);
+        // Traffic that belongs to no flow entry takes the first shortest path.
+        r->SetResolver([this, d](Ipv4Address dst, FlowPathRouting::Hop& hop) {
+            auto it = m_deviceOfAddress.find(dst.Get());
+            if (it == m_deviceOfAddress.end() || it->second == d)
+            {
+                return false;
+            }
+            auto path = m_topology->Route(d, it->second, 0);
+            hop.interface = m_channelInterface[path[0]];
+            hop.gateway = m_channelPeerAddress[path[0]];
+            return true;
+        });
+        m_routing[d] = r;
+    }
+}
+
+Ptr<const Topology>
+PacketModel::GetTopology() const
+{
+    return m_topology;
+}
+
+Ptr<Node>
+PacketModel::GetNode(uint32_t device) const
+{
+    return m_nodes.Get(device);
+}
+
+Ptr<NetDevice>
+PacketModel::GetChannelDevice(uint32_t channel) const
+{
+    return m_channelDevice.at(channel);
+}
+
+Ipv4Address
+PacketModel::GetAddress(uint32_t device) const
+{
+    return m_canonical.at(device);
+}
+
+std::vector<PacketModel::Segment>
+PacketModel::Segments(const FlowSpec& spec) const
+{
+    std::vector<Segment> out;
+    if (spec.path.empty())
+    {
+        out.push_back({spec.src, spec.dst,
+                       spec.src == spec.dst
+                           ? std::vector<uint32_t>{}
+                           : m_topology->Route(spec.src, spec.dst, FlowHash(spec, m_ecmpSeed))});
+        return out;
+    }
+    // Cut an explicit path at every endpoint device it passes (GPUs, hosts): each piece is a
+    // connection of its own, all carrying the flow's bytes at once, as a pipeline does.
+    Segment cur{m_topology->ChannelFrom(spec.path[0]), 0, {}};
+    for (uint32_t c : spec.path)
+    {
+        cur.path.push_back(c);
+        const uint32_t to = m_topology->ChannelTo(c);
+        if (!Forwards(m_topology->GetDevice(to).kind))
+        {
+            cur.dst = to;
+            out.push_back(cur);
+            cur = Segment{to, 0, {}};
+        }
+    }
+    NS_ABORT_MSG_IF(!cur.path.empty(), "PacketModel: explicit path ends inside the fabric");
+    return out;
+}
+
+uint16_t
+PacketModel::AllocatePort(uint32_t /*dst*/)
+{
+    // One port space for the whole model: a port names a flow in both directions, so it must be
+    // unique at its sender as well as at its receiver.
+    auto& inUse = m_portsInUse[0];
+    uint16_t& next = m_nextPort[0];
+    if (next < kFirstPort)
+    {
+        next = kFirstPort;
+    }
+    for (uint32_t tries = 0; tries <= uint32_t(kLastPort - kFirstPort); ++tries)
+    {
+        uint16_t port = next;
+        next = (next == kLastPort) ? kFirstPort : uint16_t(next + 1);
+        if (inUse.insert(port).second)
+        {
+            return port;
+        }
+    }
+    NS_ABORT_MSG("PacketModel: more than " << (kLastPort - kFirstPort + 1)
+                                           << " flows in flight at once");
+    return 0;
+}
+
+void
+PacketModel::InstallPath(const Segment& seg, uint16_t port)
+{
+    const Ipv4Address to = m_canonical[seg.dst];
+    const Ipv4Address from = m_canonical[seg.src];
+    for (uint32_t c : seg.path)
+    {
+        m_routing[m_topology->ChannelFrom(c)]->AddFlowEntry(
+            to, port, {m_channelInterface[c], m_channelPeerAddress[c]});
+        const uint32_t back = c ^ 1; // the same link the other way
+        m_routing[m_topology->ChannelFrom(back)]->AddFlowEntry(
+            from, port, {m_channelInterface[back], m_channelPeerAddress[back]});
+    }
+}
+
+void
+PacketModel::RemovePath(const Segment& seg, uint16_t port)
+{
+    for (uint32_t c : seg.path)
+    {
+        m_routing[m_topology->ChannelFrom(c)]->RemoveFlowEntry(m_canonical[seg.dst], port);
+        m_routing[m_topology->ChannelFrom(c ^ 1)]->RemoveFlowEntry(m_canonical[seg.src], port);
+    }
+}
+
+FlowId
+PacketModel::AddFlow(const FlowSpec& spec, FinishCallback onFinish)
+{
+    NS_ABORT_MSG_UNLESS(m_topology, "PacketModel: SetTopology before AddFlow");
+    FlowId id = m_nextId++;
+    Time start = spec.start;
+    if (start < Simulator::Now())
+    {
+        NS_LOG_WARN("flow " << id << " starts in the past; starting it now");
+        start = Simulator::Now();
+        ++m_stats.causalityViolations;
+    }
+    ActiveFlow& flow = m_active[id];
+    flow.record.id = id;
+    flow.record.src = spec.src;
+    flow.record.dst = spec.dst;
+    flow.record.bytes = spec.bytes;
+    flow.record.tag = spec.tag;
+    flow.record.start = start;
+    flow.onFinish = onFinish;
+    flow.extraLatency = spec.extraLatency;
+    std::vector<Segment> segments = Segments(spec);
+    for (const Segment& s : segments)
+    {
+        flow.record.path.insert(flow.record.path.end(), s.path.begin(), s.path.end());
+    }
+    flow.segmentsLeft = uint32_t(segments.size());
+    ++m_stats.flowsAdded;
+    m_stats.peakActiveFlows = std::max<uint64_t>(m_stats.peakActiveFlows, m_active.size());
+    m_flowStarted(flow.record);
+    for (Segment& s : segments)
+    {
+        StartSegment(id, std::move(s), spec.bytes, start);
+    }
+    return id;
+}
+
+void
+PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, Time start)
+{
+    const Time delay = start - Simulator::Now();
+    if (seg.path.empty() || bytes == 0)
+    {
+        // Nothing to carry, or nowhere to carry it: done at the start (plus the path's latency).
+        Time latency = NanoSeconds(m_topology->PathLatencyNs(seg.path));
+        Simulator::Schedule(delay + latency, &PacketModel::SegmentDone, this, id, seg, 0);
+        return;
+    }
+    const uint16_t port = AllocatePort(seg.dst);
+    InstallPath(seg, port);
+    Ptr<Node> receiver = m_nodes.Get(seg.dst);
+    Ptr<Node> sender = m_nodes.Get(seg.src);
+    if (m_transport == Transport::Rdma)
+    {
+        // Connectionless: the sender paces at its first link's rate and DCQCN adapts it.
+        const DataRate lineRate(uint64_t(m_topology->ChannelBandwidth(seg.path[0]) * 8));
+        // DCQCN's increase steps were set for 40 Gb/s NICs (R_AI 40 Mb/s, R_HAI 400 Mb/s):
+        // keep their proportion to the line rate, or a 400 Gb/s sender recovers 10x too slowly.
+        RdmaFlowHelper rdma;
+        rdma.SetSenderAttribute("AdditiveIncrease",
+                                DataRateValue(DataRate(lineRate.GetBitRate() / 1000)));
+        rdma.SetSenderAttribute("HyperIncrease",
+                                DataRateValue(DataRate(lineRate.GetBitRate() / 100)));
+        rdma.Start(sender, receiver, m_canonical[seg.dst], m_canonical[seg.src], port, bytes,
+                        lineRate, start,
+                        Callback<void, Time>([this, id, seg, port](Time) {
+                            SegmentDone(id, seg, port);
+                        }));
+        return;
+    }
+    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                InetSocketAddress(Ipv4Address::GetAny(), port));
+    ApplicationContainer sinkApp = sinkHelper.Install(receiver);
+    sinkApp.Start(Seconds(0)); // listening before the sender's SYN can arrive
+    auto received = std::make_shared<uint64_t>(0);
+    auto done = std::make_shared<bool>(false);
+    Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApp.Get(0));
+    sink->TraceConnectWithoutContext(
+        "Rx",
+        Callback<void, Ptr<const Packet>, const Address&>(
+            [this, id, seg, port, bytes, received, done](Ptr<const Packet> p, const Address&) {
+                *received += p->GetSize();
+                if (!*done && *received >= bytes)
+                {
+                    *done = true;
+                    SegmentDone(id, seg, port);
+                }
+            }));
+
+    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(m_canonical[seg.dst], port));
+    bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
+    bulk.SetAttribute("SendSize", UintegerValue(m_mtu - 52));
+    ApplicationContainer sendApp = bulk.Install(sender);
+    sendApp.Start(delay);
+}
+
+void
+PacketModel::SegmentDone(FlowId id, const Segment& seg, uint16_t port)
+{
+    if (port != 0)
+    {
+        RemovePath(seg, port); // late acknowledgements fall back to the default path
+        m_portsInUse[0].erase(port);
+    }
+    auto it = m_active.find(id);
+    if (it == m_active.end() || --it->second.segmentsLeft > 0)
+    {
+        return;
+    }
+    auto deliver = [this, id]() {
+        auto it = m_active.find(id);
+        if (it == m_active.end())
+        {
+            return;
+        }
+        ActiveFlow flow = std::move(it->second);
+        m_active.erase(it);
+        flow.record.finish = Simulator::Now();
+        ++m_stats.flowsFinished;
+        m_flowFinished(flow.record);
+        if (!flow.onFinish.IsNull())
+        {
+            flow.onFinish(flow.record);
+        }
+    };
+    if (it->second.extraLatency.IsStrictlyPositive())
+    {
+        Simulator::Schedule(it->second.extraLatency, deliver);
+    }
+    else
+    {
+        deliver();
+    }
+}
+
+void
+PacketModel::Commit(Time)
+{
+    // Nothing to forget: the packet model never runs ahead of ns-3's clock or rolls back.
+}
+
+NetworkModelStats
+PacketModel::GetStats() const
+{
+    return m_stats;
+}
+
+} // namespace eidolon
+} // namespace ns3
