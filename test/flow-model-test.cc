@@ -4,6 +4,7 @@
 #include "cluster-helper.h"
 #include "collective-helper.h"
 #include "flow-model.h"
+#include "star-topology.h"
 #include "topology.h"
 
 #include "ns3/config.h"
@@ -20,29 +21,10 @@ using namespace ns3::eidolon;
 
 namespace
 {
-/// n GPUs, each joined to one switch by a link of `bw` bytes/s and `latNs` latency.
 Ptr<Topology>
 Star(uint32_t n, double bw, int64_t latNs)
 {
-    Ptr<Topology> t = Create<Topology>();
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        Device g;
-        g.kind = DeviceKind::Gpu;
-        g.name = "gpu" + std::to_string(i);
-        g.node = 0;
-        g.localIndex = int32_t(i);
-        t->AddDevice(g);
-    }
-    Device s;
-    s.kind = DeviceKind::NvSwitch;
-    s.name = "switch";
-    uint32_t sw = t->AddDevice(s);
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        t->AddLink({i, sw, bw, latNs, LinkKind::NvLink});
-    }
-    return t;
+    return ::eidolon::test::StarTopology(n, bw, latNs, DeviceKind::NvSwitch);
 }
 
 Ptr<FlowModel>

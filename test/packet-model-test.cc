@@ -6,6 +6,7 @@
 #include "collective-helper.h"
 #include "flow-model.h"
 #include "packet-model.h"
+#include "star-topology.h"
 #include "topology.h"
 
 #include "ns3/config.h"
@@ -35,29 +36,10 @@ struct SimulatorGuard
     ~SimulatorGuard() { Simulator::Destroy(); }
 };
 
-/// n GPUs under one switch; links `bw` bytes/s and `latNs` each.
 Ptr<Topology>
 Star(uint32_t n, double bw, int64_t latNs)
 {
-    Ptr<Topology> t = Create<Topology>();
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        Device g;
-        g.kind = DeviceKind::Gpu;
-        g.name = "gpu" + std::to_string(i);
-        g.node = 0;
-        g.localIndex = int32_t(i);
-        t->AddDevice(g);
-    }
-    Device s;
-    s.kind = DeviceKind::Switch;
-    s.name = "switch";
-    uint32_t sw = t->AddDevice(s);
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        t->AddLink({i, sw, bw, latNs, LinkKind::Net});
-    }
-    return t;
+    return ::eidolon::test::StarTopology(n, bw, latNs, DeviceKind::Switch);
 }
 
 Ptr<PacketModel>

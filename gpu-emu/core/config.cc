@@ -1,0 +1,99 @@
+#include "config.h"
+
+#include "diagnostics.h"
+#include "units.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#ifndef EIDOLON_SOURCE_DIR
+#define EIDOLON_SOURCE_DIR "."
+#endif
+
+namespace eidolon::gpu
+{
+namespace
+{
+
+std::vector<std::string>
+SplitPaths(const char* text)
+{
+    std::vector<std::string> parts;
+    std::stringstream stream(text);
+    std::string part;
+    while (std::getline(stream, part, ':'))
+    {
+        if (!part.empty())
+        {
+            parts.push_back(part);
+        }
+    }
+    return parts;
+}
+
+double
+EnvNumber(const char* name, double fallback)
+{
+    const char* text = std::getenv(name);
+    if (!text || !*text)
+    {
+        return fallback;
+    }
+    char* end = nullptr;
+    double value = std::strtod(text, &end);
+    if (*end != '\0' || value < 0)
+    {
+        Warn(std::string(name) + "='" + text + "' is not a non-negative number; using default");
+        return fallback;
+    }
+    return value;
+}
+
+} // namespace
+
+Config
+ReadConfig()
+{
+    Config config;
+    if (const char* gpu = std::getenv("EIDOLON_GPU"); gpu && *gpu)
+    {
+        config.gpuName = gpu;
+    }
+    if (const char* dirs = std::getenv("EIDOLON_GPU_SPEC_DIR"))
+    {
+        config.specDirs = SplitPaths(dirs);
+    }
+    config.specDirs.push_back(std::string(EIDOLON_SOURCE_DIR) + "/topologies/gpus");
+    config.deviceCount = static_cast<int>(EnvNumber("EIDOLON_NUM_GPUS", config.deviceCount));
+    if (const char* capacity = std::getenv("EIDOLON_MEMORY_CAPACITY"); capacity && *capacity)
+    {
+        auto bytes = ParseBytes(capacity);
+        if (bytes && *bytes > 0)
+        {
+            config.memoryCapacityOverride = static_cast<uint64_t>(*bytes);
+        }
+        else
+        {
+            Warn(std::string("EIDOLON_MEMORY_CAPACITY='") + capacity + "' is not a size; ignored");
+        }
+    }
+    config.hostCpuScale = EnvNumber("EIDOLON_HOST_CPU_SCALE", config.hostCpuScale);
+    if (const char* clocks = std::getenv("EIDOLON_VIRTUAL_CLOCKS"))
+    {
+        config.virtualClocks = std::string(clocks) != "0";
+    }
+    config.minKernelNs = EnvNumber("EIDOLON_MIN_KERNEL_US", config.minKernelNs / 1e3) * 1e3;
+    if (const char* dbs = std::getenv("EIDOLON_PROFILE_DB"))
+    {
+        config.profileDbPaths = SplitPaths(dbs);
+    }
+    if (const char* report = std::getenv("EIDOLON_REPORT"))
+    {
+        config.reportPath = report;
+    }
+    config.pollsBeforeWait =
+        static_cast<int>(EnvNumber("EIDOLON_POLLS_BEFORE_WAIT", config.pollsBeforeWait));
+    return config;
+}
+
+} // namespace eidolon::gpu

@@ -1,0 +1,28 @@
+// Settings of one rank process, read once from the environment (see gpu-emu/README.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eidolon::gpu
+{
+
+struct Config
+{
+    std::string gpuName = "H100-SXM5-80GB";  // EIDOLON_GPU
+    std::vector<std::string> specDirs;       // EIDOLON_GPU_SPEC_DIR (':'-separated), then the repo
+    int deviceCount = 8;                     // EIDOLON_NUM_GPUS
+    uint64_t memoryCapacityOverride = 0;     // EIDOLON_MEMORY_CAPACITY ("80GiB"), 0 = from spec
+    double hostCpuScale = 1.0;               // EIDOLON_HOST_CPU_SCALE: virtual ns per CPU ns
+    bool virtualClocks = true;               // EIDOLON_VIRTUAL_CLOCKS=0 shows real clocks
+    double minKernelNs = 1000.0;             // EIDOLON_MIN_KERNEL_US: floor of a priced kernel
+    std::vector<std::string> profileDbPaths; // EIDOLON_PROFILE_DB (':'-separated JSON files)
+    std::string reportPath;                  // EIDOLON_REPORT: JSON pricing report at exit
+    int pollsBeforeWait = 2;                 // EIDOLON_POLLS_BEFORE_WAIT
+};
+
+// Reads the environment; bad values are reported on stderr and replaced by the default.
+Config ReadConfig();
+
+} // namespace eidolon::gpu

@@ -1,0 +1,821 @@
+#include "emulator.h"
+
+#include "diagnostics.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace eidolon::gpu
+{
+namespace
+{
+
+thread_local int t_currentDevice = 0;
+thread_local std::vector<Stream*> t_perThreadStreams; // per device
+thread_local const void* t_polledObject = nullptr;
+thread_local int t_pollCount = 0;
+
+constexpr uint64_t kReserveGranule = 2ull << 20;
+
+uint64_t
+RoundUp(uint64_t value, uint64_t granule)
+{
+    return (value + granule - 1) / granule * granule;
+}
+
+void
+WriteReportAtExit()
+{
+    Emulator& emulator = Emulator::Get();
+    // A thread still inside a call at exit must not make exit hang: report without the lock then.
+    std::unique_lock<std::mutex> lock(emulator.Mutex(), std::try_to_lock);
+    if (!emulator.Settings().reportPath.empty())
+    {
+        try
+        {
+            emulator.WriteReport(emulator.Settings().reportPath);
+        }
+        catch (const std::exception& e)
+        {
+            Warn(std::string("cannot write the report: ") + e.what());
+        }
+    }
+}
+
+} // namespace
+
+int&
+ApiDepth()
+{
+    static thread_local int depth = 0;
+    return depth;
+}
+
+// ------------------------------------------------------------------ address space
+
+void
+DeviceAddressSpace::Reserve(uint64_t bytes, int device)
+{
+    m_size = RoundUp(std::max<uint64_t>(bytes, kReserveGranule), kReserveGranule);
+    void* base =
+        mmap(nullptr, m_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED)
+    {
+        // Address space limit: fall back to synthetic addresses high in the canonical range.
+        Warn("cannot reserve device address space; using synthetic device addresses");
+        m_base = 0x7a0000000000ull + (uint64_t(device) << 40);
+    }
+    else
+    {
+        m_base = reinterpret_cast<uint64_t>(base);
+    }
+    m_holes[m_base] = m_size;
+}
+
+uint64_t
+DeviceAddressSpace::Take(uint64_t bytes)
+{
+    for (auto it = m_holes.begin(); it != m_holes.end(); ++it)
+    {
+        if (it->second >= bytes)
+        {
+            uint64_t address = it->first;
+            uint64_t remaining = it->second - bytes;
+            m_holes.erase(it);
+            if (remaining > 0)
+            {
+                m_holes[address + bytes] = remaining;
+            }
+            return address;
+        }
+    }
+    return 0;
+}
+
+void
+DeviceAddressSpace::Give(uint64_t address, uint64_t bytes)
+{
+    auto it = m_holes.emplace(address, bytes).first;
+    auto next = std::next(it);
+    if (next != m_holes.end() && it->first + it->second == next->first)
+    {
+        it->second += next->second;
+        m_holes.erase(next);
+    }
+    if (it != m_holes.begin())
+    {
+        auto previous = std::prev(it);
+        if (previous->first + previous->second == it->first)
+        {
+            previous->second += it->second;
+            m_holes.erase(it);
+        }
+    }
+}
+
+// ------------------------------------------------------------------ setup
+
+namespace
+{
+std::atomic<Emulator*> g_instance{nullptr};
+} // namespace
+
+Emulator&
+Emulator::Get()
+{
+    static Emulator* instance = []
+    {
+        ++ApiDepth(); // a clock read while the state is being built passes through to libc
+        auto* emulator = new Emulator(); // never destroyed: atexit handlers still use it
+        --ApiDepth();
+        g_instance.store(emulator, std::memory_order_release);
+        return emulator;
+    }();
+    return *instance;
+}
+
+Emulator*
+Emulator::IfCreated()
+{
+    return g_instance.load(std::memory_order_acquire);
+}
+
+Emulator::Emulator()
+    : m_config(ReadConfig())
+    , m_clock(m_config.hostCpuScale)
+    , m_sink(std::make_unique<LocalSink>())
+{
+    try
+    {
+        m_spec = FindGpuSpec(m_config.gpuName, m_config.specDirs);
+        m_ready = true;
+    }
+    catch (const std::exception& e)
+    {
+        m_initError = e.what();
+        Warn(m_initError + "; the program sees no GPU");
+    }
+    uint64_t capacity = m_config.memoryCapacityOverride ? m_config.memoryCapacityOverride
+                                                        : m_spec.memoryUsableBytes;
+    int count = m_ready ? std::max(0, m_config.deviceCount) : 0;
+    for (int i = 0; i < count; ++i)
+    {
+        auto device = std::make_unique<Device>();
+        device->index = i;
+        device->capacity = capacity;
+        device->peerAccess.assign(count, false);
+        m_devices.push_back(std::move(device));
+        Stream* legacy = CreateStream(i, 0, 0);
+        legacy->legacy = true;
+        m_devices.back()->legacyStream = legacy;
+    }
+    auto profiles = std::make_unique<ProfileDb>();
+    for (const auto& path : m_config.profileDbPaths)
+    {
+        try
+        {
+            profiles->Load(path);
+        }
+        catch (const std::exception& e)
+        {
+            Warn(std::string("profile database skipped: ") + e.what());
+        }
+    }
+    m_profiles = profiles.get();
+    m_costs.Add(std::move(profiles));
+    m_costs.Add(std::make_unique<GemmModel>(m_config.minKernelNs));
+    m_costs.Add(std::make_unique<RooflineModel>(m_config.minKernelNs));
+    std::atexit(WriteReportAtExit);
+}
+
+int
+Emulator::CurrentDevice() const
+{
+    return t_currentDevice;
+}
+
+void
+Emulator::SetCurrentDevice(int index)
+{
+    t_currentDevice = index;
+}
+
+// ------------------------------------------------------------------ memory
+
+uint64_t
+Emulator::AllocateDevice(int index, uint64_t bytes, bool managed)
+{
+    Device& device = DeviceAt(index);
+    uint64_t charged = RoundUp(bytes, kDeviceAllocAlignment);
+    if (charged > device.capacity - device.used)
+    {
+        return 0;
+    }
+    uint64_t address = 0;
+    if (managed)
+    {
+        void* memory = mmap(nullptr, charged, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (memory == MAP_FAILED)
+        {
+            return 0;
+        }
+        address = reinterpret_cast<uint64_t>(memory);
+    }
+    else
+    {
+        if (!device.reserved)
+        {
+            device.addressSpace.Reserve(device.capacity * 2, index);
+            device.reserved = true;
+        }
+        address = device.addressSpace.Take(charged);
+        if (address == 0)
+        {
+            return 0;
+        }
+    }
+    m_allocations[address] = Allocation{address, bytes, charged, index, managed};
+    device.used += charged;
+    device.peak = std::max(device.peak, device.used);
+    return address;
+}
+
+bool
+Emulator::FreeDevice(uint64_t address)
+{
+    auto it = m_allocations.find(address);
+    if (it == m_allocations.end())
+    {
+        return false;
+    }
+    const Allocation& allocation = it->second;
+    Device& device = DeviceAt(allocation.device);
+    device.used -= allocation.charged;
+    if (allocation.managed)
+    {
+        munmap(reinterpret_cast<void*>(address), allocation.charged);
+    }
+    else
+    {
+        device.addressSpace.Give(address, allocation.charged);
+    }
+    m_allocations.erase(it);
+    return true;
+}
+
+bool
+Emulator::ChargePhysical(int index, uint64_t bytes)
+{
+    Device& device = DeviceAt(index);
+    if (bytes > device.capacity - device.used)
+    {
+        return false;
+    }
+    device.used += bytes;
+    device.peak = std::max(device.peak, device.used);
+    return true;
+}
+
+void
+Emulator::ReleasePhysical(int index, uint64_t bytes)
+{
+    Device& device = DeviceAt(index);
+    device.used -= std::min(bytes, device.used);
+}
+
+const Allocation*
+Emulator::FindAllocation(uint64_t address) const
+{
+    auto it = m_allocations.upper_bound(address);
+    if (it == m_allocations.begin())
+    {
+        return nullptr;
+    }
+    --it;
+    const Allocation& allocation = it->second;
+    return address < allocation.address + std::max<uint64_t>(allocation.charged, 1) ? &allocation
+                                                                                    : nullptr;
+}
+
+MemoryKind
+Emulator::KindOf(const void* pointer) const
+{
+    const Allocation* allocation = FindAllocation(reinterpret_cast<uint64_t>(pointer));
+    if (!allocation)
+    {
+        return MemoryKind::Host;
+    }
+    return allocation->managed ? MemoryKind::Managed : MemoryKind::Device;
+}
+
+int
+Emulator::DeviceOf(const void* pointer) const
+{
+    const Allocation* allocation = FindAllocation(reinterpret_cast<uint64_t>(pointer));
+    return allocation ? allocation->device : -1;
+}
+
+// ------------------------------------------------------------------ streams and events
+
+Stream*
+Emulator::CreateStream(int device, unsigned flags, int priority)
+{
+    auto* stream = new Stream();
+    stream->id = m_nextStreamId++;
+    stream->device = device;
+    stream->flags = flags;
+    stream->priority = priority;
+    m_streams.insert(stream);
+    m_devices[device]->streams.push_back(stream);
+    return stream;
+}
+
+bool
+Emulator::DestroyStream(Stream* stream)
+{
+    if (!m_streams.count(stream) || stream->legacy)
+    {
+        return false;
+    }
+    auto& list = m_devices[stream->device]->streams;
+    list.erase(std::remove(list.begin(), list.end(), stream), list.end());
+    m_streams.erase(stream);
+    delete stream; // work already placed keeps its times; CUDA lets it complete
+    return true;
+}
+
+Stream*
+Emulator::ResolveStream(void* handle, bool perThreadDefault)
+{
+    if (handle == nullptr)
+    {
+        handle = perThreadDefault ? kPerThreadStreamHandle : kLegacyStreamHandle;
+    }
+    if (handle == kLegacyStreamHandle)
+    {
+        return DeviceCount() ? DeviceAt(CurrentDevice()).legacyStream : nullptr;
+    }
+    if (handle == kPerThreadStreamHandle)
+    {
+        if (!DeviceCount())
+        {
+            return nullptr;
+        }
+        int device = CurrentDevice();
+        if (t_perThreadStreams.size() <= size_t(device))
+        {
+            t_perThreadStreams.resize(m_devices.size(), nullptr);
+        }
+        Stream*& stream = t_perThreadStreams[device];
+        if (!stream)
+        {
+            stream = CreateStream(device, 0, 0); // blocking: it orders with the legacy stream
+        }
+        return stream;
+    }
+    auto* stream = static_cast<Stream*>(handle);
+    return m_streams.count(stream) ? stream : nullptr;
+}
+
+Event*
+Emulator::CreateEvent(unsigned flags)
+{
+    auto* event = new Event();
+    event->device = CurrentDevice();
+    event->flags = flags;
+    m_events.insert(event);
+    return event;
+}
+
+bool
+Emulator::DestroyEvent(Event* event)
+{
+    if (!m_events.erase(event))
+    {
+        return false;
+    }
+    delete event;
+    return true;
+}
+
+// ------------------------------------------------------------------ timelines
+
+Ns
+Emulator::ImplicitOrder(const Stream& stream) const
+{
+    const Device& device = *m_devices[stream.device];
+    if (stream.legacy)
+    {
+        Ns latest = 0;
+        for (const Stream* other : device.streams)
+        {
+            if (!(other->flags & kStreamNonBlocking))
+            {
+                latest = std::max(latest, other->tail);
+            }
+        }
+        return latest;
+    }
+    return (stream.flags & kStreamNonBlocking) ? 0 : device.legacyStream->tail;
+}
+
+Placement
+Emulator::Place(Stream& stream, OpKind kind, Ns duration, const std::string& label,
+                const char* provider, uint64_t bytes)
+{
+    if (stream.capture)
+    {
+        Graph& graph = stream.capture->graph;
+        graph.nodes.push_back(
+            GraphNode{kind, label, provider, duration, bytes, stream.device, stream.captureDeps});
+        stream.captureDeps = {graph.nodes.size() - 1};
+        return {true, 0, 0};
+    }
+    Ns issued = m_clock.Now();
+    Ns start = std::max({issued + m_spec.launchLatencyNs, stream.tail, ImplicitOrder(stream)});
+    Ns end = start + duration;
+    stream.tail = end;
+    Device& device = DeviceAt(stream.device);
+    device.busy += duration;
+    if (kind != OpKind::EventRecord)
+    {
+        m_costs.Count(provider, duration);
+    }
+    m_sink->OnOp(
+        DeviceOp{kind, stream.device, stream.id, &label, provider, issued, start, end, bytes});
+    return {false, start, end};
+}
+
+void
+Emulator::RecordEvent(Event& event, Stream& stream)
+{
+    if (stream.capture)
+    {
+        event.capture = stream.capture;
+        event.captureNodes = stream.captureDeps;
+        return;
+    }
+    static const std::string label = "event record";
+    Placement placement = Place(stream, OpKind::EventRecord, 0, label, "event", 0);
+    event.capture.reset();
+    event.recorded = true;
+    event.time = placement.end;
+}
+
+void
+Emulator::StreamWaitEvent(Stream& stream, const Event& event)
+{
+    if (event.capture && !event.capture->invalidated)
+    {
+        if (!stream.capture)
+        {
+            stream.capture = event.capture; // the stream joins the capture (fork)
+            stream.captureDeps.clear();
+        }
+        if (stream.capture == event.capture)
+        {
+            for (size_t node : event.captureNodes)
+            {
+                if (std::find(stream.captureDeps.begin(), stream.captureDeps.end(), node) ==
+                    stream.captureDeps.end())
+                {
+                    stream.captureDeps.push_back(node);
+                }
+            }
+        }
+        return;
+    }
+    if (event.recorded)
+    {
+        stream.tail = std::max(stream.tail, event.time);
+    }
+}
+
+Ns
+Emulator::StreamCompletion(const Stream& stream) const
+{
+    return std::max(stream.tail, stream.legacy ? ImplicitOrder(stream) : stream.tail);
+}
+
+Ns
+Emulator::DeviceCompletion(int index) const
+{
+    Ns latest = 0;
+    for (const Stream* stream : m_devices[index]->streams)
+    {
+        latest = std::max(latest, stream->tail);
+    }
+    return latest;
+}
+
+void
+Emulator::SyncTo(Ns t)
+{
+    m_clock.AdvanceTo(m_sink->ResolveSync(t));
+}
+
+bool
+Emulator::PollTurnsIntoWait(const void* object, Ns completion)
+{
+    if (t_polledObject == object)
+    {
+        ++t_pollCount;
+    }
+    else
+    {
+        t_polledObject = object;
+        t_pollCount = 1;
+    }
+    if (t_pollCount >= m_config.pollsBeforeWait && m_clock.CallingThreadDrives())
+    {
+        SyncTo(completion);
+        PollSatisfied();
+        return true;
+    }
+    return false;
+}
+
+void
+Emulator::PollSatisfied()
+{
+    t_polledObject = nullptr;
+    t_pollCount = 0;
+}
+
+// ------------------------------------------------------------------ kernels and pricing
+
+KernelInfo*
+Emulator::RegisterKernel(const void* hostFunction, const std::string& mangledName, int64_t argBytes)
+{
+    KernelInfo* kernel = KernelByName(mangledName);
+    if (argBytes >= 0)
+    {
+        kernel->argBytes = argBytes;
+    }
+    if (hostFunction)
+    {
+        m_kernelsByHost[hostFunction] = kernel;
+    }
+    return kernel;
+}
+
+KernelInfo*
+Emulator::KernelByHostFunction(const void* hostFunction)
+{
+    auto it = m_kernelsByHost.find(hostFunction);
+    return it == m_kernelsByHost.end() ? nullptr : it->second;
+}
+
+KernelInfo*
+Emulator::KernelByName(const std::string& mangledName)
+{
+    auto it = m_kernelsByName.find(mangledName);
+    if (it != m_kernelsByName.end())
+    {
+        return it->second;
+    }
+    std::string name = NormalizeKernelName(mangledName);
+    m_kernels.push_back(KernelInfo{mangledName, name, &FamilyOf(name)});
+    m_kernelsByName[mangledName] = &m_kernels.back();
+    return &m_kernels.back();
+}
+
+uint64_t
+Emulator::SymbolAddress(const void* hostVariable, int device)
+{
+    auto it = m_symbols.find(hostVariable);
+    if (it == m_symbols.end() || device < 0 || device >= DeviceCount())
+    {
+        return 0;
+    }
+    Symbol& symbol = it->second;
+    symbol.addressOnDevice.resize(m_devices.size(), 0);
+    if (!symbol.addressOnDevice[device])
+    {
+        symbol.addressOnDevice[device] =
+            AllocateDevice(device, std::max<uint64_t>(symbol.size, 1), false);
+    }
+    return symbol.addressOnDevice[device];
+}
+
+bool
+Emulator::SubmitGemm(void* streamHandle, const GemmShape& shape, const std::string& label)
+{
+    Stream* stream = ResolveStream(streamHandle, false);
+    if (!stream)
+    {
+        return false;
+    }
+    Price price = m_costs.PriceGemm(shape, m_spec);
+    m_clock.Charge(m_spec.launchOverheadNs);
+    Place(*stream, OpKind::Gemm, price.duration, label, price.provider, 0);
+    return true;
+}
+
+namespace
+{
+bool
+HostVisible(MemoryKind kind)
+{
+    return kind != MemoryKind::Device;
+}
+} // namespace
+
+Placement
+Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t spitch,
+               size_t width, size_t rows)
+{
+    MemoryKind dstKind = KindOf(dst);
+    MemoryKind srcKind = KindOf(src);
+    if (HostVisible(dstKind))
+    {
+        for (size_t row = 0; row < rows; ++row)
+        {
+            char* to = static_cast<char*>(dst) + row * dpitch;
+            if (HostVisible(srcKind))
+            {
+                std::memmove(to, static_cast<const char*>(src) + row * spitch, width);
+            }
+            else
+            {
+                std::memset(to, 0, width);
+            }
+        }
+    }
+    auto priced = [](MemoryKind kind)
+    { return kind == MemoryKind::Managed ? MemoryKind::Device : kind; };
+    bool peer = dstKind != MemoryKind::Host && srcKind != MemoryKind::Host &&
+                DeviceOf(dst) != DeviceOf(src);
+    uint64_t bytes = uint64_t(width) * rows;
+    Price price = PriceCopy(priced(srcKind), priced(dstKind), bytes, peer);
+    m_clock.Charge(m_spec.launchOverheadNs);
+    static const std::string label = "memcpy";
+    return Place(stream, OpKind::Copy, price.duration, label, price.provider, bytes);
+}
+
+Placement
+Emulator::Memset(Stream& stream, void* dst, size_t pitch, int value, size_t width, size_t rows)
+{
+    if (KindOf(dst) == MemoryKind::Managed)
+    {
+        for (size_t row = 0; row < rows; ++row)
+        {
+            std::memset(static_cast<char*>(dst) + row * pitch, value, width);
+        }
+    }
+    uint64_t bytes = uint64_t(width) * rows;
+    Price price = PriceMemset(bytes);
+    m_clock.Charge(m_spec.launchOverheadNs);
+    static const std::string label = "memset";
+    return Place(stream, OpKind::Memset, price.duration, label, price.provider, bytes);
+}
+
+Price
+Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer) const
+{
+    double efficiency = m_spec.copyEngineEfficiency > 0 ? m_spec.copyEngineEfficiency : 1.0;
+    if (from == MemoryKind::Host && to == MemoryKind::Host)
+    {
+        return {0, "copy-host"};
+    }
+    if (from == MemoryKind::Host || to == MemoryKind::Host)
+    {
+        return {double(bytes) / (m_spec.pcieBytesPerSecond * efficiency) * 1e9, "copy-pcie"};
+    }
+    if (peer)
+    {
+        double rate = m_spec.nvlinkBytesPerSecond > 0 ? m_spec.nvlinkBytesPerSecond
+                                                      : m_spec.pcieBytesPerSecond;
+        return {double(bytes) / (rate * efficiency) * 1e9, "copy-peer"};
+    }
+    // On one device a copy reads and writes every byte.
+    return {2.0 * double(bytes) / m_spec.hbmBytesPerSecond * 1e9, "copy-device"};
+}
+
+Price
+Emulator::PriceMemset(uint64_t bytes) const
+{
+    return {double(bytes) / m_spec.hbmBytesPerSecond * 1e9, "memset"};
+}
+
+// ------------------------------------------------------------------ graphs
+
+bool
+Emulator::BeginCapture(Stream& stream)
+{
+    if (stream.capture || stream.legacy)
+    {
+        return false;
+    }
+    stream.capture = std::make_shared<Capture>();
+    stream.capture->origin = &stream;
+    stream.captureDeps.clear();
+    return true;
+}
+
+std::unique_ptr<Graph>
+Emulator::EndCapture(Stream& stream)
+{
+    if (!stream.capture || stream.capture->origin != &stream)
+    {
+        return nullptr;
+    }
+    std::shared_ptr<Capture> capture = stream.capture;
+    for (Stream* other : m_streams)
+    {
+        if (other->capture == capture)
+        {
+            other->capture.reset(); // joined streams leave the capture with it
+            other->captureDeps.clear();
+        }
+    }
+    if (capture->invalidated)
+    {
+        return nullptr;
+    }
+    return std::make_unique<Graph>(std::move(capture->graph));
+}
+
+Placement
+Emulator::LaunchGraph(const Graph& graph, Stream& stream)
+{
+    // The graph runs as one op on the stream: its nodes keep their captured prices and order,
+    // independent branches overlap, and the op lasts as long as the longest path.
+    std::vector<Ns> nodeStart(graph.nodes.size(), 0);
+    std::vector<Ns> nodeEnd(graph.nodes.size(), 0);
+    Ns makespan = 0;
+    for (size_t i = 0; i < graph.nodes.size(); ++i)
+    {
+        for (size_t dep : graph.nodes[i].deps)
+        {
+            nodeStart[i] = std::max(nodeStart[i], nodeEnd[dep]);
+        }
+        nodeEnd[i] = nodeStart[i] + graph.nodes[i].duration;
+        makespan = std::max(makespan, nodeEnd[i]);
+    }
+    static const std::string label = "graph launch";
+    if (stream.capture)
+    {
+        return Place(stream, OpKind::GraphNode, makespan, label, "graph", 0);
+    }
+    Ns issued = m_clock.Now();
+    Ns start = std::max({issued + m_spec.launchLatencyNs, stream.tail, ImplicitOrder(stream)});
+    stream.tail = start + makespan;
+    for (size_t i = 0; i < graph.nodes.size(); ++i)
+    {
+        const GraphNode& node = graph.nodes[i];
+        DeviceAt(node.device).busy += node.duration;
+        m_costs.Count(node.provider, node.duration);
+        m_sink->OnOp(DeviceOp{node.kind, stream.device, stream.id, &node.label, node.provider,
+                              issued, start + nodeStart[i], start + nodeEnd[i], node.bytes});
+    }
+    return {false, start, start + makespan};
+}
+
+void
+Emulator::WriteReport(const std::string& path)
+{
+    nlohmann::json providers = nlohmann::json::object();
+    Ns total = 0;
+    for (const auto& [name, totals] : m_costs.Totals())
+    {
+        total += totals.gpuTime;
+    }
+    for (const auto& [name, totals] : m_costs.Totals())
+    {
+        providers[name] = {{"ops", totals.ops},
+                           {"gpu_time_ns", totals.gpuTime},
+                           {"share", total > 0 ? totals.gpuTime / total : 0.0}};
+    }
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& device : m_devices)
+    {
+        devices.push_back({{"device", device->index},
+                           {"capacity_bytes", device->capacity},
+                           {"used_bytes", device->used},
+                           {"peak_bytes", device->peak},
+                           {"busy_ns", device->busy},
+                           {"completion_ns", DeviceCompletion(device->index)}});
+    }
+    nlohmann::json report = {{"gpu", m_spec.name},
+                             {"host_time_ns", m_clock.Now()},
+                             {"pricing", providers},
+                             {"devices", devices}};
+    std::ofstream out(path);
+    if (!out)
+    {
+        Warn("cannot write report " + path);
+        return;
+    }
+    out << report.dump(1) << '\n';
+}
+
+} // namespace eidolon::gpu

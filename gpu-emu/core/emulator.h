@@ -1,0 +1,298 @@
+// The state of the emulated GPUs of one rank process: devices, memory, streams, events, kernels,
+// captured graphs, the host clock and the pricing chain. The API libraries (libcudart, libcuda,
+// libcublas, libnvidia-ml) are thin C ABI layers over this one object, so they share one state.
+#pragma once
+
+#include "config.h"
+#include "cost-model.h"
+#include "device-op-sink.h"
+#include "gpu-spec.h"
+#include "host-clock.h"
+#include "profile-db.h"
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace eidolon::gpu
+{
+
+// Special stream handles, the same values in the runtime and driver APIs.
+inline void* const kLegacyStreamHandle = reinterpret_cast<void*>(0x1);
+inline void* const kPerThreadStreamHandle = reinterpret_cast<void*>(0x2);
+constexpr unsigned kStreamNonBlocking = 0x1;
+constexpr unsigned kEventDisableTiming = 0x2;
+constexpr uint64_t kDeviceAllocAlignment = 256;
+
+struct Capture;
+
+struct Stream
+{
+    uint64_t id;
+    int device;
+    unsigned flags;
+    int priority;
+    bool legacy = false;
+    Ns tail = 0; // end of the last op placed on it
+    std::shared_ptr<Capture> capture;
+    std::vector<size_t> captureDeps; // nodes the next captured op depends on
+};
+
+struct Event
+{
+    int device;
+    unsigned flags;
+    bool recorded = false;
+    Ns time = 0;
+    std::shared_ptr<Capture> capture; // set when recorded on a capturing stream
+    std::vector<size_t> captureNodes;
+};
+
+struct GraphNode
+{
+    OpKind kind;
+    std::string label;
+    const char* provider;
+    Ns duration;
+    uint64_t bytes;
+    int device;
+    std::vector<size_t> deps;
+};
+
+struct Graph
+{
+    std::vector<GraphNode> nodes;
+};
+
+struct Capture
+{
+    Graph graph;
+    Stream* origin;
+    bool invalidated = false;
+};
+
+struct Allocation
+{
+    uint64_t address;
+    uint64_t size;    // as requested
+    uint64_t charged; // counted against capacity (size rounded to kDeviceAllocAlignment)
+    int device;
+    bool managed; // host-backed (cudaMallocManaged): the host may touch it
+};
+
+// Reserved, never-touched address space of one device with a first-fit allocator over it.
+class DeviceAddressSpace
+{
+public:
+    void Reserve(uint64_t bytes, int device);
+    // Returns 0 when no hole is large enough.
+    uint64_t Take(uint64_t bytes);
+    void Give(uint64_t address, uint64_t bytes);
+    bool Contains(uint64_t address) const { return address >= m_base && address < m_base + m_size; }
+
+private:
+    uint64_t m_base = 0;
+    uint64_t m_size = 0;
+    std::map<uint64_t, uint64_t> m_holes; // address -> size
+};
+
+struct Device
+{
+    int index;
+    uint64_t capacity;
+    uint64_t used = 0;
+    uint64_t peak = 0;
+    Ns busy = 0;
+    DeviceAddressSpace addressSpace;
+    bool reserved = false;
+    Stream* legacyStream;
+    std::vector<Stream*> streams; // every live stream of the device, the legacy one included
+    std::vector<bool> peerAccess;
+    unsigned flags = 0;
+};
+
+// A __device__ variable registered by the program (__cudaRegisterVar).
+struct Symbol
+{
+    uint64_t size;
+    std::vector<uint64_t> addressOnDevice; // allocated on first use, 0 until then
+};
+
+struct Placement
+{
+    bool captured; // recorded into a stream capture instead of placed
+    Ns start;
+    Ns end;
+};
+
+// What a copy or memset reaches, for pricing and for the host-visible data semantics.
+enum class MemoryKind
+{
+    Host,    // ordinary or pinned host memory
+    Device,  // cudaMalloc'd: no backing store
+    Managed, // cudaMallocManaged: host-backed
+};
+
+class Emulator
+{
+public:
+    // The process-wide instance (created on first use, never destroyed).
+    static Emulator& Get();
+    // The instance if it has been created, else null (never creates it: for the clock interposers,
+    // which may run inside allocators and loaders).
+    static Emulator* IfCreated();
+
+    std::mutex& Mutex() { return m_mutex; }
+    HostClock& Clock() { return m_clock; }
+    const Config& Settings() const { return m_config; }
+    const GpuSpec& Spec() const { return m_spec; }
+    bool Ready() const { return m_ready; }
+    const std::string& InitError() const { return m_initError; }
+    void SetSink(std::unique_ptr<DeviceOpSink> sink) { m_sink = std::move(sink); }
+
+    // ---- devices
+    int DeviceCount() const { return m_ready ? static_cast<int>(m_devices.size()) : 0; }
+    Device& DeviceAt(int index) { return *m_devices[index]; }
+    int CurrentDevice() const;
+    void SetCurrentDevice(int index);
+
+    // ---- memory
+    // Returns 0 (and allocates nothing) past capacity or when the address space is exhausted.
+    uint64_t AllocateDevice(int device, uint64_t bytes, bool managed);
+    // False when the address is not the start of a live allocation.
+    bool FreeDevice(uint64_t address);
+    const Allocation* FindAllocation(uint64_t address) const;
+    // Physical memory without an address (driver cuMemCreate): counted against capacity only.
+    bool ChargePhysical(int device, uint64_t bytes);
+    void ReleasePhysical(int device, uint64_t bytes);
+    MemoryKind KindOf(const void* pointer) const;
+    int DeviceOf(const void* pointer) const;
+
+    // ---- streams and events
+    Stream* CreateStream(int device, unsigned flags, int priority);
+    bool DestroyStream(Stream* stream);
+    // nullptr for an invalid handle. `perThreadDefault` is how a null handle is read.
+    Stream* ResolveStream(void* handle, bool perThreadDefault);
+    Event* CreateEvent(unsigned flags);
+    bool DestroyEvent(Event* event);
+    bool IsEvent(const Event* event) const { return m_events.count(event) != 0; }
+
+    // ---- timelines (all called with the lock held)
+    // Places an op issued now on `stream` (DESIGN.md: start = max(host + launch latency, stream
+    // tail, implicit legacy-stream order)), or records it into the stream's capture.
+    Placement Place(Stream& stream, OpKind kind, Ns duration, const std::string& label,
+                    const char* provider, uint64_t bytes);
+    void RecordEvent(Event& event, Stream& stream);
+    void StreamWaitEvent(Stream& stream, const Event& event);
+    Ns StreamCompletion(const Stream& stream) const;
+    Ns DeviceCompletion(int device) const;
+    // Moves the host clock to `t` (through the sink, which may make it later).
+    void SyncTo(Ns t);
+    // Polling rule: the calling thread asked whether `object` is done and it is not. After
+    // pollsBeforeWait such questions in a row about the same object from a driving thread, the
+    // poll is taken as a wait; returns true when the caller should now report completion.
+    bool PollTurnsIntoWait(const void* object, Ns completion);
+    void PollSatisfied();
+
+    // ---- kernels and pricing
+    // `argBytes`: total parameter bytes when known (fatbin.h), -1 otherwise.
+    KernelInfo* RegisterKernel(const void* hostFunction, const std::string& mangledName,
+                               int64_t argBytes = -1);
+    KernelInfo* KernelByHostFunction(const void* hostFunction);
+    KernelInfo* KernelByName(const std::string& mangledName);
+    CostModel& Costs() { return m_costs; }
+    ProfileDb* Profiles() { return m_profiles; }
+    // A library GEMM (cuBLAS/cuBLASLt) issued now on the stream named by `streamHandle` (a null
+    // handle is the legacy default stream): priced by the chain, charged one launch overhead.
+    // False when the handle is invalid.
+    bool SubmitGemm(void* streamHandle, const GemmShape& shape, const std::string& label);
+    // A copy of `rows` rows of `width` bytes placed on `stream` after one launch overhead, with its
+    // host-visible effect: real data between host-visible memory (host, pinned, managed), zeros
+    // out of device memory, nothing into device memory. Priced by PCIe, NVLink or HBM bandwidth.
+    Placement Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t spitch,
+                   size_t width, size_t rows);
+    // A memset placed on `stream`; managed memory is really set, device memory is not touched.
+    Placement Memset(Stream& stream, void* dst, size_t pitch, int value, size_t width, size_t rows);
+    Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer) const;
+    Price PriceMemset(uint64_t bytes) const;
+
+    std::unordered_map<const void*, Symbol>& Symbols() { return m_symbols; }
+    // Device address of a registered variable on `device` (allocated on first use); 0 if unknown.
+    uint64_t SymbolAddress(const void* hostVariable, int device);
+
+    // ---- graphs
+    bool BeginCapture(Stream& stream);
+    // Ends the capture begun on `stream`; nullptr (and no graph) if none or invalidated.
+    std::unique_ptr<Graph> EndCapture(Stream& stream);
+    Placement LaunchGraph(const Graph& graph, Stream& stream);
+
+    // Writes the pricing/memory report (JSON) to `path`.
+    void WriteReport(const std::string& path);
+
+private:
+    Emulator();
+    Ns ImplicitOrder(const Stream& stream) const;
+
+    std::mutex m_mutex;
+    Config m_config;
+    HostClock m_clock;
+    GpuSpec m_spec;
+    bool m_ready = false;
+    std::string m_initError;
+    std::vector<std::unique_ptr<Device>> m_devices;
+    std::unordered_set<Stream*> m_streams;
+    std::unordered_set<const Event*> m_events;
+    uint64_t m_nextStreamId = 1;
+    std::map<uint64_t, Allocation> m_allocations; // address -> allocation
+    std::unordered_map<const void*, KernelInfo*> m_kernelsByHost;
+    std::unordered_map<std::string, KernelInfo*> m_kernelsByName;
+    std::deque<KernelInfo> m_kernels;
+    std::unordered_map<const void*, Symbol> m_symbols;
+    CostModel m_costs;
+    ProfileDb* m_profiles = nullptr;
+    std::unique_ptr<DeviceOpSink> m_sink;
+};
+
+// How many ApiCalls the calling thread is inside (the clock interposers pass through when > 0).
+int& ApiDepth();
+
+// Every intercepted call holds one of these for its duration: it takes the emulator lock and
+// keeps the host clock (HostClock::Enter/Leave).
+class ApiCall
+{
+public:
+    explicit ApiCall(CallKind kind)
+        : m_emulator(Emulator::Get())
+        , m_lock(m_emulator.Mutex())
+        , m_timed(kind != CallKind::Untimed)
+    {
+        ++ApiDepth();
+        if (m_timed)
+        {
+            m_emulator.Clock().Enter(kind);
+        }
+    }
+    ~ApiCall()
+    {
+        if (m_timed)
+        {
+            m_emulator.Clock().Leave();
+        }
+        --ApiDepth();
+    }
+    ApiCall(const ApiCall&) = delete;
+    ApiCall& operator=(const ApiCall&) = delete;
+    Emulator& Emu() { return m_emulator; }
+
+private:
+    Emulator& m_emulator;
+    std::lock_guard<std::mutex> m_lock;
+    bool m_timed;
+};
+
+} // namespace eidolon::gpu

@@ -1,0 +1,149 @@
+// The clocks a program times itself with show virtual time on the threads that drive GPUs
+// (DESIGN.md "Virtual time"). clock_gettime and gettimeofday are interposed here, in libcudart,
+// because a library the program links directly comes before libc in symbol lookup. CPU-time
+// clocks always pass through; EIDOLON_VIRTUAL_CLOCKS=0 makes every clock real.
+#include "runtime-common.h"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <sys/time.h>
+#include <time.h>
+
+using namespace eidolon::gpu;
+
+namespace
+{
+
+using ClockGettime = int (*)(clockid_t, struct timespec*);
+using GetTimeOfDay = int (*)(struct timeval*, void*);
+
+// libc's functions, resolved once when libcudart is loaded (resolving them lazily could allocate
+// inside an allocator that reads the clock); until then the system call is used.
+ClockGettime g_realClockGettime = nullptr;
+GetTimeOfDay g_realGetTimeOfDay = nullptr;
+
+__attribute__((constructor)) void
+ResolveRealClocks()
+{
+    void* clock = dlvsym(RTLD_NEXT, "clock_gettime", "GLIBC_2.17");
+    g_realClockGettime =
+        reinterpret_cast<ClockGettime>(clock ? clock : dlsym(RTLD_NEXT, "clock_gettime"));
+    void* day = dlvsym(RTLD_NEXT, "gettimeofday", "GLIBC_2.2.5");
+    g_realGetTimeOfDay =
+        reinterpret_cast<GetTimeOfDay>(day ? day : dlsym(RTLD_NEXT, "gettimeofday"));
+}
+
+int
+RealTime(clockid_t clock, struct timespec* ts)
+{
+    return g_realClockGettime ? g_realClockGettime(clock, ts)
+                              : static_cast<int>(syscall(SYS_clock_gettime, clock, ts));
+}
+
+int
+RealDay(struct timeval* tv, void* tz)
+{
+    return g_realGetTimeOfDay ? g_realGetTimeOfDay(tv, tz)
+                              : static_cast<int>(syscall(SYS_gettimeofday, tv, tz));
+}
+
+int64_t
+ToNs(const timespec& ts)
+{
+    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Real values of the clocks at the first virtual reading; a virtual reading is base + host time
+// (the host clock starts at 0 when the first CUDA call creates the emulator, just before).
+struct ClockBases
+{
+    int64_t monotonic;
+    int64_t realtime;
+    int64_t boottime;
+};
+
+const ClockBases&
+Bases()
+{
+    static ClockBases bases = []
+    {
+        timespec mono, real, boot;
+        RealTime(CLOCK_MONOTONIC, &mono);
+        RealTime(CLOCK_REALTIME, &real);
+        RealTime(CLOCK_BOOTTIME, &boot);
+        return ClockBases{ToNs(mono), ToNs(real), ToNs(boot)};
+    }();
+    return bases;
+}
+
+bool
+IsWallClock(clockid_t clock)
+{
+    return clock == CLOCK_MONOTONIC || clock == CLOCK_MONOTONIC_RAW ||
+           clock == CLOCK_MONOTONIC_COARSE || clock == CLOCK_REALTIME ||
+           clock == CLOCK_REALTIME_COARSE || clock == CLOCK_BOOTTIME;
+}
+
+// Virtual value of a wall clock for the calling thread, or a negative value to pass through.
+int64_t
+VirtualNs(clockid_t clock)
+{
+    Emulator* created = Emulator::IfCreated();
+    if (!IsWallClock(clock) || !created || ApiDepth() > 0)
+    {
+        return -1; // before the first CUDA call (and inside our own calls) clocks are real
+    }
+    Emulator& emulator = *created;
+    if (!emulator.Settings().virtualClocks)
+    {
+        return -1;
+    }
+    const ClockBases& bases = Bases();
+    ApiCall call(CallKind::Query);
+    if (!emulator.Clock().CallingThreadDrives())
+    {
+        return -1;
+    }
+    static thread_local double lastShown = 0;
+    int64_t base = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE ? bases.realtime
+                   : clock == CLOCK_BOOTTIME                                 ? bases.boottime
+                                                                             : bases.monotonic;
+    double offset = std::max(emulator.Clock().Now(), lastShown); // never backwards for a thread
+    lastShown = offset;
+    return base + static_cast<int64_t>(std::llround(offset));
+}
+
+} // namespace
+
+// clock_gettime: virtual wall clocks on GPU-driving threads, real otherwise.
+EIDOLON_EXPORT int
+clock_gettime(clockid_t clock, struct timespec* ts)
+{
+    int64_t ns = VirtualNs(clock);
+    if (ns < 0)
+    {
+        return RealTime(clock, ts);
+    }
+    ts->tv_sec = static_cast<time_t>(ns / 1000000000);
+    ts->tv_nsec = static_cast<long>(ns % 1000000000);
+    return 0;
+}
+
+// gettimeofday: virtual on GPU-driving threads, real otherwise.
+EIDOLON_EXPORT int
+gettimeofday(struct timeval* tv, void* tz)
+{
+    int64_t ns = VirtualNs(CLOCK_REALTIME);
+    if (ns < 0)
+    {
+        return RealDay(tv, tz);
+    }
+    tv->tv_sec = static_cast<time_t>(ns / 1000000000);
+    tv->tv_usec = static_cast<suseconds_t>(ns % 1000000000 / 1000);
+    return 0;
+}

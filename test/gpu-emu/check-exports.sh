@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Checks gpu-emu's replacement libraries against what programs linked to NVIDIA's expect:
+# the soname, the symbol version node, and (when NVIDIA's library is installed) that every entry
+# point NVIDIA's library exports is exported by ours with the same version.
+# Usage: check-exports.sh <gpu-emu lib dir> <CUDA lib dir>
+set -u
+ours=$1
+nvidia=$2
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+exports() { # name@version of every defined function
+  nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" { print $3 }' | sort -u
+}
+
+check() { # <our file> <soname> <version node or "-"> [<NVIDIA file>]
+  local file=$ours/$1 soname=$2 node=$3 reference=${4:-}
+  [ -f "$file" ] || { fail "$file missing"; return; }
+  local actual
+  actual=$(readelf -d "$file" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+  [ "$actual" = "$soname" ] || fail "$1: soname '$actual', expected '$soname'"
+  if [ "$node" != "-" ]; then
+    readelf -V "$file" | grep -q "Name: $node\$" || fail "$1: no version node $node"
+  fi
+  if [ -n "$reference" ] && [ -f "$reference" ]; then
+    local missing
+    missing=$(comm -23 <(exports "$reference" | grep -v '@GLIBC') <(exports "$file"))
+    if [ -n "$missing" ]; then
+      fail "$1: missing $(echo "$missing" | wc -l) exports of $reference, e.g. $(echo "$missing" | head -3 | tr '\n' ' ')"
+    else
+      echo "ok: $1 exports all $(exports "$reference" | wc -l) entry points of $(basename "$reference")"
+    fi
+  fi
+}
+
+check libcudart.so.13 libcudart.so.13 libcudart.so.13 "$nvidia/libcudart.so.13"
+check libcudart.so.12 libcudart.so.12 libcudart.so.12
+check libcublas.so.13 libcublas.so.13 libcublas.so.13 "$nvidia/libcublas.so.13"
+check libcublas.so.12 libcublas.so.12 libcublas.so.12
+check libcublasLt.so.13 libcublasLt.so.13 libcublasLt.so.13 "$nvidia/libcublasLt.so.13"
+check libcublasLt.so.12 libcublasLt.so.12 libcublasLt.so.12
+check libcuda.so.1 libcuda.so.1 - "$nvidia/stubs/libcuda.so"
+check libnvidia-ml.so.1 libnvidia-ml.so.1 -
+
+# The clock interposers must bind the versioned references programs have to glibc.
+nm -D --defined-only "$ours/libcudart.so.13" | grep -q "clock_gettime@@GLIBC_2.17" ||
+  fail "libcudart.so.13 does not define clock_gettime@@GLIBC_2.17"
+
+echo "check-exports: $failures failures"
+[ "$failures" -eq 0 ]

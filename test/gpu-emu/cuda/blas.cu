@@ -1,0 +1,152 @@
+// cuBLAS and cuBLASLt GEMMs are priced by the GEMM model (gpu-emu/README.md) on the handle's
+// stream: expected times worked out here from TEST-GPU's numbers (100 SMs, 1 TB/s, fp32 10,
+// tf32 100, bf16 200 TFLOPS) with 128x128 tiles, whole waves and 80 % efficiency.
+#include "check.h"
+
+#include <algorithm>
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+// max(compute, memory) in us; flopsPerSm in FLOP/us.
+double
+GemmUs(double m, double n, double k, double batch, double flopsPerSm, double inBytes,
+       double outBytes)
+{
+    double tiles = std::ceil(m / 128) * std::ceil(n / 128) * batch;
+    double waves = std::ceil(tiles / kSmCount);
+    double compute = waves * 2 * 128 * 128 * k / flopsPerSm / 0.8;
+    double memory = (batch * (m * k + k * n) * inBytes + batch * m * n * outBytes) / kHbmBytesPerUs;
+    return std::max(compute, memory);
+}
+
+cudaStream_t g_stream;
+cudaEvent_t g_start, g_stop;
+
+template<typename F>
+double
+TimedUs(F work)
+{
+    cudaEventRecord(g_start, g_stream);
+    work();
+    cudaEventRecord(g_stop, g_stream);
+    cudaEventSynchronize(g_stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, g_start, g_stop);
+    return ms * 1e3;
+}
+
+int
+main()
+{
+    CHECK_CUDA(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+    CHECK_CUDA(cudaEventCreate(&g_start));
+    CHECK_CUDA(cudaEventCreate(&g_stop));
+    const double O = kLaunchOverheadUs;
+    const double bf16PerSm = 200e12 / 1e6 / kSmCount, fp32PerSm = 10e12 / 1e6 / kSmCount,
+                 tf32PerSm = 100e12 / 1e6 / kSmCount;
+
+    cublasHandle_t handle;
+    CHECK(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS);
+    CHECK(cublasSetStream(handle, g_stream) == CUBLAS_STATUS_SUCCESS);
+    void* a = nullptr;
+    cudaMalloc(&a, 64 << 20);
+    float alpha = 1, beta = 0;
+
+    // bf16 4096^3 through cublasGemmEx: 1024 tiles, 11 waves, compute bound.
+    double us = TimedUs(
+        [&]
+        {
+            CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_T, 4096, 4096, 4096, &alpha, a,
+                               CUDA_R_16BF, 4096, a, CUDA_R_16BF, 4096, &beta, a, CUDA_R_16BF, 4096,
+                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+        });
+    CHECK_NEAR(us, O + GemmUs(4096, 4096, 4096, 1, bf16PerSm, 2, 2), 1e-3);
+    CHECK_NEAR(GemmUs(4096, 4096, 4096, 1, bf16PerSm, 2, 2), 922.74688, 1e-6);
+
+    // fp32 SGEMM at the fp32 rate, then at the TF32 rate once the math mode allows it.
+    auto sgemm = [&]
+    {
+        CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1024, 1024, 1024, &alpha,
+                          static_cast<float*>(a), 1024, static_cast<float*>(a), 1024, &beta,
+                          static_cast<float*>(a), 1024) == CUBLAS_STATUS_SUCCESS);
+    };
+    CHECK_NEAR(TimedUs(sgemm), O + GemmUs(1024, 1024, 1024, 1, fp32PerSm, 4, 4), 1e-3);
+    CHECK(cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH) == CUBLAS_STATUS_SUCCESS);
+    CHECK_NEAR(TimedUs(sgemm), O + GemmUs(1024, 1024, 1024, 1, tf32PerSm, 4, 4), 1e-3);
+
+    // Strided batched bf16, memory bound: 200 GEMMs of 128x128x4096.
+    us = TimedUs(
+        [&]
+        {
+            CHECK(cublasGemmStridedBatchedEx(
+                      handle, CUBLAS_OP_T, CUBLAS_OP_N, 128, 128, 4096, &alpha, a, CUDA_R_16BF,
+                      4096, 0, a, CUDA_R_16BF, 4096, 0, &beta, a, CUDA_R_16BF, 128, 0, 200,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+        });
+    CHECK_NEAR(us, O + GemmUs(128, 128, 4096, 200, bf16PerSm, 2, 2), 1e-3);
+    CHECK(GemmUs(128, 128, 4096, 200, bf16PerSm, 2, 2) > 400); // memory bound indeed
+    cudaStream_t got = nullptr;
+    CHECK(cublasGetStream(handle, &got) == CUBLAS_STATUS_SUCCESS && got == g_stream);
+    CHECK(cublasDestroy(handle) == CUBLAS_STATUS_SUCCESS);
+
+    // cuBLASLt: the same bf16 GEMM through descriptors, layouts and the heuristic.
+    cublasLtHandle_t lt;
+    CHECK(cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS);
+    cublasLtMatmulDesc_t desc;
+    CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS);
+    cublasOperation_t transA = CUBLAS_OP_T;
+    CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA,
+                                         sizeof(transA)) == CUBLAS_STATUS_SUCCESS);
+    cublasLtMatrixLayout_t la, lb, lc;
+    CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, 4096, 4096, 4096) ==
+          CUBLAS_STATUS_SUCCESS); // k x m
+    CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, 4096, 4096, 4096) == CUBLAS_STATUS_SUCCESS);
+    CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, 4096, 4096, 4096) == CUBLAS_STATUS_SUCCESS);
+    cublasLtMatmulPreference_t pref;
+    CHECK(cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS);
+    size_t workspace = 32 << 20;
+    CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                               &workspace,
+                                               sizeof(workspace)) == CUBLAS_STATUS_SUCCESS);
+    cublasLtMatmulHeuristicResult_t result;
+    int found = 0;
+    CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &result, &found) ==
+          CUBLAS_STATUS_SUCCESS);
+    CHECK(found == 1 && result.state == CUBLAS_STATUS_SUCCESS);
+    CHECK_NEAR(result.wavesCount, 1024.0 / kSmCount, 1e-4);
+    us = TimedUs(
+        [&]
+        {
+            CHECK(cublasLtMatmul(lt, desc, &alpha, a, la, a, lb, &beta, a, lc, a, lc, &result.algo,
+                                 nullptr, 0, g_stream) == CUBLAS_STATUS_SUCCESS);
+        });
+    CHECK_NEAR(us, O + GemmUs(4096, 4096, 4096, 1, bf16PerSm, 2, 2), 1e-3);
+    // Batched layouts: 8 x (512 x 1024 x 256) at the bf16 rate.
+    int32_t batch = 8;
+    cublasLtMatrixLayout_t ba, bc;
+    CHECK(cublasLtMatrixLayoutCreate(&ba, CUDA_R_16BF, 256, 512, 256) == CUBLAS_STATUS_SUCCESS);
+    CHECK(cublasLtMatrixLayoutCreate(&bc, CUDA_R_16BF, 512, 1024, 512) == CUBLAS_STATUS_SUCCESS);
+    CHECK(cublasLtMatrixLayoutSetAttribute(bc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                           sizeof(batch)) == CUBLAS_STATUS_SUCCESS);
+    us = TimedUs(
+        [&]
+        {
+            cublasLtMatmul(lt, desc, &alpha, a, ba, a, lb, &beta, a, bc, a, bc, nullptr, nullptr, 0,
+                           g_stream);
+        });
+    CHECK_NEAR(us, O + GemmUs(512, 1024, 256, 8, bf16PerSm, 2, 2), 1e-3);
+    int32_t readBack = 0;
+    size_t written = 0;
+    CHECK(cublasLtMatrixLayoutGetAttribute(bc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &readBack,
+                                           sizeof(readBack), &written) == CUBLAS_STATUS_SUCCESS);
+    CHECK(readBack == 8 && written == sizeof(int32_t));
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatrixLayoutDestroy(ba);
+    cublasLtMatrixLayoutDestroy(bc);
+    cublasLtMatmulPreferenceDestroy(pref);
+    cublasLtMatmulDescDestroy(desc);
+    CHECK(cublasLtDestroy(lt) == CUBLAS_STATUS_SUCCESS);
+    return Finish("blas");
+}

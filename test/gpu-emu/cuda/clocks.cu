@@ -1,0 +1,116 @@
+// The clocks the program reads are virtual on its GPU-driving thread: they move by exactly the
+// modelled time across a synchronization, never go backwards, and other threads (or every thread
+// with EIDOLON_VIRTUAL_CLOCKS=0) see real time.
+#include "check.h"
+
+#include <chrono>
+#include <cstring>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <thread>
+#include <unistd.h>
+
+__global__ void
+spin(float*)
+{
+}
+
+double
+RealUs(clockid_t clock)
+{
+    timespec ts;
+    syscall(SYS_clock_gettime, clock, &ts); // bypasses any interposer
+    return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
+}
+
+double
+ThreadCpuUs()
+{
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); // CPU-time clocks are never virtual
+    return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
+}
+
+// With EIDOLON_HOST_CPU_SCALE=2 the host clock advances by twice the CPU time the program spends
+// between calls (compared with the thread's CPU clock, so the machine's speed does not matter).
+int
+CpuScaleMain()
+{
+    spin<<<1, 32>>>(nullptr); // the thread drives the GPU from here on
+    cudaDeviceSynchronize();
+    double virtualBefore = NowUs();
+    double cpuBefore = ThreadCpuUs();
+    volatile double sink = 0;
+    for (int i = 0; i < 20000000; ++i)
+    {
+        sink = sink + i * 0.5;
+    }
+    double cpuSpent = ThreadCpuUs() - cpuBefore;
+    double virtualSpent = NowUs() - virtualBefore;
+    CHECK(cpuSpent > 1000); // the loop really took CPU time
+    CHECK_NEAR(virtualSpent / cpuSpent, 2.0, 0.05);
+    return Finish("clocks (cpu scale 2)");
+}
+
+int
+main(int argc, char** argv)
+{
+    if (argc > 1 && std::strcmp(argv[1], "cpu-scale-2") == 0)
+    {
+        return CpuScaleMain();
+    }
+    const bool virtualClocks = !(argc > 1 && std::strcmp(argv[1], "real") == 0);
+    const double longKernelUs = 2147483647.0 * 1024 * 16 / kHbmBytesPerUs; // ~35 s
+
+    double before = NowUs();
+    auto chronoBefore = std::chrono::steady_clock::now();
+    timeval tvBefore;
+    gettimeofday(&tvBefore, nullptr);
+    spin<<<2147483647, 1024>>>(nullptr);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    double after = NowUs();
+    double chronoUs =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - chronoBefore)
+            .count();
+    timeval tvAfter;
+    gettimeofday(&tvAfter, nullptr);
+    double tvUs = (tvAfter.tv_sec - tvBefore.tv_sec) * 1e6 + (tvAfter.tv_usec - tvBefore.tv_usec);
+    if (virtualClocks)
+    {
+        CHECK_NEAR(after - before, kLaunchOverheadUs + kLaunchLatencyUs + longKernelUs, 1e-3);
+        CHECK_NEAR(chronoUs, kLaunchOverheadUs + kLaunchLatencyUs + longKernelUs, 1e-3);
+        CHECK_NEAR(tvUs, kLaunchOverheadUs + kLaunchLatencyUs + longKernelUs, 2.0);
+        // A thread that drives no GPU sees the real clock, which is far behind (~35 s).
+        double otherThread = 0;
+        std::thread([&] { otherThread = NowUs(); }).join();
+        CHECK(after - otherThread > 20e6);
+        CHECK_NEAR(otherThread, RealUs(CLOCK_MONOTONIC), 5e6);
+    }
+    else
+    {
+        CHECK(after - before < 20e6); // real time: the 35 s kernel took no real time
+        CHECK_NEAR(after, RealUs(CLOCK_MONOTONIC), 5e6);
+    }
+
+    // Never backwards, whichever clock, across CUDA calls.
+    double last = NowUs();
+    auto lastChrono = std::chrono::steady_clock::now();
+    for (int i = 0; i < 2000; ++i)
+    {
+        if (i % 3 == 0)
+        {
+            spin<<<1, 32>>>(nullptr);
+        }
+        if (i % 100 == 0)
+        {
+            cudaDeviceSynchronize();
+        }
+        double now = NowUs();
+        auto nowChrono = std::chrono::steady_clock::now();
+        CHECK(now >= last);
+        CHECK(nowChrono >= lastChrono);
+        last = now;
+        lastChrono = nowChrono;
+    }
+    return Finish(virtualClocks ? "clocks (virtual)" : "clocks (real)");
+}

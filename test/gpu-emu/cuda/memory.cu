@@ -1,0 +1,109 @@
+// Device memory: capacity from the spec (or EIDOLON_MEMORY_CAPACITY), exact failure past it,
+// no backing store (D2H gives zeros), real host/pinned/managed memory, pointer attributes.
+#include "check.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+int
+main(int argc, char** argv)
+{
+    // argv[1]: the capacity this run expects, in bytes.
+    const size_t capacity = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : (size_t(1) << 30);
+    size_t freeBytes = 0, totalBytes = 0;
+    CHECK_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
+    CHECK(totalBytes == capacity);
+    CHECK(freeBytes == capacity);
+
+    // Exactly the capacity fits; one more byte does not.
+    void* all = nullptr;
+    CHECK_EQ_ERR(cudaMalloc(&all, capacity + 1), cudaErrorMemoryAllocation);
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorMemoryAllocation);
+    CHECK_CUDA(cudaMalloc(&all, capacity));
+    CHECK(all != nullptr);
+    void* more = nullptr;
+    CHECK_EQ_ERR(cudaMalloc(&more, 1), cudaErrorMemoryAllocation);
+    CHECK_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
+    CHECK(freeBytes == 0);
+    CHECK_CUDA(cudaFree(all));
+    CHECK_EQ_ERR(cudaFree(all), cudaErrorInvalidValue); // double free
+    cudaGetLastError();
+
+    // Allocations are rounded to 256 bytes; freeing gives the space back.
+    void* a = nullptr;
+    void* b = nullptr;
+    CHECK_CUDA(cudaMalloc(&a, 1000));
+    CHECK_CUDA(cudaMalloc(&b, 256));
+    CHECK(reinterpret_cast<uintptr_t>(a) % 256 == 0 && reinterpret_cast<uintptr_t>(b) % 256 == 0);
+    CHECK_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
+    CHECK(freeBytes == capacity - 1024 - 256);
+
+    // Copies: into device memory discarded, out of it zeros, host to host real.
+    std::vector<unsigned char> host(1000, 0xAB), back(1000, 0xCD);
+    CHECK_CUDA(cudaMemcpy(a, host.data(), 1000, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(back.data(), a, 1000, cudaMemcpyDeviceToHost));
+    CHECK(back[0] == 0 && back[999] == 0);
+    CHECK_CUDA(cudaMemcpy(back.data(), host.data(), 1000, cudaMemcpyDefault));
+    CHECK(back[0] == 0xAB && back[999] == 0xAB);
+    CHECK_CUDA(cudaMemset(a, 1, 1000));
+    CHECK_CUDA(cudaMemcpy(b, a, 256, cudaMemcpyDeviceToDevice));
+
+    // A 1 MB host-to-device copy costs 1e6 B / (32 GB/s * 0.5): 62.5 us, plus O + L.
+    void* big = nullptr;
+    CHECK_CUDA(cudaMalloc(&big, 10000000));
+    std::vector<char> source(1000000);
+    double h = NowUs();
+    CHECK_CUDA(cudaMemcpy(big, source.data(), 1000000, cudaMemcpyHostToDevice));
+    CHECK_NEAR(NowUs() - h, kLaunchOverheadUs + kLaunchLatencyUs + 62.5, 1e-3);
+    // Device to device on one GPU reads and writes every byte: 2 * 1e7 B / 1 TB/s = 20 us.
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    cudaEventRecord(e0);
+    CHECK_CUDA(cudaMemcpyAsync(big, static_cast<char*>(big) + 1, 10000000 - 1,
+                               cudaMemcpyDeviceToDevice, 0));
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK_NEAR(ms, (kLaunchOverheadUs + 2 * (1e7 - 1) / kHbmBytesPerUs) / 1e3, 1e-6);
+
+    // Pinned and managed memory are real host memory.
+    char* pinned = nullptr;
+    CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&pinned), 4096));
+    std::memset(pinned, 7, 4096);
+    cudaPointerAttributes attributes;
+    CHECK_CUDA(cudaPointerGetAttributes(&attributes, pinned));
+    CHECK(attributes.type == cudaMemoryTypeHost);
+    CHECK_CUDA(cudaPointerGetAttributes(&attributes, a));
+    CHECK(attributes.type == cudaMemoryTypeDevice && attributes.device == 0);
+    CHECK_CUDA(cudaPointerGetAttributes(&attributes, static_cast<char*>(a) + 999));
+    CHECK(attributes.type == cudaMemoryTypeDevice);
+    CHECK_CUDA(cudaPointerGetAttributes(&attributes, source.data()));
+    CHECK(attributes.type == cudaMemoryTypeUnregistered);
+    int* managed = nullptr;
+    CHECK_CUDA(cudaMallocManaged(reinterpret_cast<void**>(&managed), 64 * sizeof(int)));
+    managed[63] = 42;
+    CHECK_CUDA(cudaMemcpy(back.data(), managed, 64 * sizeof(int), cudaMemcpyDefault));
+    CHECK(reinterpret_cast<int*>(back.data())[63] == 42);
+    CHECK_CUDA(cudaMemset(managed, 0, 64 * sizeof(int)));
+    CHECK(managed[63] == 0);
+    CHECK_CUDA(cudaPointerGetAttributes(&attributes, managed));
+    CHECK(attributes.type == cudaMemoryTypeManaged);
+    CHECK_CUDA(cudaFree(managed));
+    CHECK_CUDA(cudaFreeHost(pinned));
+    CHECK_CUDA(cudaFree(a));
+    CHECK_CUDA(cudaFree(b));
+    // cudaFree waits for the device: a 20 us device-to-device copy still running is waited for.
+    CHECK_CUDA(cudaMemcpyAsync(big, static_cast<char*>(big) + 1, 10000000 - 1,
+                               cudaMemcpyDeviceToDevice, 0));
+    h = NowUs();
+    CHECK_CUDA(cudaFree(big));
+    CHECK_NEAR(NowUs() - h, kLaunchLatencyUs + 2 * (1e7 - 1) / kHbmBytesPerUs, 1e-3);
+    CHECK_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
+    CHECK(freeBytes == capacity);
+    CHECK_CUDA(cudaFree(nullptr));
+    return Finish("memory");
+}

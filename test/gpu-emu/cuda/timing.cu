@@ -1,0 +1,81 @@
+// A kernel sequence's elapsed time is the sum of its prices plus one launch overhead; events are
+// exact; a GPU-bound sequence is not slowed by the host; a host-bound one is.
+#include "check.h"
+
+__global__ void
+spin(float* data)
+{
+    if (data)
+        data[threadIdx.x] = 0;
+}
+__global__ void
+vector_add_elementwise(const float* a, float* b)
+{
+    b[threadIdx.x] += a[threadIdx.x];
+}
+
+int
+main()
+{
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+
+    // GPU-bound: each kernel is longer than the launch overhead of the next.
+    const int grids[] = {1000, 2000, 500};
+    double expectedUs = kLaunchOverheadUs; // the first kernel is issued one overhead after `start`
+    CHECK_CUDA(cudaEventRecord(start));
+    for (int grid : grids)
+    {
+        spin<<<grid, 1000>>>(nullptr);
+        expectedUs += GenericKernelUs(double(grid) * 1000);
+    }
+    CHECK_CUDA(cudaGetLastError());
+    CHECK_CUDA(cudaEventRecord(stop));
+    float ms = -1;
+    CHECK_EQ_ERR(cudaEventElapsedTime(&ms, start, stop), cudaErrorNotReady); // not yet complete
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    CHECK_NEAR(ms, expectedUs / 1e3, 1e-6); // 16 + 32 + 8 + 2 = 58 us
+    CHECK_NEAR(expectedUs, 58.0, 1e-9);
+
+    // An elementwise kernel moves 12 bytes per thread: 4e6 threads -> 48 us.
+    CHECK_CUDA(cudaEventRecord(start));
+    vector_add_elementwise<<<4000, 1000>>>(nullptr, nullptr);
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    CHECK_NEAR(ms, (kLaunchOverheadUs + 4e6 * 12 / kHbmBytesPerUs) / 1e3, 1e-6);
+
+    // Host-bound: 10 tiny kernels (1 us floor) are issued one launch overhead apart, so `stop`
+    // lands one overhead after the last issue plus its latency and price.
+    CHECK_CUDA(cudaEventRecord(start));
+    for (int i = 0; i < 10; ++i)
+    {
+        spin<<<1, 32>>>(nullptr);
+    }
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    // start is issued at h+O and placed at h+O+L; kernel i (1..10) is issued at h+(i+1)*O and,
+    // the stream being idle again (1 us < O), starts at issue + L; stop is issued at h+12*O and
+    // placed at h+12*O+L: 11 overheads apart.
+    CHECK_NEAR(ms, 11 * kLaunchOverheadUs / 1e3, 1e-6);
+
+    // The host clock moves to the completion time on synchronization.
+    double before = NowUs();
+    spin<<<1000, 1000>>>(nullptr);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_NEAR(NowUs() - before, kLaunchOverheadUs + kLaunchLatencyUs + 16.0, 1e-3);
+
+    // Timing-disabled events cannot be timed; invalid launches report an error.
+    cudaEvent_t untimed;
+    CHECK_CUDA(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming));
+    CHECK_CUDA(cudaEventRecord(untimed));
+    CHECK_CUDA(cudaEventSynchronize(untimed));
+    CHECK_EQ_ERR(cudaEventElapsedTime(&ms, start, untimed), cudaErrorInvalidResourceHandle);
+    spin<<<1, 2048>>>(nullptr);
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    CHECK_EQ_ERR(cudaGetLastError(), cudaSuccess);
+    return Finish("timing");
+}
