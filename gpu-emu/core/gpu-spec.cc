@@ -71,9 +71,9 @@ double
 Tflops(const YAML::Node& table, const std::string& path, const std::string& field)
 {
     YAML::Node node = table[field];
-    if (!node)
+    if (!node || node.IsNull())
     {
-        return 0.0;
+        return 0.0; // absent or null: the GPU has no such unit (A100 and fp8)
     }
     try
     {

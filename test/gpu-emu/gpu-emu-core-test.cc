@@ -71,6 +71,20 @@ BOOST_AUTO_TEST_CASE(loads_test_gpu)
     BOOST_TEST(spec.launchLatencyNs == 3000.0);
 }
 
+BOOST_AUTO_TEST_CASE(every_shipped_spec_loads)
+{
+    // The clusters' own GPU files (topologies/gpus) load as the ranks read them; A100 says
+    // `fp8: null` (no FP8 tensor cores), which means a zero rate, not an error.
+    const std::string dir = EIDOLON_SHIPPED_GPU_DIR;
+    for (const char* name : {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "B200"})
+    {
+        GpuSpec spec = FindGpuSpec(name, {dir});
+        BOOST_TEST(spec.denseFlops.bf16 > 0, name);
+    }
+    BOOST_TEST(FindGpuSpec("A100-SXM4-80GB", {dir}).denseFlops.fp8 == 0.0);
+    BOOST_TEST(FindGpuSpec("A100-SXM4-80GB", {dir}).denseFlops.bf16 == 312e12);
+}
+
 BOOST_AUTO_TEST_CASE(missing_spec_names_where_it_looked)
 {
     try
