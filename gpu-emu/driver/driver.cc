@@ -159,6 +159,42 @@ cuDriverGetVersion(int* version)
     return CUDA_SUCCESS;
 }
 
+namespace
+{
+// The result codes this driver returns, with CUDA's own name and description for each.
+struct ResultText
+{
+    CUresult code;
+    const char* name;
+    const char* text;
+};
+constexpr ResultText kResultTexts[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+
+const ResultText*
+FindResult(CUresult error)
+{
+    for (const ResultText& r : kResultTexts)
+    {
+        if (r.code == error)
+        {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+} // namespace
+
 // Symbolic name of a result code.
 EIDOLON_EXPORT CUresult
 cuGetErrorName(CUresult error, const char** name)
@@ -167,43 +203,9 @@ cuGetErrorName(CUresult error, const char** name)
     {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    switch (error)
-    {
-    case CUDA_SUCCESS:
-        *name = "CUDA_SUCCESS";
-        break;
-    case CUDA_ERROR_INVALID_VALUE:
-        *name = "CUDA_ERROR_INVALID_VALUE";
-        break;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        *name = "CUDA_ERROR_OUT_OF_MEMORY";
-        break;
-    case CUDA_ERROR_NOT_INITIALIZED:
-        *name = "CUDA_ERROR_NOT_INITIALIZED";
-        break;
-    case CUDA_ERROR_NO_DEVICE:
-        *name = "CUDA_ERROR_NO_DEVICE";
-        break;
-    case CUDA_ERROR_INVALID_DEVICE:
-        *name = "CUDA_ERROR_INVALID_DEVICE";
-        break;
-    case CUDA_ERROR_INVALID_HANDLE:
-        *name = "CUDA_ERROR_INVALID_HANDLE";
-        break;
-    case CUDA_ERROR_NOT_FOUND:
-        *name = "CUDA_ERROR_NOT_FOUND";
-        break;
-    case CUDA_ERROR_NOT_READY:
-        *name = "CUDA_ERROR_NOT_READY";
-        break;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        *name = "CUDA_ERROR_NOT_SUPPORTED";
-        break;
-    default:
-        *name = nullptr;
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
+    const ResultText* r = FindResult(error);
+    *name = r ? r->name : nullptr;
+    return r ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 // Description of a result code.
@@ -214,40 +216,9 @@ cuGetErrorString(CUresult error, const char** text)
     {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    switch (error)
-    {
-    case CUDA_SUCCESS:
-        *text = "no error";
-        break;
-    case CUDA_ERROR_INVALID_VALUE:
-        *text = "invalid argument";
-        break;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        *text = "out of memory";
-        break;
-    case CUDA_ERROR_NO_DEVICE:
-        *text = "no CUDA-capable device is detected";
-        break;
-    case CUDA_ERROR_INVALID_DEVICE:
-        *text = "invalid device ordinal";
-        break;
-    case CUDA_ERROR_INVALID_HANDLE:
-        *text = "invalid resource handle";
-        break;
-    case CUDA_ERROR_NOT_FOUND:
-        *text = "named symbol not found";
-        break;
-    case CUDA_ERROR_NOT_READY:
-        *text = "device not ready";
-        break;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        *text = "operation not supported";
-        break;
-    default:
-        *text = nullptr;
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
+    const ResultText* r = FindResult(error);
+    *text = r ? r->text : nullptr;
+    return r ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 // Address of a driver entry point of this library: the newest version of `symbol` we define
