@@ -216,6 +216,26 @@ cudaStreamGetCaptureInfo_v2_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* s
     return CaptureInfo(stream, true, status, id, graph, dependencies, nullptr, numDependencies);
 }
 
+// CUDA 12.3+'s name for the form with edge data (CUDA 13 calls it cudaStreamGetCaptureInfo).
+EIDOLON_EXPORT cudaError_t
+cudaStreamGetCaptureInfo_v3(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                            unsigned long long* id, cudaGraph_t* graph,
+                            const cudaGraphNode_t** dependencies, const cudaGraphEdgeData** edgeData,
+                            size_t* numDependencies)
+{
+    return CaptureInfo(stream, false, status, id, graph, dependencies, edgeData, numDependencies);
+}
+
+// cudaStreamGetCaptureInfo_v3 with a null stream meaning the per-thread default stream.
+EIDOLON_EXPORT cudaError_t
+cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                 unsigned long long* id, cudaGraph_t* graph,
+                                 const cudaGraphNode_t** dependencies,
+                                 const cudaGraphEdgeData** edgeData, size_t* numDependencies)
+{
+    return CaptureInfo(stream, true, status, id, graph, dependencies, edgeData, numDependencies);
+}
+
 // The calling thread's capture interaction mode: accepted (eidolon does not restrict calls).
 EIDOLON_EXPORT cudaError_t
 cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode)

@@ -345,6 +345,13 @@ cudaEventSynchronize(cudaEvent_t handle)
     return cudaSuccess;
 }
 
+// CUDA 12.8+'s name for cudaEventElapsedTime (same semantics; CUDA 13 drops the suffix).
+EIDOLON_EXPORT cudaError_t
+cudaEventElapsedTime_v2(float* ms, cudaEvent_t startHandle, cudaEvent_t endHandle)
+{
+    return cudaEventElapsedTime(ms, startHandle, endHandle);
+}
+
 // Exact time between two completed events, in milliseconds.
 EIDOLON_EXPORT cudaError_t
 cudaEventElapsedTime(float* ms, cudaEvent_t startHandle, cudaEvent_t endHandle)
