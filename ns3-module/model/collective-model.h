@@ -1,0 +1,270 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon: collectives the way NCCL runs them (algorithm, protocol, channels, chunking), turned
+ * into flows over the topology. INTERFACE CONTRACT (the simulator, eidolon-sim, codes against
+ * this); the implementation lives in collective-model.cc.
+ */
+#ifndef EIDOLON_COLLECTIVE_MODEL_H
+#define EIDOLON_COLLECTIVE_MODEL_H
+
+#include "network-model.h"
+#include "topology.h"
+
+#include "ns3/callback.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+/// The NCCL operations a communicator runs. SendRecv stands for a group of point-to-point
+/// transfers (ncclSend/ncclRecv inside one group on one communicator: sendrecv, alltoall,
+/// pipeline).
+enum class CollectiveKind
+{
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+    SendRecv,
+};
+
+enum class NcclAlgorithm
+{
+    Tree,
+    Ring,
+    CollNetDirect,
+    CollNetChain,
+    Nvls,
+    NvlsTree,
+    Pat,
+};
+
+enum class NcclProtocol
+{
+    LL,
+    LL128,
+    Simple,
+};
+
+const char* ToString(CollectiveKind kind);
+const char* ToString(NcclAlgorithm algorithm);
+const char* ToString(NcclProtocol protocol);
+
+inline std::ostream&
+operator<<(std::ostream& os, CollectiveKind kind)
+{
+    return os << ToString(kind);
+}
+
+inline std::ostream&
+operator<<(std::ostream& os, NcclAlgorithm algorithm)
+{
+    return os << ToString(algorithm);
+}
+
+inline std::ostream&
+operator<<(std::ostream& os, NcclProtocol protocol)
+{
+    return os << ToString(protocol);
+}
+
+/// One collective as every rank of the communicator issued it (already matched by the caller).
+struct CollectiveCall
+{
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    /// NCCL's count times the datatype size, as nccl-tests' "size" column: the full buffer for
+    /// AllReduce/Broadcast/Reduce, the per-rank *output* for ReduceScatter's recvcount x ranks...
+    /// Precisely: AllReduce/Broadcast/Reduce: count*typeSize; AllGather: sendcount*typeSize*nranks;
+    /// ReduceScatter: recvcount*typeSize*nranks (the nccl-tests convention: total bytes).
+    uint64_t bytes = 0;
+    uint32_t typeSize = 4;
+    /// Topology device id of each comm rank (index = rank in the communicator).
+    std::vector<uint32_t> gpus;
+    int root = 0;
+    /// SendRecv only: every transfer of the group (comm ranks, bytes).
+    struct Transfer
+    {
+        uint32_t srcRank = 0;
+        uint32_t dstRank = 0;
+        uint64_t bytes = 0;
+    };
+    std::vector<Transfer> transfers;
+    /// Canonical identity (communicator and sequence number hashed): used for ECMP hashing so that
+    /// paths never depend on posting order.
+    uint64_t tag = 0;
+};
+
+/// What NCCL would pick, and what the environment forces (NCCL_ALGO, NCCL_PROTO,
+/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE), for the emulated NCCL version.
+struct NcclConfig
+{
+    std::string algo;      //!< NCCL_ALGO value as NCCL parses it ("" = NCCL's choice)
+    std::string proto;     //!< NCCL_PROTO value ("" = NCCL's choice)
+    int minChannels = -1;  //!< NCCL_MIN_NCHANNELS (-1 unset)
+    int maxChannels = -1;  //!< NCCL_MAX_NCHANNELS (-1 unset)
+    int nvlsEnable = -1;   //!< NCCL_NVLS_ENABLE (-1 unset = NCCL's default)
+    int nvlsChannels = -1; //!< NCCL_NVLS_NCHANNELS (-1 unset)
+    int patEnable = -1;    //!< NCCL_PAT_ENABLE (-1 unset = 2, auto)
+    /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
+    /// the variable on a value NCCL would reject.
+    static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);
+    /// Checks every field as FromEnvironment would; throws std::invalid_argument naming the
+    /// variable (SetConfig calls it, so a hand-built config is checked too).
+    void Validate() const;
+};
+
+/// What the model derived about a communicator from the topology: NCCL's topology search as
+/// far as the model reproduces it (doc/collective-model.md), per algorithm graph.
+struct NcclCommInfo
+{
+    struct Graph
+    {
+        int nChannels = 0;        //!< search channels (what NCCL's tuning model sees)
+        double bwIntra = 0;       //!< GB/s per search channel inside a node
+        double bwInter = 0;       //!< GB/s per search channel across nodes
+        bool nvlinkIntra = false; //!< intra-node path type is NVLink (else PCI)
+        bool ll128 = false;       //!< LL128 allowed on this graph (NCCL's platform rule)
+    };
+    uint32_t nRanks = 0;
+    uint32_t nNodes = 0;
+    uint32_t ppn = 0;   //!< nRanks / nNodes (integer division, as NCCL's latency uses it)
+    int minCompCap = 0; //!< e.g. 90 for sm_90 (smallest over the comm)
+    int maxCompCap = 0;
+    bool nvswitch = false; //!< every rank's GPU hangs off an NVSwitch
+    bool nvls = false;     //!< NVLS usable (sm90+, NVSwitch, NCCL_NVLS_ENABLE, >= 2 ranks)
+    bool pat = false;      //!< PAT usable (one rank per node, NCCL_PAT_ENABLE)
+    Graph ring, tree;
+    Graph nvlsGraph;      //!< NVLS graph: one channel per head
+    int channels = 0;     //!< comm.nChannels (after Postset and NCCL_MIN/MAX_NCHANNELS)
+    int nvlsChannels = 0; //!< NVLS/NVLSTree CTAs
+    int p2pChannels = 0;  //!< p2pnChannels
+    int p2pChannelsPerPeer = 0;
+    uint64_t p2pChunkBytes = 0;
+    /// Payload fraction of the NVLink line rate (NCCL's per-link figure over the line rate).
+    double nvlinkEfficiency = 0;
+    double nvlsEfficiency = 0;   //!< fraction of NVLink payload rate multimem operations reach
+    double channelBandwidth = 0; //!< bytes/s one channel (CTA) can move
+};
+
+/// NCCL's tuning table for one call: what rank 0 prints under NCCL_DEBUG_SUBSYS=TUNING
+/// (latency in us, algorithm bandwidth in GB/s), and the resulting time estimate per
+/// algorithm/protocol (negative: disabled).
+struct NcclCostTable
+{
+    double latencyUs[7][3] = {};
+    double bandwidthGBps[7][3] = {};
+    double timeUs[7][3] = {};
+};
+
+/// The choice for one call, with NCCL's own time estimate (for reports; the simulated time comes
+/// from the flows).
+struct CollectivePlan
+{
+    NcclAlgorithm algorithm = NcclAlgorithm::Ring;
+    NcclProtocol protocol = NcclProtocol::Simple;
+    int channels = 1;
+    double ncclEstimateUs = 0;
+};
+
+struct NcclTables; //!< NCCL's constant tables for one release (collective-model.cc)
+
+/**
+ * \ingroup eidolon
+ * \brief Chooses algorithm/protocol/channels as NCCL does and runs the chosen data movement as
+ * flows on a NetworkModel, so concurrent collectives contend on every link they share.
+ */
+class CollectiveModel : public Object
+{
+public:
+    static TypeId GetTypeId();
+    CollectiveModel();
+    ~CollectiveModel() override;
+
+    void SetNetworkModel(Ptr<NetworkModel> network);
+    void SetConfig(const NcclConfig& config);
+
+    /// NCCL's choice for this call on this topology (GPU generation, node count, NVSwitch, NICs).
+    CollectivePlan Choose(const CollectiveCall& call) const;
+
+    /// Called once per comm rank, from an ns-3 event at the time that rank's part is done
+    /// (Simulator::Now() is its end): the rank's later work may start then, so it must not be
+    /// delayed to the end of the slowest rank (a pipeline sender goes on before its receiver).
+    using DoneCallback = Callback<void, uint32_t /*comm rank*/>;
+
+    /// Runs `call`; rank r's part becomes ready at starts[r] (>= Simulator::Now()). Flows are
+    /// posted to the network model; `done` is invoked once per rank as above. Returns the plan.
+    CollectivePlan Start(const CollectiveCall& call, const std::vector<Time>& starts,
+                         DoneCallback done);
+
+    /// The communicator as the model sees it (graphs, channels, efficiencies); `gpus` are
+    /// topology device ids by comm rank. Cached per GPU set.
+    NcclCommInfo DescribeCommunicator(const std::vector<uint32_t>& gpus) const;
+    /// NCCL's cost table for this call (after the environment's enable/disable rules).
+    NcclCostTable CostTable(const CollectiveCall& call) const;
+    /// The latency (us) the timing adds to the data movement of `plan` for `call`: NCCL's own
+    /// latency formula for the algorithm/protocol (doc/collective-model.md).
+    double PlanLatencyUs(const CollectiveCall& call, const CollectivePlan& plan) const;
+    /// The emulated NCCL version as NCCL encodes it (2.30.7 -> 23007).
+    uint32_t GetNcclVersion() const { return m_ncclVersion; }
+    /// nccl-tests' bus bandwidth factor for `kind` on n ranks (busbw = algbw x factor).
+    static double BusBandwidthFactor(CollectiveKind kind, uint32_t n);
+
+protected:
+    void DoDispose() override;
+
+private:
+    struct FlowJob;
+    const NcclTables& GetTables() const;
+    double ProtocolEfficiency(int protocol) const;
+    Ptr<const Topology> GetTopology() const;
+    void IndexTopology() const;
+    NcclCommInfo Analyze(const std::vector<uint32_t>& gpus) const;
+    CollectivePlan ChooseFor(const CollectiveCall& call, const NcclCommInfo& comm) const;
+    void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, NcclCostTable& table,
+                      bool applyEnv) const;
+    int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
+                   NcclProtocol protocol) const;
+    std::vector<std::vector<uint32_t>> RingOrders(const CollectiveCall& call,
+                                                  const NcclCommInfo& comm, int channels) const;
+    void PostCollective(const CollectiveCall& call, const NcclCommInfo& comm,
+                        const CollectivePlan& plan, Time start, DoneCallback done);
+    void PostSendRecv(const CollectiveCall& call, const NcclCommInfo& comm,
+                      const std::vector<Time>& starts, DoneCallback done);
+
+    Ptr<NetworkModel> m_network;
+    NcclConfig m_config;
+    uint32_t m_ncclVersion;
+    double m_channelBandwidth; //!< attribute; 0: NCCL's per-link NVLink figure
+    double m_nvlinkEfficiency; //!< attribute; 0: derived from NCCL's per-link figure
+    double m_nvlsEfficiency;   //!< attribute; 0: NCCL's table
+    double m_netEfficiency;
+    double m_pcieEfficiency;
+    double m_llEfficiency;
+    double m_ll128Efficiency;
+    double m_simpleEfficiency;
+    std::string m_cpuVendor;
+    bool m_nvlsMulticast;
+    bool m_pxn;
+    /// Per topology device: links touching it (built on first use).
+    mutable std::vector<std::vector<uint32_t>> m_deviceLinks;
+    mutable std::map<std::vector<uint32_t>, NcclCommInfo> m_commCache;
+    /// Attribute values the cache was built with (attributes may change after a lookup).
+    mutable std::vector<double> m_commCacheKey;
+    mutable uint64_t m_warnedFallbacks = 0;
+};
+
+} // namespace eidolon
+} // namespace ns3
+
+#endif // EIDOLON_COLLECTIVE_MODEL_H

@@ -1,0 +1,494 @@
+// CollectiveModel: NCCL's choice (algorithm, protocol, channels) from its cost tables, and the
+// chosen data movement timed as flows. Expected values are worked out by hand in the comments from
+// NCCL's tables (../shared/notes/nccl-model-facts.md, NCCL 2.30.7) and the alpha-beta formula.
+//
+// The DGX H100 of topologies/dgx-h100-1node.yaml: 8 GPUs, each with one 450 GB/s (per direction)
+// link of 250 ns to the NVSwitch domain. NCCL sees NVLink4 as 18 x 20.6 = 370.8 GB/s per GPU, so
+// the model's NVLink payload efficiency is 20.6 / 25 = 0.824 and one channel (CTA) moves at most
+// 20.6 GB/s (NCCL's per-link figure).
+#define BOOST_TEST_MODULE collective_model
+#include "cluster-helper.h"
+#include "collective-model.h"
+#include "flow-model.h"
+#include "topology.h"
+
+#include "ns3/double.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+using namespace ns3;
+using namespace ns3::eidolon;
+
+namespace
+{
+struct SimulatorGuard
+{
+    ~SimulatorGuard() { Simulator::Destroy(); }
+};
+
+Ptr<Topology>
+Load(const std::string& name)
+{
+    static std::map<std::string, Ptr<Topology>> cache;
+    auto it = cache.find(name);
+    if (it == cache.end())
+    {
+        ClusterHelper cluster;
+        it = cache.emplace(name, cluster.ReadTopology(name)).first;
+    }
+    return it->second;
+}
+
+struct Bench
+{
+    Ptr<Topology> topo;
+    Ptr<FlowModel> net;
+    Ptr<CollectiveModel> model;
+
+    explicit Bench(const std::string& topology, const std::map<std::string, std::string>& env = {})
+    {
+        topo = Load(topology);
+        net = CreateObject<FlowModel>();
+        net->SetTopology(topo);
+        model = CreateObject<CollectiveModel>();
+        model->SetNetworkModel(net);
+        model->SetConfig(NcclConfig::FromEnvironment(env));
+    }
+
+    CollectiveCall Call(CollectiveKind kind, uint64_t bytes, uint32_t ranks = 0,
+                        uint64_t tag = 1) const
+    {
+        CollectiveCall c;
+        c.kind = kind;
+        c.bytes = bytes;
+        c.tag = tag;
+        uint32_t n = ranks ? ranks : topo->GpuCount();
+        for (uint32_t g = 0; g < n; ++g)
+        {
+            c.gpus.push_back(topo->GpuDevice(g));
+        }
+        return c;
+    }
+
+    /// Runs the calls at time 0 and returns each call's per-rank end times (us).
+    std::vector<std::vector<double>> Run(const std::vector<CollectiveCall>& calls,
+                                         std::vector<CollectivePlan>* plans = nullptr,
+                                         const std::vector<std::vector<Time>>& starts = {})
+    {
+        std::vector<std::vector<double>> ends(calls.size());
+        for (size_t i = 0; i < calls.size(); ++i)
+        {
+            ends[i].assign(calls[i].gpus.size(), -1);
+            auto* slot = &ends[i];
+            std::vector<Time> st =
+                starts.empty() ? std::vector<Time>(calls[i].gpus.size(), Seconds(0)) : starts[i];
+            CollectivePlan plan =
+                model->Start(calls[i], st,
+                             [slot](uint32_t r)
+                             {
+                                 BOOST_TEST((*slot)[r] < 0, "rank " << r << " reported twice");
+                                 (*slot)[r] = Simulator::Now().GetNanoSeconds() / 1e3;
+                             });
+            if (plans)
+            {
+                plans->push_back(plan);
+            }
+        }
+        Simulator::Run();
+        Simulator::Destroy();
+        return ends;
+    }
+};
+
+constexpr double kGiB = 1073741824.0;
+constexpr double kNvlPayload = 450e9 * 0.824; // 370.8 GB/s, NCCL's NVLink4 figure
+constexpr double kCta = 20.6e9;               // one channel's copy rate on sm90
+
+bool
+Near(double got, double want, double rel = 1e-3, double absUs = 0.01)
+{
+    return std::fabs(got - want) <= std::max(rel * std::fabs(want), absUs);
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(communicator_matches_nccl_search_on_dgx_h100)
+{
+    // One node: a ring channel uses each GPU's 370.8 GB/s once, so 6 x 60 GB/s (sm90 speeds
+    // 60, 50, ...), doubled by the search to 12 x 30; comm.nChannels = 2 x 12 = 24. NVLS: 8 heads,
+    // (8 + 1) x 40 <= 370.8 < 9 x 50, bwInter raised to 60; 16 NVLS CTAs on sm90.
+    Bench b("dgx-h100-1node");
+    NcclCommInfo c = b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+    BOOST_TEST(c.nRanks == 8u);
+    BOOST_TEST(c.nNodes == 1u);
+    BOOST_TEST(c.minCompCap == 90);
+    BOOST_TEST(c.ring.nChannels == 12);
+    BOOST_TEST(c.ring.bwIntra == 30.0);
+    BOOST_TEST(c.channels == 24);
+    BOOST_TEST(c.nvls);
+    BOOST_TEST(c.nvlsGraph.nChannels == 8);
+    BOOST_TEST(c.nvlsGraph.bwIntra == 40.0);
+    BOOST_TEST(c.nvlsGraph.bwInter == 60.0);
+    BOOST_TEST(c.nvlsChannels == 16);
+    BOOST_TEST(Near(c.nvlinkEfficiency, 0.824, 1e-9));
+
+    // Two nodes: GPU-NIC path min(400 Gb/s = 50, PCIe Gen5 48) = 48 GB/s, one channel per NIC:
+    // 8 x 48, not doubled (sm90, < 50 GB/s, > 4 channels); Postset doubles to 16.
+    Bench d("default");
+    NcclCommInfo m = d.model->DescribeCommunicator(d.Call(CollectiveKind::AllReduce, 1).gpus);
+    BOOST_TEST(m.nNodes == 2u);
+    BOOST_TEST(m.ring.nChannels == 8);
+    BOOST_TEST(m.ring.bwInter == 48.0);
+    BOOST_TEST(m.channels == 16);
+    // NVLS heads bound to the 8 NICs: 9 x 40 <= 370.8, bwInter raised to min(2 x 40, 48).
+    BOOST_TEST(m.nvlsGraph.bwIntra == 40.0);
+    BOOST_TEST(m.nvlsGraph.bwInter == 48.0);
+}
+
+BOOST_AUTO_TEST_CASE(cost_table_is_ncclS_for_8_h100)
+{
+    // nccl-model-facts.md 1.8: AllReduce on 8 H100, n/nsteps = 8/14.
+    Bench b("dgx-h100-1node");
+    NcclCostTable t = b.model->CostTable(b.Call(CollectiveKind::AllReduce, 1 << 20));
+    const int ring = int(NcclAlgorithm::Ring), tree = int(NcclAlgorithm::Tree),
+              nvls = int(NcclAlgorithm::Nvls);
+    const int ll = 0, ll128 = 1, simple = 2;
+    BOOST_TEST(Near(t.bandwidthGBps[ring][ll], 141.0 * 8 / 14));    // min(141, 0.5 x 360)
+    BOOST_TEST(Near(t.bandwidthGBps[ring][ll128], 331.2 * 8 / 14)); // min(0.92 x 360, 12 x 36.7)
+    BOOST_TEST(Near(t.bandwidthGBps[ring][simple], 360.0 * 8 / 14));
+    BOOST_TEST(Near(t.bandwidthGBps[tree][ll], 331.2 / 3.8 * 0.5));
+    BOOST_TEST(Near(t.bandwidthGBps[nvls][simple], 8 * 40 * 0.85 * 7 / 8 * 2 * 8 / 14.0));
+    BOOST_TEST(Near(t.latencyUs[ring][ll], 6.6 + 14 * 0.6));
+    BOOST_TEST(Near(t.latencyUs[ring][ll128], 14 + 14 * 1.9));
+    BOOST_TEST(Near(t.latencyUs[ring][simple], 8.4 + 14 * 3.4));
+    BOOST_TEST(Near(t.latencyUs[tree][ll128], 14 + 2 * 7 * 1.25));
+    BOOST_TEST(Near(t.latencyUs[nvls][simple], 25.0));
+    // CollNet needs SHARP switches; NVLSTree needs several nodes; PAT one rank per node.
+    BOOST_TEST(t.timeUs[int(NcclAlgorithm::CollNetDirect)][simple] < 0);
+    BOOST_TEST(t.timeUs[int(NcclAlgorithm::NvlsTree)][simple] < 0);
+    BOOST_TEST(t.timeUs[int(NcclAlgorithm::Pat)][simple] < 0);
+}
+
+BOOST_AUTO_TEST_CASE(selection_by_size_follows_nccl_rule)
+{
+    // Ring/LL: 15.0 + S/80.57 kB/us; NVLS: 25 + S/272 kB/us. They cross at
+    // S = 10 / (1/80.57 - 1/272) / 1e-3 ~ 1.145 MB: 1 MiB stays on LL, 2 MiB goes NVLS.
+    // 8 KiB: Ring/LL 15.10 us against Tree/LL 15.2 + 8192 / (43.6 x 0.7) = 15.47 us.
+    Bench b("dgx-h100-1node");
+    auto plan = [&](uint64_t bytes)
+    { return b.model->Choose(b.Call(CollectiveKind::AllReduce, bytes)); };
+    BOOST_TEST(plan(8192).algorithm == NcclAlgorithm::Ring);
+    BOOST_TEST(plan(8192).protocol == NcclProtocol::LL);
+    BOOST_TEST(Near(plan(8192).ncclEstimateUs, 15.0 + 8192 / (141.0 * 8 / 14 * 1000)));
+    BOOST_TEST(plan(1 << 20).protocol == NcclProtocol::LL);
+    BOOST_TEST(plan(2 << 20).algorithm == NcclAlgorithm::Nvls);
+    BOOST_TEST(plan(2 << 20).protocol == NcclProtocol::Simple);
+    BOOST_TEST(plan(1ull << 30).algorithm == NcclAlgorithm::Nvls);
+    BOOST_TEST(plan(1ull << 30).channels == 16);
+    // 8 KiB of Ring/LL: one channel per 32 KiB (512 threads x 8 B x 8 ranks), so 1 channel.
+    BOOST_TEST(plan(8192).channels == 1);
+
+    // Without NVLS: LL up to ~3.6 MB (15 + S/80.57 = 40.6 + S/189.3), LL128 up to ~36.6 MB
+    // (40.6 + S/189.3 = 56 + S/205.7), Simple beyond.
+    Bench off("dgx-h100-1node", {{"NCCL_NVLS_ENABLE", "0"}});
+    auto plan2 = [&](uint64_t bytes)
+    { return off.model->Choose(off.Call(CollectiveKind::AllReduce, bytes)); };
+    BOOST_TEST(plan2(2 << 20).protocol == NcclProtocol::LL);
+    BOOST_TEST(plan2(8 << 20).protocol == NcclProtocol::LL128);
+    BOOST_TEST(plan2(64 << 20).protocol == NcclProtocol::Simple);
+    BOOST_TEST(plan2(64 << 20).algorithm == NcclAlgorithm::Ring);
+    BOOST_TEST(plan2(64 << 20).channels == 24);
+
+    // All-gather: NVLS's all-gather bandwidth (8 x 40 x 0.85 x 7/8 x 7/8 = 208 GB/s, no ring
+    // conversion) loses to the ring's 360 x 8/7 = 411 GB/s.
+    auto ag = b.model->Choose(b.Call(CollectiveKind::AllGather, 1ull << 30));
+    BOOST_TEST(ag.algorithm == NcclAlgorithm::Ring);
+    BOOST_TEST(ag.protocol == NcclProtocol::Simple);
+}
+
+BOOST_AUTO_TEST_CASE(ring_allreduce_time_is_alpha_beta)
+{
+    // NCCL_ALGO=Ring, NCCL_PROTO=Simple, 1 GiB on 8 H100, 24 channels. Each channel is one flow
+    // crossing every GPU's uplink and downlink once: 24 flows share each 450 GB/s link (18.75 GB/s
+    // each, below a CTA's 20.6 / 0.824 = 25 GB/s), so the ring moves 2(n-1)/n x S at 0.824 x 450
+    // = 370.8 GB/s of payload. alpha = NCCL's ring latency 8.4 + 14 x 3.4 = 56 us.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = b.Run({b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    BOOST_TEST(plans[0].algorithm == NcclAlgorithm::Ring);
+    BOOST_TEST(plans[0].channels == 24);
+    const double want = 56.0 + 1.75 * kGiB / kNvlPayload * 1e6;
+    for (double e : ends[0])
+    {
+        BOOST_TEST(Near(e, want, 1e-4), e << " us, want " << want);
+    }
+    BOOST_TEST(Near(
+        b.model->PlanLatencyUs(b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)), plans[0]), 56.0));
+}
+
+BOOST_AUTO_TEST_CASE(max_channels_changes_time_as_predicted)
+{
+    // NCCL_MAX_NCHANNELS=2: two flows get 225 GB/s of every link each, but a channel's CTA moves
+    // only 20.6 GB/s: T = 56 us + 1.75 x S / (2 x 20.6 GB/s), about 9x the 24-channel time.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node",
+            {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MAX_NCHANNELS", "2"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = b.Run({b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    BOOST_TEST(plans[0].channels == 2);
+    const double want = 56.0 + 1.75 * kGiB / (2 * kCta) * 1e6;
+    BOOST_TEST(Near(ends[0][0], want, 1e-4), ends[0][0] << " us, want " << want);
+}
+
+BOOST_AUTO_TEST_CASE(nvls_beats_ring_on_8_h100_and_its_time_by_hand)
+{
+    // 1 GiB, NCCL's choice: NVLS/Simple, 16 CTAs. Per channel one flow over every GPU's uplink and
+    // downlink carrying (1 + 1/8) x S/16 (each GPU's data to the switch, the heads' reduced share
+    // back, and the multicast result). 16 flows share each link: 450/16 GB/s of wire, of which NVLS
+    // carries 0.824 (NVLink payload) x 0.85 (NCCL's nvlsEff for Hopper) as data. NCCL's chunk rule
+    // keeps 128 KiB chunks at 1 GiB (not below 64 x 16 x 8 x 128 KiB); the three stages (scatter,
+    // reduce+multicast, gather) cost two more loops of 8 heads x 128 KiB x 1.125. Latency 25 us.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node");
+    std::vector<CollectivePlan> plans;
+    auto ends = b.Run({b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    BOOST_TEST(plans[0].algorithm == NcclAlgorithm::Nvls);
+    BOOST_TEST(plans[0].channels == 16);
+    const double perFlowRate = 450e9 / 16 * 0.824 * 0.85;
+    const double bytes = 1.125 * kGiB / 16 + 2 * 1.125 * 8 * 131072;
+    const double want = 25.0 + bytes / perFlowRate * 1e6;
+    BOOST_TEST(Near(ends[0][7], want, 1e-4), ends[0][7] << " us, want " << want);
+    // Bus bandwidth above the ring's 370.8 GB/s: the switch does the reduction.
+    const double busbw = kGiB / (ends[0][7] * 1e3) * 1.75;
+    BOOST_TEST(busbw > 460.0);
+    BOOST_TEST(busbw < 490.0);
+
+    // NCCL_NVLS_ENABLE=0: the ring, at 370.8 GB/s.
+    Bench off("dgx-h100-1node", {{"NCCL_NVLS_ENABLE", "0"}});
+    BOOST_TEST(off.model->Choose(off.Call(CollectiveKind::AllReduce, uint64_t(kGiB))).algorithm ==
+               NcclAlgorithm::Ring);
+    BOOST_TEST(!off.model->DescribeCommunicator(off.Call(CollectiveKind::AllReduce, 1).gpus).nvls);
+}
+
+BOOST_AUTO_TEST_CASE(tree_across_two_nodes)
+{
+    // default.yaml, 16 ranks, NCCL_ALGO=Tree, Simple, 1 GiB, 16 channels: channels 0-7 use tree 0
+    // (node 1 under node 0), 8-15 tree 1 (node 0 under node 1). Channel c: the intra-node chain
+    // from GPU c both ways, and GPU c of node 0 <-> GPU c of node 1 over rail c. A tree CTA splits
+    // into a reduce and a broadcast half: 20.6 / 2 = 10.3 GB/s per channel (NCCL's own cap,
+    // 41.4 GB/s per search channel x 8 / 16 / 2 = 10.35, is looser). Links are not the limit (NIC
+    // c: 2 flows on 50 GB/s; NVLink: at most 2 uses x 16 flows on 450 GB/s). The tree's chunk stays
+    // 512 KiB (2^30 / (16 x 512 KiB) = 128 chunks >= 8 x depth 8) and crosses two network stages,
+    // one more chunk-time. Latency: 8.4 + 2 x (7 x 4.0 + 1 x 14) = 92.4 us.
+    SimulatorGuard guard;
+    Bench b("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = b.Run({b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    BOOST_TEST(plans[0].algorithm == NcclAlgorithm::Tree);
+    BOOST_TEST(plans[0].channels == 16);
+    const double want = 92.4 + (kGiB / 16 + 524288) / (kCta / 2) * 1e6;
+    for (double e : ends[0])
+    {
+        BOOST_TEST(Near(e, want, 1e-4), e << " us, want " << want);
+    }
+    // NCCL's own choice for 1 GiB on 2 nodes is NVLSTree (its model: min(59.5, 2 x 48, 57.7) x 8
+    // = 462 GB/s bus, 247 algorithm, latency 25 + 2 x 20.9).
+    auto pick = Bench("default").model->Choose(b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)));
+    BOOST_TEST(pick.algorithm == NcclAlgorithm::NvlsTree);
+}
+
+BOOST_AUTO_TEST_CASE(two_concurrent_allreduces_share_the_links)
+{
+    // Two Ring/Simple all-reduces of 1 GiB on the same 8 GPUs at once: 48 flows on every link,
+    // 9.375 GB/s of wire each, so the bandwidth term doubles: T2 = 56 + 2 x B, against
+    // T1 = 56 + B with B = 1.75 x S / 370.8 GB/s.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "ring"}, {"NCCL_PROTO", "simple"}});
+    auto ends = b.Run({b.Call(CollectiveKind::AllReduce, uint64_t(kGiB), 0, 1),
+                       b.Call(CollectiveKind::AllReduce, uint64_t(kGiB), 0, 2)});
+    const double beta = 1.75 * kGiB / kNvlPayload * 1e6;
+    const double alone = 56.0 + beta;
+    const double shared = 56.0 + 2 * beta;
+    BOOST_TEST(Near(ends[0][0], shared, 1e-4), ends[0][0] << " us, want " << shared);
+    BOOST_TEST(Near(ends[1][0], shared, 1e-4));
+    BOOST_TEST(Near(ends[0][0] / alone, shared / alone, 1e-4));
+    BOOST_TEST(ends[0][0] / alone > 1.98);
+}
+
+BOOST_AUTO_TEST_CASE(environment_overrides)
+{
+    Bench ring("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}});
+    auto big = ring.Call(CollectiveKind::AllReduce, uint64_t(kGiB));
+    BOOST_TEST(ring.model->Choose(big).algorithm == NcclAlgorithm::Ring);
+
+    // NCCL syntax: lists, '^' inverts, case-insensitive, per-function "func:list;func:list".
+    Bench lists("dgx-h100-1node", {{"NCCL_ALGO", "tree,RING"}});
+    BOOST_TEST(lists.model->Choose(big).algorithm != NcclAlgorithm::Nvls);
+    Bench perFunc("dgx-h100-1node", {{"NCCL_ALGO", "allreduce:ring;allgather:ring"}});
+    BOOST_TEST(perFunc.model->Choose(big).algorithm == NcclAlgorithm::Ring);
+    Bench perFunc2("dgx-h100-1node", {{"NCCL_ALGO", "AllGather:Ring"}});
+    BOOST_TEST(perFunc2.model->Choose(big).algorithm == NcclAlgorithm::Nvls);
+
+    // NCCL_PROTO=^LL128 without NVLS: at 8 MiB LL128 would win (above); without it LL and Simple
+    // cross at 15 + S/80.57 = 56 + S/205.7, S ~ 5.4 MB: 4 MiB stays LL, 8 MiB goes Simple.
+    Bench noLl128("dgx-h100-1node", {{"NCCL_PROTO", "^LL128"}, {"NCCL_NVLS_ENABLE", "0"}});
+    BOOST_TEST(noLl128.model->Choose(noLl128.Call(CollectiveKind::AllReduce, 4 << 20)).protocol ==
+               NcclProtocol::LL);
+    BOOST_TEST(noLl128.model->Choose(noLl128.Call(CollectiveKind::AllReduce, 8 << 20)).protocol ==
+               NcclProtocol::Simple);
+    Bench onlyLl("dgx-h100-1node", {{"NCCL_PROTO", "ll"}});
+    BOOST_TEST(onlyLl.model->Choose(big).protocol == NcclProtocol::LL);
+    BOOST_TEST(onlyLl.model->Choose(big).algorithm != NcclAlgorithm::Nvls); // NVLS is Simple only
+
+    // NCCL_MIN_NCHANNELS raises comm.nChannels (up to 64).
+    Bench minCh("dgx-h100-1node", {{"NCCL_MIN_NCHANNELS", "32"}});
+    BOOST_TEST(minCh.model->DescribeCommunicator(big.gpus).channels == 32);
+
+    // CollNet cannot run without SHARP switches: NCCL_ALGO=CollNetDirect falls back (warning).
+    Bench collnet("dgx-h100-1node", {{"NCCL_ALGO", "CollNetDirect"}});
+    auto fb = collnet.model->Choose(big);
+    BOOST_TEST(fb.algorithm != NcclAlgorithm::CollNetDirect);
+    BOOST_TEST(fb.algorithm != NcclAlgorithm::CollNetChain);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_environment_names_the_variable)
+{
+    auto message = [](const std::map<std::string, std::string>& env) -> std::string
+    {
+        try
+        {
+            NcclConfig::FromEnvironment(env);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            return e.what();
+        }
+        return "";
+    };
+    BOOST_TEST(message({{"NCCL_ALGO", "ring,bogus"}}).find("NCCL_ALGO") != std::string::npos);
+    BOOST_TEST(message({{"NCCL_ALGO", "ring,bogus"}}).find("bogus") != std::string::npos);
+    BOOST_TEST(message({{"NCCL_ALGO", "sideways:ring"}}).find("NCCL_ALGO") != std::string::npos);
+    BOOST_TEST(message({{"NCCL_PROTO", "LL256"}}).find("NCCL_PROTO") != std::string::npos);
+    BOOST_TEST(message({{"NCCL_MAX_NCHANNELS", "abc"}}).find("NCCL_MAX_NCHANNELS") !=
+               std::string::npos);
+    BOOST_TEST(message({{"NCCL_MAX_NCHANNELS", "0"}}).find("NCCL_MAX_NCHANNELS") !=
+               std::string::npos);
+    BOOST_TEST(message({{"NCCL_MIN_NCHANNELS", "-3"}}).find("NCCL_MIN_NCHANNELS") !=
+               std::string::npos);
+    BOOST_TEST(message({{"NCCL_NVLS_ENABLE", "7"}}).find("NCCL_NVLS_ENABLE") != std::string::npos);
+    BOOST_TEST(message({{"NCCL_ALGO", "Tree,Ring"}, {"NCCL_PROTO", "^LL128"}}).empty());
+    // A hand-built config is checked by SetConfig.
+    Ptr<CollectiveModel> m = CreateObject<CollectiveModel>();
+    NcclConfig bad;
+    bad.proto = "fast";
+    BOOST_CHECK_THROW(m->SetConfig(bad), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(sendrecv_ranks_end_when_their_own_transfers_do)
+{
+    // A chain on one node: rank 0 sends 1 GB to rank 1, rank 1 sends 0.25 GB to rank 2. Each
+    // transfer is alone on its links. p2p channels: perPeer 2 x 18 -> 64 -> clamped to 32 p2p
+    // channels; nChannelsMin 32 -> 8 (8 x 3 ranks <= 32). 1 GB: parts above 32 x 512 KiB double
+    // 8 -> 16 -> 32 channels, 32 x 20.6 GB/s > 370.8: NVLink-bound. 0.25 GB: 8 -> 16 channels
+    // (15.6 MB parts), 16 x 20.6 = 329.6 GB/s: CTA-bound. Latency 8.4 + 3.4 = 11.8 us (Simple).
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node");
+    CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 3);
+    call.transfers = {{0, 1, 1000000000}, {1, 2, 250000000}};
+    auto ends = b.Run({call});
+    const double big = 11.8 + 1e9 / kNvlPayload * 1e6;
+    const double small = 11.8 + 0.25e9 / (16 * kCta) * 1e6;
+    BOOST_TEST(Near(ends[0][0], big, 1e-4), ends[0][0] << " vs " << big);
+    BOOST_TEST(Near(ends[0][1], big, 1e-4));
+    BOOST_TEST(Near(ends[0][2], small, 1e-4), ends[0][2] << " vs " << small);
+    BOOST_TEST(ends[0][2] < ends[0][0] / 3);
+}
+
+BOOST_AUTO_TEST_CASE(sendrecv_waits_for_both_ranks_and_self_copies_run_at_hbm_speed)
+{
+    // Rank 1 arrives at 100 us: the 0 -> 1 transfer (100 MB, 8 channels: 100 MB / 8 = 12.5 MB
+    // parts, below 16 MiB; 8 x 20.6 = 164.8 GB/s, CTA-bound) starts then. Rank 2 copies 1 GB to
+    // itself: read and write at 3.35 TB/s, 2 x 1e9 / 3.35e12 s = 597.0 us. Rank 3 has nothing to
+    // do and is done when it arrives (50 us).
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node");
+    CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 4);
+    call.transfers = {{0, 1, 100000000}, {2, 2, 1000000000}};
+    auto ends =
+        b.Run({call}, nullptr, {{Seconds(0), MicroSeconds(100), Seconds(0), MicroSeconds(50)}});
+    const double p2p = 100 + 11.8 + 1e8 / (8 * kCta) * 1e6;
+    BOOST_TEST(Near(ends[0][0], p2p, 1e-4), ends[0][0] << " vs " << p2p);
+    BOOST_TEST(Near(ends[0][1], p2p, 1e-4));
+    BOOST_TEST(Near(ends[0][2], 2e9 / 3.35e12 * 1e6, 1e-4), ends[0][2]);
+    BOOST_TEST(Near(ends[0][3], 50.0, 1e-6));
+}
+
+BOOST_AUTO_TEST_CASE(collective_waits_for_its_last_rank_and_reports_every_rank_once)
+{
+    // Ring/Simple 1 GiB with rank 5 arriving at 1 ms: the ring starts then; every rank is done at
+    // 1000 + 56 + 1.75 x S / 370.8 GB/s. A single-rank communicator or 0 bytes is done at once.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    std::vector<Time> starts(8, Seconds(0));
+    starts[5] = MilliSeconds(1);
+    auto one = b.Call(CollectiveKind::AllReduce, uint64_t(kGiB), 1);
+    auto empty = b.Call(CollectiveKind::AllGather, 0, 8, 3);
+    auto ends = b.Run({b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)), one, empty}, nullptr,
+                      {starts, {MicroSeconds(7)}, std::vector<Time>(8, MicroSeconds(3))});
+    const double want = 1000 + 56.0 + 1.75 * kGiB / kNvlPayload * 1e6;
+    for (double e : ends[0])
+    {
+        BOOST_TEST(Near(e, want, 1e-4));
+    }
+    BOOST_TEST(Near(ends[1][0], 7.0, 1e-6));
+    for (double e : ends[2])
+    {
+        BOOST_TEST(Near(e, 3.0, 1e-6));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(other_collectives_move_what_nccl_moves)
+{
+    // Ring/Simple on 8 H100, 1 GiB, 24 channels, link-bound at 370.8 GB/s of payload per hop:
+    // all-gather and reduce-scatter move (n-1)/n x S per hop, latency 8.4 + 7 x 3.4 = 32.2 us;
+    // broadcast moves S along a 7-hop chain; Simple forwards whole steps, so every hop adds its
+    // step latency: 8.4 + 7 x 3.4 = 32.2 us (LL/LL128 would use NCCL's one-hop figure).
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    auto ends = b.Run({b.Call(CollectiveKind::AllGather, uint64_t(kGiB), 0, 1)});
+    BOOST_TEST(Near(ends[0][0], 32.2 + 0.875 * kGiB / kNvlPayload * 1e6, 1e-4), ends[0][0]);
+    SimulatorGuard guard2;
+    Bench c("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    auto call = c.Call(CollectiveKind::Broadcast, uint64_t(kGiB), 0, 2);
+    call.root = 3;
+    auto e2 = c.Run({call});
+    BOOST_TEST(Near(e2[0][0], 32.2 + kGiB / kNvlPayload * 1e6, 1e-4), e2[0][0]);
+}
+
+BOOST_AUTO_TEST_CASE(emulated_version_changes_the_tables)
+{
+    // NCCL 2.20.x: NVLS latency 23 us, Tree/Simple latency 28 us per hop with no base, NVLS
+    // bandwidth min(bwIntra, bwInter) x 8 x 5/6 = 266.7 GB/s.
+    Bench b("dgx-h100-1node");
+    b.model->SetAttribute("NcclVersion", UintegerValue(22003));
+    NcclCostTable t = b.model->CostTable(b.Call(CollectiveKind::AllReduce, 1 << 20));
+    BOOST_TEST(Near(t.latencyUs[int(NcclAlgorithm::Nvls)][2], 23.0));
+    BOOST_TEST(Near(t.bandwidthGBps[int(NcclAlgorithm::Nvls)][2], 320.0 * 5 / 6));
+    BOOST_TEST(Near(t.latencyUs[int(NcclAlgorithm::Tree)][2], 2 * 7 * 28.0));
+    BOOST_TEST(t.timeUs[int(NcclAlgorithm::Pat)][2] < 0);
+}
+
+BOOST_AUTO_TEST_CASE(bus_bandwidth_factors_are_nccl_tests)
+{
+    BOOST_TEST(CollectiveModel::BusBandwidthFactor(CollectiveKind::AllReduce, 8) == 1.75);
+    BOOST_TEST(CollectiveModel::BusBandwidthFactor(CollectiveKind::AllGather, 8) == 0.875);
+    BOOST_TEST(CollectiveModel::BusBandwidthFactor(CollectiveKind::ReduceScatter, 4) == 0.75);
+    BOOST_TEST(CollectiveModel::BusBandwidthFactor(CollectiveKind::Broadcast, 8) == 1.0);
+}
