@@ -87,6 +87,10 @@ ReadConfig()
     {
         config.profileDbPaths = SplitPaths(dbs);
     }
+    if (const char* endpoint = std::getenv("EIDOLON_SIM_ENDPOINT"))
+    {
+        config.simEndpoint = endpoint;
+    }
     if (const char* report = std::getenv("EIDOLON_REPORT"))
     {
         config.reportPath = report;

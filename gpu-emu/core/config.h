@@ -20,6 +20,7 @@ struct Config
     std::vector<std::string> profileDbPaths; // EIDOLON_PROFILE_DB (':'-separated JSON files)
     std::string reportPath;                  // EIDOLON_REPORT: JSON pricing report at exit
     int pollsBeforeWait = 2;                 // EIDOLON_POLLS_BEFORE_WAIT
+    std::string simEndpoint;                 // EIDOLON_SIM_ENDPOINT: eidolon-sim to join ("" = none)
 };
 
 // Reads the environment; bad values are reported on stderr and replaced by the default.

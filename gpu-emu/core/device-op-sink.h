@@ -1,13 +1,17 @@
 // The seam between a rank's local timelines and whatever else wants to see its device work.
-// A single-GPU program runs with the LocalSink (no simulator process). The bridge to eidolon-sim
-// plugs in here for multi-rank runs: it receives every op as it is placed on a stream and, for ops
-// whose end depends on other ranks (collectives, cross-rank waits), is asked for the end time.
+// A single-process program runs with the LocalSink (no simulator). Under eidolon-sim the
+// BridgeSink (bridge/client) plugs in here: ops whose times the rank knows are reported for
+// statistics; ops that wait on a communication (whose end the simulator decides) become *pending*
+// records, and a synchronizing call asks the simulator for the final end times.
 #pragma once
 
+#include "communication.h"
 #include "host-clock.h"
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace eidolon::gpu
 {
@@ -20,9 +24,10 @@ enum class OpKind
     Memset,
     EventRecord,
     GraphNode,
+    Communication,
 };
 
-// One device op, already placed on its stream's timeline.
+// One device op whose times are known, already placed on its stream's timeline.
 struct DeviceOp
 {
     OpKind kind;
@@ -36,17 +41,95 @@ struct DeviceOp
     uint64_t bytes; // copies and memsets
 };
 
+// A device op that starts only after pending ops end: start = max(ready, ends of deps).
+struct PendingOp
+{
+    OpKind kind;
+    int device;
+    uint64_t streamId;
+    const std::string* label;
+    std::vector<uint64_t> deps; // ids of pending records (never empty)
+    Ns ready;                   // what the rank knows: launch latency, known stream/event times
+    Ns duration;
+};
+
+// One communication record (see Emulator::PlaceCommunication).
+struct CommunicationRecord
+{
+    int device;
+    uint64_t streamId;
+    std::vector<uint64_t> deps; // may be empty
+    Ns ready;
+    Ns issued;
+    const CommMember* member;
+    uint64_t seq;
+    const std::vector<CommOp>* ops;
+};
+
+struct DeviceUsage
+{
+    int device;
+    uint64_t peakBytes;
+    uint64_t capacityBytes;
+};
+
+struct ProviderUsage
+{
+    std::string provider;
+    uint64_t ops;
+    double ns;
+};
+
 class DeviceOpSink
 {
 public:
     virtual ~DeviceOpSink() = default;
 
-    // Called (under the emulator lock) for every op placed on a stream.
+    // Where virtual time 0 lies on the real clocks, when every rank must share it (the simulator
+    // says); false: the process's own start.
+    virtual bool ClockEpochs(int64_t* monotonic, int64_t* realtime, int64_t* boottime) const
+    {
+        (void)monotonic, (void)realtime, (void)boottime;
+        return false;
+    }
+
+    // Whether communicators with more than one rank can exist (a simulator is attached).
+    virtual bool Remote() const { return false; }
+
+    // All calls below are made under the emulator lock.
+
+    // An op placed on a stream with known times.
     virtual void OnOp(const DeviceOp& op) = 0;
 
-    // Called before a synchronizing call returns, with the host time it would return at; a remote
-    // sink may block here until every op that time depends on is final, and return a later time.
-    virtual Ns ResolveSync(Ns localCompletion) { return localCompletion; }
+    // An op that waits on pending records; returns the id later records and syncs use for it. The
+    // sink may fold it into the stream's open record (then it returns that record's id, which now
+    // stands for the end of the extended record) until Seal(streamId).
+    virtual uint64_t OnPendingOp(const PendingOp&) { return 0; }
+
+    // The stream's open record must not grow any more: its id is about to be referred to.
+    virtual void Seal(uint64_t /*streamId*/) {}
+
+    // A communication record; returns its id. Its end is pending.
+    virtual uint64_t OnCommunication(const CommunicationRecord&) { return 0; }
+
+    // Communicator membership (join or leave). False with `error` set when refused.
+    virtual bool OnComm(const CommMember&, bool /*leave*/, std::string* /*error*/) { return true; }
+
+    // Blocks until the ends of `ops` are final and returns them (same order). `lock` is the
+    // emulator mutex the caller holds; the sink releases it while it waits so that other threads
+    // of the process can issue work. `what` names the waiting call (for the watchdog).
+    virtual std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int drivingThreads,
+                                    const std::string& what, std::mutex& lock)
+    {
+        (void)now, (void)drivingThreads, (void)what, (void)lock;
+        return std::vector<Ns>(ops.size(), 0);
+    }
+
+    // The process is exiting.
+    virtual void OnExit(Ns /*now*/, const std::vector<DeviceUsage>&,
+                        const std::vector<ProviderUsage>&)
+    {
+    }
 };
 
 // Default sink: nothing outside this process; local prices are final.

@@ -1,5 +1,6 @@
 #include "emulator.h"
 
+#include "bridge-client.h"
 #include "diagnostics.h"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +37,8 @@ WriteReportAtExit()
     Emulator& emulator = Emulator::Get();
     // A thread still inside a call at exit must not make exit hang: report without the lock then.
     std::unique_lock<std::mutex> lock(emulator.Mutex(), std::try_to_lock);
+    ++ApiDepth(); // clocks read from here on (ZeroMQ's too) are real: we hold the lock
+    emulator.SendUsageAtExit();
     if (!emulator.Settings().reportPath.empty())
     {
         try
@@ -192,6 +195,23 @@ Emulator::Emulator()
     m_costs.Add(std::move(profiles));
     m_costs.Add(std::make_unique<GemmModel>(m_config.minKernelNs));
     m_costs.Add(std::make_unique<RooflineModel>(m_config.minKernelNs));
+    if (m_ready && !m_config.simEndpoint.empty())
+    {
+        std::string error;
+        std::unique_ptr<DeviceOpSink> sink =
+            bridge::Connect(m_config.simEndpoint, m_spec.name, count, m_clock, m_mutex, &error);
+        if (!sink)
+        {
+            // Without the simulator the program would print numbers that mean nothing: no GPU.
+            m_ready = false;
+            m_initError = "cannot join eidolon-sim at " + m_config.simEndpoint + ": " + error;
+            Warn(m_initError + "; the program sees no GPU");
+        }
+        else
+        {
+            m_sink = std::move(sink);
+        }
+    }
     std::atexit(WriteReportAtExit);
 }
 
@@ -409,22 +429,81 @@ Emulator::DestroyEvent(Event* event)
 // ------------------------------------------------------------------ timelines
 
 Ns
-Emulator::ImplicitOrder(const Stream& stream) const
+Emulator::ImplicitOrder(const Stream& stream, std::vector<uint64_t>* deps)
 {
     const Device& device = *m_devices[stream.device];
+    auto waitFor = [&](Stream& other) -> Ns
+    {
+        Normalize(other);
+        if (other.pending && deps)
+        {
+            m_sink->Seal(other.id); // its record's id now stands for what this op waits on
+            deps->push_back(other.pending);
+        }
+        return other.tail;
+    };
     if (stream.legacy)
     {
         Ns latest = 0;
-        for (const Stream* other : device.streams)
+        for (Stream* other : device.streams)
         {
-            if (!(other->flags & kStreamNonBlocking))
+            if (other != &stream && !(other->flags & kStreamNonBlocking))
             {
-                latest = std::max(latest, other->tail);
+                latest = std::max(latest, waitFor(*other));
             }
         }
         return latest;
     }
-    return (stream.flags & kStreamNonBlocking) ? 0 : device.legacyStream->tail;
+    return (stream.flags & kStreamNonBlocking) ? 0 : waitFor(*device.legacyStream);
+}
+
+void
+Emulator::Normalize(Stream& stream)
+{
+    if (stream.pending)
+    {
+        auto it = m_resolved.find(stream.pending);
+        if (it != m_resolved.end())
+        {
+            stream.tail = std::max(stream.tail, it->second);
+            stream.pending = 0;
+        }
+    }
+}
+
+void
+Emulator::Normalize(Event& event)
+{
+    if (event.pending)
+    {
+        auto it = m_resolved.find(event.pending);
+        if (it != m_resolved.end())
+        {
+            event.time = std::max(event.time, it->second);
+            event.pending = 0;
+        }
+    }
+}
+
+Ns
+Emulator::ReadyTime(Stream& stream, std::vector<uint64_t>* deps)
+{
+    Normalize(stream);
+    if (stream.pending)
+    {
+        deps->push_back(stream.pending);
+    }
+    for (uint64_t dep : stream.waitDeps)
+    {
+        if (!m_resolved.count(dep) &&
+            std::find(deps->begin(), deps->end(), dep) == deps->end())
+        {
+            deps->push_back(dep);
+        }
+    }
+    stream.waitDeps.clear();
+    return std::max({m_clock.Now() + m_spec.launchLatencyNs, stream.tail,
+                     ImplicitOrder(stream, deps)});
 }
 
 Placement
@@ -440,7 +519,8 @@ Emulator::Place(Stream& stream, OpKind kind, Ns duration, const std::string& lab
         return {true, 0, 0};
     }
     Ns issued = m_clock.Now();
-    Ns start = std::max({issued + m_spec.launchLatencyNs, stream.tail, ImplicitOrder(stream)});
+    std::vector<uint64_t> deps;
+    Ns start = ReadyTime(stream, &deps);
     Ns end = start + duration;
     stream.tail = end;
     Device& device = DeviceAt(stream.device);
@@ -448,6 +528,13 @@ Emulator::Place(Stream& stream, OpKind kind, Ns duration, const std::string& lab
     if (kind != OpKind::EventRecord)
     {
         m_costs.Count(provider, duration);
+    }
+    if (!deps.empty())
+    {
+        // Its start waits on the simulator: the sink folds it into the stream's pending record.
+        stream.pending = m_sink->OnPendingOp(
+            PendingOp{kind, stream.device, stream.id, &label, std::move(deps), start, duration});
+        return {false, start, end, stream.pending};
     }
     m_sink->OnOp(
         DeviceOp{kind, stream.device, stream.id, &label, provider, issued, start, end, bytes});
@@ -468,6 +555,11 @@ Emulator::RecordEvent(Event& event, Stream& stream)
     event.capture.reset();
     event.recorded = true;
     event.time = placement.end;
+    event.pending = placement.pending;
+    if (placement.pending)
+    {
+        m_sink->Seal(stream.id); // the event stands for the record as it is now
+    }
 }
 
 void
@@ -496,30 +588,116 @@ Emulator::StreamWaitEvent(Stream& stream, const Event& event)
     if (event.recorded)
     {
         stream.tail = std::max(stream.tail, event.time);
+        if (event.pending && !m_resolved.count(event.pending))
+        {
+            stream.waitDeps.push_back(event.pending);
+        }
+        else if (event.pending)
+        {
+            stream.tail = std::max(stream.tail, m_resolved[event.pending]);
+        }
     }
 }
 
-Ns
-Emulator::StreamCompletion(const Stream& stream) const
+Completion
+Emulator::StreamCompletion(Stream& stream)
 {
-    return std::max(stream.tail, stream.legacy ? ImplicitOrder(stream) : stream.tail);
-}
-
-Ns
-Emulator::DeviceCompletion(int index) const
-{
-    Ns latest = 0;
-    for (const Stream* stream : m_devices[index]->streams)
+    Completion completion;
+    Normalize(stream);
+    completion.known = stream.tail;
+    if (stream.pending)
     {
-        latest = std::max(latest, stream->tail);
+        m_sink->Seal(stream.id);
+        completion.pending.push_back(stream.pending);
     }
-    return latest;
+    if (stream.legacy)
+    {
+        completion.known = std::max(completion.known, ImplicitOrder(stream, &completion.pending));
+    }
+    return completion;
+}
+
+Completion
+Emulator::DeviceCompletion(int index)
+{
+    Completion completion;
+    for (Stream* stream : m_devices[index]->streams)
+    {
+        Normalize(*stream);
+        completion.known = std::max(completion.known, stream->tail);
+        if (stream->pending)
+        {
+            m_sink->Seal(stream->id);
+            completion.pending.push_back(stream->pending);
+        }
+    }
+    return completion;
+}
+
+Completion
+Emulator::EventCompletion(Event& event)
+{
+    Normalize(event);
+    Completion completion{event.time, {}};
+    if (event.pending)
+    {
+        completion.pending.push_back(event.pending);
+    }
+    return completion;
+}
+
+Completion
+Emulator::OpCompletion(const Placement& placement) const
+{
+    Completion completion{placement.end, {}};
+    if (placement.pending)
+    {
+        completion.pending.push_back(placement.pending);
+    }
+    return completion;
+}
+
+Ns
+Emulator::Resolve(const Completion& completion, const char* what)
+{
+    Ns time = completion.known;
+    std::vector<uint64_t> ask;
+    for (uint64_t record : completion.pending)
+    {
+        auto it = m_resolved.find(record);
+        if (it != m_resolved.end())
+        {
+            time = std::max(time, it->second);
+        }
+        else if (std::find(ask.begin(), ask.end(), record) == ask.end())
+        {
+            ask.push_back(record);
+        }
+    }
+    if (!ask.empty())
+    {
+        std::vector<Ns> ends =
+            m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), what, m_mutex);
+        m_clock.Rebase();
+        for (size_t i = 0; i < ask.size() && i < ends.size(); ++i)
+        {
+            m_resolved[ask[i]] = ends[i];
+            time = std::max(time, ends[i]);
+        }
+    }
+    return time;
 }
 
 void
 Emulator::SyncTo(Ns t)
 {
-    m_clock.AdvanceTo(m_sink->ResolveSync(t));
+    m_clock.AdvanceTo(t);
+}
+
+void
+Emulator::SyncTo(const Completion& completion, const char* what)
+{
+    m_clock.AdvanceTo(Resolve(completion, what));
 }
 
 bool
@@ -706,6 +884,115 @@ Emulator::PriceMemset(uint64_t bytes) const
     return {double(bytes) / m_spec.hbmBytesPerSecond * 1e9, "memset"};
 }
 
+// ------------------------------------------------------------------ communication
+
+namespace
+{
+const char*
+CommOpName(CommOpKind kind)
+{
+    switch (kind)
+    {
+    case CommOpKind::AllReduce:
+        return "ncclAllReduce";
+    case CommOpKind::AllGather:
+        return "ncclAllGather";
+    case CommOpKind::ReduceScatter:
+        return "ncclReduceScatter";
+    case CommOpKind::Broadcast:
+        return "ncclBroadcast";
+    case CommOpKind::Reduce:
+        return "ncclReduce";
+    case CommOpKind::Send:
+        return "ncclSend";
+    case CommOpKind::Recv:
+        return "ncclRecv";
+    }
+    return "nccl";
+}
+} // namespace
+
+bool
+Emulator::RegisterComm(const CommMember& member, std::string* error)
+{
+    if (member.nranks > 1 && !m_sink->Remote())
+    {
+        *error = "a communicator of " + std::to_string(member.nranks) +
+                 " ranks needs the simulator: run the program under `eidolon run`";
+        return false;
+    }
+    return member.nranks == 1 || m_sink->OnComm(member, false, error);
+}
+
+void
+Emulator::DeregisterComm(const CommMember& member)
+{
+    if (member.nranks > 1)
+    {
+        std::string ignored;
+        m_sink->OnComm(member, true, &ignored);
+    }
+}
+
+bool
+Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t seq,
+                             const std::vector<CommOp>& ops, std::string* error)
+{
+    if (ops.empty())
+    {
+        return true;
+    }
+    m_clock.Charge(m_spec.launchOverheadNs);
+    std::string label = CommOpName(ops.front().kind);
+    if (member.nranks == 1)
+    {
+        // One rank: NCCL copies (or reduces) the buffer on the device.
+        uint64_t bytes = 0;
+        for (const CommOp& op : ops)
+        {
+            bytes += op.count * uint64_t(op.typeSize);
+        }
+        Price price = PriceCopy(MemoryKind::Device, MemoryKind::Device, bytes, false);
+        Place(stream, OpKind::Communication, price.duration, label, "nccl-local", bytes);
+        return true;
+    }
+    if (!m_sink->Remote())
+    {
+        *error = "no simulator for a communicator of " + std::to_string(member.nranks) + " ranks";
+        return false;
+    }
+    if (stream.capture)
+    {
+        *error = "NCCL operations inside CUDA graph capture are not modelled";
+        stream.capture->invalidated = true;
+        return false;
+    }
+    Ns issued = m_clock.Now();
+    std::vector<uint64_t> deps;
+    Ns ready = ReadyTime(stream, &deps);
+    stream.pending = m_sink->OnCommunication(
+        CommunicationRecord{stream.device, stream.id, std::move(deps), ready, issued, &member, seq,
+                            &ops});
+    stream.tail = ready;
+    return true;
+}
+
+void
+Emulator::SendUsageAtExit()
+{
+    std::vector<DeviceUsage> usage;
+    for (const auto& device : m_devices)
+    {
+        usage.push_back(DeviceUsage{device->index, device->peak, device->capacity});
+    }
+    std::vector<ProviderUsage> pricing;
+    for (const auto& [name, totals] : m_costs.Totals())
+    {
+        pricing.push_back(ProviderUsage{name, totals.ops, totals.gpuTime});
+    }
+    m_sink->OnExit(m_clock.Now(), usage, pricing);
+}
+
 // ------------------------------------------------------------------ graphs
 
 bool
@@ -767,7 +1054,22 @@ Emulator::LaunchGraph(const Graph& graph, Stream& stream)
         return Place(stream, OpKind::GraphNode, makespan, label, "graph", 0);
     }
     Ns issued = m_clock.Now();
-    Ns start = std::max({issued + m_spec.launchLatencyNs, stream.tail, ImplicitOrder(stream)});
+    std::vector<uint64_t> deps;
+    Ns start = ReadyTime(stream, &deps);
+    if (!deps.empty())
+    {
+        // After a pending record the whole graph is one pending op of its makespan.
+        for (const GraphNode& node : graph.nodes)
+        {
+            DeviceAt(node.device).busy += node.duration;
+            m_costs.Count(node.provider, node.duration);
+        }
+        stream.tail = start + makespan;
+        stream.pending = m_sink->OnPendingOp(
+            PendingOp{OpKind::GraphNode, stream.device, stream.id, &label, std::move(deps), start,
+                      makespan});
+        return {false, start, start + makespan, stream.pending};
+    }
     stream.tail = start + makespan;
     for (size_t i = 0; i < graph.nodes.size(); ++i)
     {
@@ -803,7 +1105,7 @@ Emulator::WriteReport(const std::string& path)
                            {"used_bytes", device->used},
                            {"peak_bytes", device->peak},
                            {"busy_ns", device->busy},
-                           {"completion_ns", DeviceCompletion(device->index)}});
+                           {"completion_ns", DeviceCompletion(device->index).known}});
     }
     nlohmann::json report = {{"gpu", m_spec.name},
                              {"host_time_ns", m_clock.Now()},

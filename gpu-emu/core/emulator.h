@@ -3,6 +3,7 @@
 // libcublas, libnvidia-ml) are thin C ABI layers over this one object, so they share one state.
 #pragma once
 
+#include "communication.h"
 #include "config.h"
 #include "cost-model.h"
 #include "device-op-sink.h"
@@ -38,7 +39,9 @@ struct Stream
     unsigned flags;
     int priority;
     bool legacy = false;
-    Ns tail = 0; // end of the last op placed on it
+    Ns tail = 0;         // end of the last op placed on it (a lower bound while pending)
+    uint64_t pending = 0; // record whose end the simulator decides and `tail` waits on; 0: final
+    std::vector<uint64_t> waitDeps; // pending records the next op waits on (cudaStreamWaitEvent)
     std::shared_ptr<Capture> capture;
     std::vector<size_t> captureDeps; // nodes the next captured op depends on
 };
@@ -48,7 +51,8 @@ struct Event
     int device;
     unsigned flags;
     bool recorded = false;
-    Ns time = 0;
+    Ns time = 0;          // a lower bound while `pending` is set
+    uint64_t pending = 0; // the event completes with this pending record
     std::shared_ptr<Capture> capture; // set when recorded on a capturing stream
     std::vector<size_t> captureNodes;
 };
@@ -126,8 +130,16 @@ struct Symbol
 struct Placement
 {
     bool captured; // recorded into a stream capture instead of placed
-    Ns start;
+    Ns start;      // lower bounds when `pending` is set
     Ns end;
+    uint64_t pending = 0; // the op's record when its times wait on the simulator
+};
+
+// When some work completes: at `known`, or later when pending records end later.
+struct Completion
+{
+    Ns known = 0;
+    std::vector<uint64_t> pending;
 };
 
 // What a copy or memset reaches, for pricing and for the host-visible data semantics.
@@ -154,6 +166,7 @@ public:
     bool Ready() const { return m_ready; }
     const std::string& InitError() const { return m_initError; }
     void SetSink(std::unique_ptr<DeviceOpSink> sink) { m_sink = std::move(sink); }
+    const DeviceOpSink& Sink() const { return *m_sink; }
 
     // ---- devices
     int DeviceCount() const { return m_ready ? static_cast<int>(m_devices.size()) : 0; }
@@ -189,10 +202,16 @@ public:
                     const char* provider, uint64_t bytes);
     void RecordEvent(Event& event, Stream& stream);
     void StreamWaitEvent(Stream& stream, const Event& event);
-    Ns StreamCompletion(const Stream& stream) const;
-    Ns DeviceCompletion(int device) const;
-    // Moves the host clock to `t` (through the sink, which may make it later).
+    Completion StreamCompletion(Stream& stream);
+    Completion DeviceCompletion(int device);
+    Completion EventCompletion(Event& event);
+    Completion OpCompletion(const Placement& placement) const;
+    // The time `completion` is final at; asks the simulator (blocking, the lock released while it
+    // waits) when pending records are involved. `what` names the caller for the watchdog.
+    Ns Resolve(const Completion& completion, const char* what);
+    // Moves the host clock to `t`; never backwards.
     void SyncTo(Ns t);
+    void SyncTo(const Completion& completion, const char* what);
     // Polling rule: the calling thread asked whether `object` is done and it is not. After
     // pollsBeforeWait such questions in a row about the same object from a driving thread, the
     // poll is taken as a wait; returns true when the caller should now report completion.
@@ -225,18 +244,41 @@ public:
     // Device address of a registered variable on `device` (allocated on first use); 0 if unknown.
     uint64_t SymbolAddress(const void* hostVariable, int device);
 
+    // ---- communication (libnccl)
+    // Tells the simulator that `member.device` holds rank `member.rank` of `member.commId`. False
+    // (with `error` set) when the communicator cannot exist here: nranks > 1 without eidolon-sim.
+    bool RegisterComm(const CommMember& member, std::string* error);
+    // The device leaves the communicator (destroy/abort); ops already placed keep their times.
+    void DeregisterComm(const CommMember& member);
+    // Places one communication record on `stream`: a collective (one op), or every send/recv one
+    // group issued on one communicator. `seq` numbers the records of a communicator (the same
+    // sequence on every rank). The end is decided by the simulator, so the stream's tail becomes
+    // pending; a one-rank communicator is priced locally as a device copy. False with `error` set
+    // when it cannot be placed.
+    bool PlaceCommunication(Stream& stream, const CommMember& member, uint64_t seq,
+                            const std::vector<CommOp>& ops, std::string* error);
+
     // ---- graphs
     bool BeginCapture(Stream& stream);
     // Ends the capture begun on `stream`; nullptr (and no graph) if none or invalidated.
     std::unique_ptr<Graph> EndCapture(Stream& stream);
     Placement LaunchGraph(const Graph& graph, Stream& stream);
 
+    // Tells the sink (the simulator) the process is exiting, with its memory and pricing usage.
+    void SendUsageAtExit();
+
     // Writes the pricing/memory report (JSON) to `path`.
     void WriteReport(const std::string& path);
 
 private:
     Emulator();
-    Ns ImplicitOrder(const Stream& stream) const;
+    // The time and the pending records implicit legacy-stream order makes `stream` wait for.
+    Ns ImplicitOrder(const Stream& stream, std::vector<uint64_t>* deps);
+    // Applies answers already known to a stream's or event's pending record.
+    void Normalize(Stream& stream);
+    void Normalize(Event& event);
+    // What an op issued now on `stream` waits for: its ready time and pending records.
+    Ns ReadyTime(Stream& stream, std::vector<uint64_t>* deps);
 
     std::mutex m_mutex;
     Config m_config;
@@ -256,6 +298,7 @@ private:
     CostModel m_costs;
     ProfileDb* m_profiles = nullptr;
     std::unique_ptr<DeviceOpSink> m_sink;
+    std::unordered_map<uint64_t, Ns> m_resolved; // pending record -> final end, once answered
 };
 
 // How many ApiCalls the calling thread is inside (the clock interposers pass through when > 0).

@@ -72,11 +72,13 @@ HostClock::Enter(CallKind kind)
     {
         thread.known = true;
         thread.drives = IsMainThread();
+        m_drivingThreads += thread.drives ? 1 : 0;
         thread.cpuAtLastLeave = ThreadCpuNs();
     }
     if (kind == CallKind::Submit && !thread.drives)
     {
         thread.drives = true;
+        ++m_drivingThreads;
         thread.cpuAtLastLeave = ThreadCpuNs();
     }
     if (thread.drives && m_cpuScale > 0)
@@ -101,6 +103,17 @@ HostClock::Leave()
         // time is its CPU time, or time spent waiting for the lock, which is not the program's
         // either). This saves the second CPU-clock system call per call.
         thread.cpuAtLastLeave = thread.cpuAtEnter + (ReadNs(CLOCK_MONOTONIC) - thread.wallAtEnter);
+    }
+}
+
+void
+HostClock::Rebase()
+{
+    ThreadClockState& thread = t_thread;
+    if (thread.drives && m_cpuScale > 0)
+    {
+        thread.cpuAtEnter = ThreadCpuNs();
+        thread.wallAtEnter = ReadNs(CLOCK_MONOTONIC);
     }
 }
 

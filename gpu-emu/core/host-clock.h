@@ -35,6 +35,13 @@ public:
     // Call when leaving gpu-emu: the time spent inside us is not charged to the program.
     void Leave();
 
+    // The calling thread waited (blocked on the simulator) inside the call: the wait is neither
+    // the program's CPU time nor ours.
+    void Rebase();
+
+    // How many threads have driven the timeline so far.
+    int DrivingThreads() const { return m_drivingThreads; }
+
     // Whether the calling thread drives the timeline (its clock_gettime shows virtual time).
     bool CallingThreadDrives() const;
 
@@ -58,6 +65,7 @@ public:
 private:
     double m_cpuScale;
     Ns m_now = 0;
+    int m_drivingThreads = 0;
 };
 
 } // namespace eidolon::gpu

@@ -72,6 +72,13 @@ Bases()
 {
     static ClockBases bases = []
     {
+        ClockBases shared{};
+        if (Emulator* emulator = Emulator::IfCreated();
+            emulator && emulator->Sink().ClockEpochs(&shared.monotonic, &shared.realtime,
+                                                     &shared.boottime))
+        {
+            return shared; // every rank of the run reads the same clock
+        }
         timespec mono, real, boot;
         RealTime(CLOCK_MONOTONIC, &mono);
         RealTime(CLOCK_REALTIME, &real);

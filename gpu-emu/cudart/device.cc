@@ -384,7 +384,7 @@ cudaDeviceSynchronize()
     {
         return cudaErrorNoDevice;
     }
-    call.Emu().SyncTo(call.Emu().DeviceCompletion(call.Emu().CurrentDevice()));
+    call.Emu().SyncTo(call.Emu().DeviceCompletion(call.Emu().CurrentDevice()), "cudaDeviceSynchronize");
     return cudaSuccess;
 }
 

@@ -51,7 +51,7 @@ Copy(ApiCall& call, void* dst, size_t dpitch, const void* src, size_t spitch, si
     Placement placement = emu.Copy(*stream, dst, dpitch, src, spitch, width, rows);
     if (blocking)
     {
-        emu.SyncTo(placement.end);
+        emu.SyncTo(emu.OpCompletion(placement), "cudaMemcpy");
     }
     return cudaSuccess;
 }
@@ -79,7 +79,7 @@ Set(ApiCall& call, void* dst, size_t pitch, int value, size_t width, size_t rows
     Placement placement = emu.Memset(*stream, dst, pitch, value, width, rows);
     if (blocking && !placement.captured)
     {
-        emu.SyncTo(placement.end);
+        emu.SyncTo(emu.OpCompletion(placement), "cudaMemcpy");
     }
     return cudaSuccess;
 }
@@ -163,7 +163,7 @@ cudaFree(void* devPtr)
     {
         return Fail(cudaErrorInvalidValue);
     }
-    emu.SyncTo(emu.DeviceCompletion(device));
+    emu.SyncTo(emu.DeviceCompletion(device), "cudaFree");
     return cudaSuccess;
 }
 

@@ -43,7 +43,7 @@ SynchronizeStream(cudaStream_t handle, bool perThread)
     {
         return Fail(cudaErrorStreamCaptureUnsupported);
     }
-    call.Emu().SyncTo(call.Emu().StreamCompletion(*stream));
+    call.Emu().SyncTo(call.Emu().StreamCompletion(*stream), "cudaStreamSynchronize");
     return cudaSuccess;
 }
 
@@ -57,7 +57,7 @@ QueryStream(cudaStream_t handle, bool perThread)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    Ns completion = emu.StreamCompletion(*stream);
+    Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cudaStreamQuery");
     if (completion <= emu.Clock().Now() || emu.PollTurnsIntoWait(stream, completion))
     {
         emu.PollSatisfied();
@@ -318,8 +318,8 @@ cudaEventQuery(cudaEvent_t handle)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    if (!event->recorded || event->time <= emu.Clock().Now() ||
-        emu.PollTurnsIntoWait(event, event->time))
+    Ns time = event->recorded ? emu.Resolve(emu.EventCompletion(*event), "cudaEventQuery") : 0;
+    if (!event->recorded || time <= emu.Clock().Now() || emu.PollTurnsIntoWait(event, time))
     {
         emu.PollSatisfied();
         return cudaSuccess;
@@ -340,7 +340,7 @@ cudaEventSynchronize(cudaEvent_t handle)
     }
     if (event->recorded)
     {
-        emu.SyncTo(event->time);
+        emu.SyncTo(emu.EventCompletion(*event), "cudaEventSynchronize");
     }
     return cudaSuccess;
 }
@@ -369,11 +369,13 @@ cudaEventElapsedTime(float* ms, cudaEvent_t startHandle, cudaEvent_t endHandle)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    if (std::max(start->time, end->time) > emu.Clock().Now())
+    Ns startTime = emu.Resolve(emu.EventCompletion(*start), "cudaEventElapsedTime");
+    Ns endTime = emu.Resolve(emu.EventCompletion(*end), "cudaEventElapsedTime");
+    if (std::max(startTime, endTime) > emu.Clock().Now())
     {
         return Fail(cudaErrorNotReady);
     }
-    *ms = static_cast<float>((end->time - start->time) / 1e6);
+    *ms = static_cast<float>((endTime - startTime) / 1e6);
     return cudaSuccess;
 }
 

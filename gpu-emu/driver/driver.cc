@@ -117,7 +117,7 @@ CopyBytes(void* dst, const void* src, size_t bytes, CUstream handle, bool blocki
     Placement placement = emu.Copy(*stream, dst, bytes, src, bytes, bytes, 1);
     if (blocking && !placement.captured)
     {
-        emu.SyncTo(placement.end);
+        emu.SyncTo(emu.OpCompletion(placement), "cuMemcpy");
     }
     return CUDA_SUCCESS;
 }
@@ -503,7 +503,7 @@ cuDevicePrimaryCtxReset_v2(CUdevice device)
     {
         return CUDA_ERROR_INVALID_DEVICE;
     }
-    call.Emu().SyncTo(call.Emu().DeviceCompletion(device));
+    call.Emu().SyncTo(call.Emu().DeviceCompletion(device), "cuCtxSynchronize");
     return CUDA_SUCCESS;
 }
 
@@ -582,7 +582,7 @@ cuCtxSynchronize()
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     int device = t_currentContext ? t_currentContext->device : call.Emu().CurrentDevice();
-    call.Emu().SyncTo(call.Emu().DeviceCompletion(device));
+    call.Emu().SyncTo(call.Emu().DeviceCompletion(device), "cuCtxSynchronize");
     return CUDA_SUCCESS;
 }
 
@@ -791,7 +791,7 @@ cuMemFree_v2(CUdeviceptr pointer)
     {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    emu.SyncTo(emu.DeviceCompletion(device)); // like cudaFree, it waits for the device
+    emu.SyncTo(emu.DeviceCompletion(device), "cuMemFree"); // like cudaFree, it waits for the device
     return CUDA_SUCCESS;
 }
 
@@ -1105,7 +1105,7 @@ cuStreamSynchronize(CUstream handle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    call.Emu().SyncTo(call.Emu().StreamCompletion(*stream));
+    call.Emu().SyncTo(call.Emu().StreamCompletion(*stream), "cuStreamSynchronize");
     return CUDA_SUCCESS;
 }
 
@@ -1120,7 +1120,7 @@ cuStreamQuery(CUstream handle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    Ns completion = emu.StreamCompletion(*stream);
+    Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cuStreamQuery");
     if (completion <= emu.Clock().Now() || emu.PollTurnsIntoWait(stream, completion))
     {
         emu.PollSatisfied();
@@ -1180,7 +1180,7 @@ cuEventSynchronize(CUevent handle)
     }
     if (event->recorded)
     {
-        call.Emu().SyncTo(event->time);
+        call.Emu().SyncTo(call.Emu().EventCompletion(*event), "cuEventSynchronize");
     }
     return CUDA_SUCCESS;
 }
@@ -1201,11 +1201,13 @@ cuEventElapsedTime_v2(float* ms, CUevent startHandle, CUevent endHandle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    if (std::max(start->time, end->time) > emu.Clock().Now())
+    Ns startTime = emu.Resolve(emu.EventCompletion(*start), "cuEventElapsedTime");
+    Ns endTime = emu.Resolve(emu.EventCompletion(*end), "cuEventElapsedTime");
+    if (std::max(startTime, endTime) > emu.Clock().Now())
     {
         return CUDA_ERROR_NOT_READY;
     }
-    *ms = static_cast<float>((end->time - start->time) / 1e6);
+    *ms = static_cast<float>((endTime - startTime) / 1e6);
     return CUDA_SUCCESS;
 }
 

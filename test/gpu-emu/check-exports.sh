@@ -42,6 +42,19 @@ check libcublasLt.so.13 libcublasLt.so.13 libcublasLt.so.13 "$nvidia/libcublasLt
 check libcublasLt.so.12 libcublasLt.so.12 libcublasLt.so.12
 check libcuda.so.1 libcuda.so.1 - "$nvidia/stubs/libcuda.so"
 check libnvidia-ml.so.1 libnvidia-ml.so.1 -
+check libnccl.so.2 libnccl.so.2 - "$nvidia/libnccl.so.2"
+
+# NCCL exports every entry point twice: nccl<X> (weak) and its profiling alias pnccl<X>. Where ours
+# implements one (pnccl<X> global, not a weak stub), both names must be the same function.
+if [ -f "$ours/libnccl.so.2" ]; then
+  aliases=$(nm -D --defined-only "$ours/libnccl.so.2" | awk '
+    $2 == "T" && $3 ~ /^pnccl/ { p[substr($3, 2)] = $1 }
+    $2 == "W" && $3 ~ /^nccl/ { n[$3] = $1 }
+    END { bad = 0; for (name in p) { count++; if (n[name] != p[name]) { print "FAIL " name; bad++ } }
+          print count " implemented"; exit bad }')
+  [ $? -eq 0 ] || fail "libnccl.so.2: nccl*/pnccl* pairs differ: $aliases"
+  echo "ok: libnccl.so.2 nccl*/pnccl* pairs are aliases ($(echo "$aliases" | tail -1))"
+fi
 
 # The clock interposers must bind the versioned references programs have to glibc.
 nm -D --defined-only "$ours/libcudart.so.13" | grep -q "clock_gettime@@GLIBC_2.17" ||

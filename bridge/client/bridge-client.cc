@@ -1,0 +1,536 @@
+#include "bridge-client.h"
+
+#include "diagnostics.h"
+#include "emulator.h"
+#include "host-clock.h"
+#include "wire-version.h"
+#include "wire.pb.h"
+
+#include <zmq.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+namespace eidolon::bridge
+{
+namespace
+{
+
+using gpu::Ns;
+using Clock = std::chrono::steady_clock;
+
+// Batches wait at most this long (wall) before the background thread sends them, so a rank that
+// computes for long on the CPU still lets the simulator's horizon move.
+constexpr auto kBatchAge = std::chrono::milliseconds(2);
+constexpr int kMaxBatchRecords = 4096;
+
+int
+EnvInt(std::initializer_list<const char*> names)
+{
+    for (const char* name : names)
+    {
+        if (const char* value = std::getenv(name); value && *value)
+        {
+            return std::atoi(value);
+        }
+    }
+    return -1;
+}
+
+wire::OpKind
+WireKind(gpu::OpKind kind)
+{
+    switch (kind)
+    {
+    case gpu::OpKind::Kernel:
+        return wire::OP_KERNEL;
+    case gpu::OpKind::Gemm:
+        return wire::OP_GEMM;
+    case gpu::OpKind::Copy:
+        return wire::OP_COPY;
+    case gpu::OpKind::Memset:
+        return wire::OP_MEMSET;
+    case gpu::OpKind::EventRecord:
+        return wire::OP_EVENT;
+    case gpu::OpKind::GraphNode:
+        return wire::OP_GRAPH;
+    case gpu::OpKind::Communication:
+        return wire::OP_COMMUNICATION;
+    }
+    return wire::OP_KERNEL;
+}
+
+wire::CommOpKind
+WireCommKind(gpu::CommOpKind kind)
+{
+    switch (kind)
+    {
+    case gpu::CommOpKind::AllReduce:
+        return wire::COMM_ALL_REDUCE;
+    case gpu::CommOpKind::AllGather:
+        return wire::COMM_ALL_GATHER;
+    case gpu::CommOpKind::ReduceScatter:
+        return wire::COMM_REDUCE_SCATTER;
+    case gpu::CommOpKind::Broadcast:
+        return wire::COMM_BROADCAST;
+    case gpu::CommOpKind::Reduce:
+        return wire::COMM_REDUCE;
+    case gpu::CommOpKind::Send:
+        return wire::COMM_SEND;
+    case gpu::CommOpKind::Recv:
+        return wire::COMM_RECV;
+    }
+    return wire::COMM_ALL_REDUCE;
+}
+
+class BridgeSink : public gpu::DeviceOpSink
+{
+public:
+    BridgeSink(const std::string& endpoint, const gpu::HostClock& clock, std::mutex& lock)
+        : m_endpoint(endpoint)
+        , m_clock(clock)
+        , m_lock(lock)
+        , m_context(1)
+    {
+        std::random_device random;
+        m_token = std::to_string(getpid()) + "-" + std::to_string(random()) +
+                  std::to_string(random());
+    }
+
+    bool Join(const std::string& gpu, int numDevices, std::string* error)
+    {
+        zmq::socket_t& socket = NewSocket();
+        wire::Envelope hello;
+        hello.set_protocol_version(wire::kProtocolVersion);
+        wire::Hello* h = hello.mutable_hello();
+        int rank = EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+        h->set_world_rank(rank);
+        h->set_world_size(EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
+        h->set_local_rank(EnvInt({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
+        h->set_node(EnvInt({"EIDOLON_NODE"}));
+        h->set_pid(getpid());
+        char host[256] = {};
+        gethostname(host, sizeof host - 1);
+        h->set_hostname(host);
+        h->set_num_devices(numDevices);
+        h->set_gpu(gpu);
+        h->set_process_token(m_token);
+        const char* name = std::getenv("EIDOLON_RANK_NAME");
+        h->set_name(name ? name
+                         : (rank >= 0 ? "rank" + std::to_string(rank)
+                                      : "pid" + std::to_string(getpid())));
+        Send(socket, hello);
+
+        int timeoutSeconds = EnvInt({"EIDOLON_SIM_CONNECT_TIMEOUT"});
+        if (timeoutSeconds <= 0)
+        {
+            timeoutSeconds = 60;
+        }
+        zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, std::chrono::milliseconds(timeoutSeconds * 1000)) <= 0)
+        {
+            *error = "no answer within " + std::to_string(timeoutSeconds) + " s";
+            return false;
+        }
+        wire::Envelope reply;
+        if (!Receive(socket, &reply, error))
+        {
+            return false;
+        }
+        if (reply.has_error())
+        {
+            *error = reply.error().message();
+            return false;
+        }
+        if (!reply.has_welcome())
+        {
+            *error = "the simulator answered Hello with something other than Welcome";
+            return false;
+        }
+        m_welcome = reply.welcome();
+        m_flusher = std::thread([this] { FlushLoop(); });
+        m_flusher.detach(); // lives as long as the process; exit does not wait for it
+        return true;
+    }
+
+    bool Remote() const override { return true; }
+
+    bool ClockEpochs(int64_t* monotonic, int64_t* realtime, int64_t* boottime) const override
+    {
+        *monotonic = m_welcome.epoch_monotonic_ns();
+        *realtime = m_welcome.epoch_realtime_ns();
+        *boottime = m_welcome.epoch_boottime_ns();
+        return *monotonic > 0;
+    }
+
+    void OnOp(const gpu::DeviceOp& op) override
+    {
+        auto it = m_openSpan.find(op.streamId);
+        if (it != m_openSpan.end())
+        {
+            wire::Span* span = m_batch.mutable_records(int(it->second))->mutable_span();
+            span->set_end_ns(op.end);
+            span->set_busy_ns(span->busy_ns() + (op.end - op.start));
+            span->set_count(span->count() + 1);
+            return;
+        }
+        Touch();
+        m_openSpan[op.streamId] = size_t(m_batch.records_size());
+        wire::Span* span = m_batch.add_records()->mutable_span();
+        span->set_device(op.device);
+        span->set_stream(op.streamId);
+        span->set_kind(WireKind(op.kind));
+        span->set_start_ns(op.start);
+        span->set_end_ns(op.end);
+        span->set_busy_ns(op.end - op.start);
+        span->set_count(1);
+        span->set_label(*op.label);
+        MaybeFlushFull();
+    }
+
+    uint64_t OnPendingOp(const gpu::PendingOp& op) override
+    {
+        m_openSpan.erase(op.streamId);
+        auto it = m_openChain.find(op.streamId);
+        if (it != m_openChain.end() && op.deps.size() == 1 && op.deps[0] == it->second.id)
+        {
+            // Fold: the chain f(s) = max(s + a, b) followed by (ready r, duration d) is
+            // s -> max(f(s), r) + d = max(s + a + d, max(b, r) + d).
+            wire::Chain* chain = m_batch.mutable_records(int(it->second.index))->mutable_chain();
+            chain->set_a_ns(chain->a_ns() + op.duration);
+            chain->set_b_ns(std::max(chain->b_ns(), op.ready) + op.duration);
+            chain->set_busy_ns(chain->busy_ns() + op.duration);
+            chain->set_count(chain->count() + 1);
+            return it->second.id;
+        }
+        Touch();
+        uint64_t id = ++m_nextId;
+        m_openChain[op.streamId] = OpenChain{id, size_t(m_batch.records_size())};
+        wire::Chain* chain = m_batch.add_records()->mutable_chain();
+        chain->set_id(id);
+        chain->set_device(op.device);
+        chain->set_stream(op.streamId);
+        for (uint64_t dep : op.deps)
+        {
+            chain->add_deps(dep);
+        }
+        chain->set_ready_ns(op.ready);
+        chain->set_a_ns(op.duration);
+        chain->set_b_ns(op.ready + op.duration);
+        chain->set_busy_ns(op.duration);
+        chain->set_count(1);
+        chain->set_label(*op.label);
+        chain->set_kind(WireKind(op.kind));
+        MaybeFlushFull();
+        return id;
+    }
+
+    void Seal(uint64_t streamId) override { m_openChain.erase(streamId); }
+
+    uint64_t OnCommunication(const gpu::CommunicationRecord& record) override
+    {
+        m_openSpan.erase(record.streamId);
+        m_openChain.erase(record.streamId);
+        Touch();
+        uint64_t id = ++m_nextId;
+        wire::Communication* c = m_batch.add_records()->mutable_communication();
+        c->set_id(id);
+        c->set_device(record.device);
+        c->set_stream(record.streamId);
+        for (uint64_t dep : record.deps)
+        {
+            c->add_deps(dep);
+        }
+        c->set_ready_ns(record.ready);
+        c->set_issued_ns(record.issued);
+        c->set_comm(record.member->commId);
+        c->set_seq(record.seq);
+        c->set_comm_rank(record.member->rank);
+        c->set_comm_size(record.member->nranks);
+        for (const gpu::CommOp& op : *record.ops)
+        {
+            wire::CommOp* w = c->add_ops();
+            w->set_kind(WireCommKind(op.kind));
+            w->set_count(op.count);
+            w->set_dtype(op.dtype);
+            w->set_type_size(op.typeSize);
+            w->set_redop(op.redop);
+            w->set_root(op.root);
+            w->set_peer(op.peer);
+        }
+        // Other ranks may be waiting for this one: send it now.
+        Flush(ThreadSocket());
+        return id;
+    }
+
+    bool OnComm(const gpu::CommMember& member, bool leave, std::string*) override
+    {
+        Touch();
+        wire::CommJoin* join = m_batch.add_records()->mutable_comm_join();
+        join->set_comm(member.commId);
+        join->set_nranks(member.nranks);
+        join->set_rank(member.rank);
+        join->set_device(member.device);
+        join->set_leave(leave);
+        Flush(ThreadSocket());
+        return true;
+    }
+
+    std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int drivingThreads,
+                            const std::string& what, std::mutex& lock) override
+    {
+        zmq::socket_t& socket = ThreadSocket();
+        Flush(socket);
+        wire::Envelope request;
+        request.set_protocol_version(wire::kProtocolVersion);
+        wire::SyncRequest* sync = request.mutable_sync();
+        uint64_t id = ++m_nextRequest;
+        sync->set_request(id);
+        for (uint64_t op : ops)
+        {
+            sync->add_ops(op);
+        }
+        sync->set_after_batch(m_sentSeq);
+        sync->set_clock_ns(now);
+        sync->set_driving_threads(drivingThreads);
+        sync->set_what(what);
+        Send(socket, request);
+
+        std::vector<Ns> ends(ops.size(), now);
+        lock.unlock(); // other threads of the process may go on issuing work meanwhile
+        wire::Envelope reply;
+        std::string error;
+        while (true)
+        {
+            if (!Receive(socket, &reply, &error))
+            {
+                gpu::Warn("bridge: " + error);
+                continue;
+            }
+            if (reply.has_sync_reply() && reply.sync_reply().request() == id)
+            {
+                for (const wire::OpEnd& end : reply.sync_reply().ends())
+                {
+                    for (size_t i = 0; i < ops.size(); ++i)
+                    {
+                        if (ops[i] == end.op())
+                        {
+                            ends[i] = end.end_ns();
+                        }
+                    }
+                }
+                break;
+            }
+            if (reply.has_error())
+            {
+                gpu::Warn("eidolon-sim: " + reply.error().message());
+                if (reply.error().fatal())
+                {
+                    break; // the run is over; the launcher stops this process
+                }
+            }
+        }
+        lock.lock();
+        return ends;
+    }
+
+    void OnExit(Ns now, const std::vector<gpu::DeviceUsage>& usage,
+                const std::vector<gpu::ProviderUsage>& pricing) override
+    {
+        zmq::socket_t& socket = ThreadSocket();
+        Flush(socket);
+        wire::Envelope bye;
+        bye.set_protocol_version(wire::kProtocolVersion);
+        wire::Goodbye* g = bye.mutable_goodbye();
+        g->set_after_batch(m_sentSeq);
+        g->set_clock_ns(now);
+        for (const auto& u : usage)
+        {
+            wire::DeviceUsage* w = g->add_usage();
+            w->set_device(u.device);
+            w->set_peak_bytes(u.peakBytes);
+            w->set_capacity_bytes(u.capacityBytes);
+        }
+        for (const auto& p : pricing)
+        {
+            wire::Pricing* w = g->add_pricing();
+            w->set_provider(p.provider);
+            w->set_ops(p.ops);
+            w->set_ns(p.ns);
+        }
+        Send(socket, bye);
+        // Wait (briefly) for the acknowledgement: ZeroMQ sends from its own thread, and exit would
+        // drop a message still queued.
+        zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+        zmq::poll(&item, 1, std::chrono::milliseconds(5000));
+        m_exiting = true;
+    }
+
+private:
+    struct OpenChain
+    {
+        uint64_t id;
+        size_t index;
+    };
+
+    zmq::socket_t& NewSocket()
+    {
+        auto socket = std::make_unique<zmq::socket_t>(m_context, zmq::socket_type::dealer);
+        socket->set(zmq::sockopt::linger, 2000);
+        socket->connect(m_endpoint);
+        zmq::socket_t& ref = *socket;
+        m_sockets[std::this_thread::get_id()] = std::move(socket);
+        return ref;
+    }
+
+    // The calling thread's socket (its first use says ThreadHello).
+    zmq::socket_t& ThreadSocket()
+    {
+        auto it = m_sockets.find(std::this_thread::get_id());
+        if (it != m_sockets.end())
+        {
+            return *it->second;
+        }
+        zmq::socket_t& socket = NewSocket();
+        wire::Envelope hello;
+        hello.set_protocol_version(wire::kProtocolVersion);
+        hello.mutable_thread_hello()->set_process_token(m_token);
+        Send(socket, hello);
+        return socket;
+    }
+
+    void Send(zmq::socket_t& socket, const wire::Envelope& envelope)
+    {
+        std::string bytes;
+        envelope.SerializeToString(&bytes);
+        socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+    }
+
+    bool Receive(zmq::socket_t& socket, wire::Envelope* envelope, std::string* error)
+    {
+        zmq::message_t message;
+        if (!socket.recv(message, zmq::recv_flags::none))
+        {
+            *error = "receive interrupted";
+            return false;
+        }
+        if (!envelope->ParseFromArray(message.data(), int(message.size())))
+        {
+            *error = "cannot parse a message from the simulator";
+            return false;
+        }
+        if (envelope->protocol_version() != wire::kProtocolVersion)
+        {
+            *error = "the simulator speaks bridge protocol " +
+                     std::to_string(envelope->protocol_version()) + ", this library " +
+                     std::to_string(wire::kProtocolVersion);
+            return false;
+        }
+        return true;
+    }
+
+    void Touch()
+    {
+        if (m_batch.records_size() == 0)
+        {
+            m_batchStarted = Clock::now();
+        }
+    }
+
+    void MaybeFlushFull()
+    {
+        if (m_batch.records_size() >= kMaxBatchRecords)
+        {
+            Flush(ThreadSocket());
+        }
+    }
+
+    // Sends the batch (called with the emulator lock held).
+    void Flush(zmq::socket_t& socket)
+    {
+        m_openChain.clear();
+        m_openSpan.clear();
+        if (m_batch.records_size() == 0 && m_clock.Now() == m_reportedClock)
+        {
+            return;
+        }
+        m_batch.set_seq(++m_sentSeq);
+        m_batch.set_clock_ns(m_clock.Now());
+        m_reportedClock = m_clock.Now();
+        wire::Envelope envelope;
+        envelope.set_protocol_version(wire::kProtocolVersion);
+        envelope.mutable_batch()->Swap(&m_batch);
+        Send(socket, envelope);
+        m_batch.Clear();
+    }
+
+    // The background thread: sends batches older than kBatchAge, and the clock of a process that
+    // is busy on the CPU, so that the simulator's horizon can move.
+    void FlushLoop()
+    {
+        // Everything this thread does (ZeroMQ reads clocks too) passes the clock interposers.
+        ++gpu::ApiDepth();
+        while (!m_exiting)
+        {
+            std::this_thread::sleep_for(kBatchAge);
+            std::lock_guard<std::mutex> guard(m_lock);
+            if (m_exiting)
+            {
+                break;
+            }
+            bool stale = m_batch.records_size() > 0 && Clock::now() - m_batchStarted >= kBatchAge;
+            if (stale || m_clock.Now() != m_reportedClock)
+            {
+                Flush(ThreadSocket());
+            }
+        }
+    }
+
+    std::string m_endpoint;
+    const gpu::HostClock& m_clock;
+    std::mutex& m_lock;
+    zmq::context_t m_context;
+    std::string m_token;
+    wire::Welcome m_welcome;
+    std::unordered_map<std::thread::id, std::unique_ptr<zmq::socket_t>> m_sockets;
+    wire::Batch m_batch;
+    Clock::time_point m_batchStarted;
+    std::unordered_map<uint64_t, OpenChain> m_openChain;
+    std::unordered_map<uint64_t, size_t> m_openSpan;
+    uint64_t m_nextId = 0;
+    uint64_t m_nextRequest = 0;
+    uint64_t m_sentSeq = 0;
+    Ns m_reportedClock = -1;
+    std::atomic<bool> m_exiting{false};
+    std::thread m_flusher;
+};
+
+} // namespace
+
+std::unique_ptr<gpu::DeviceOpSink>
+Connect(const std::string& endpoint, const std::string& gpu, int numDevices,
+        const gpu::HostClock& clock, std::mutex& emulatorLock, std::string* error)
+{
+    try
+    {
+        auto sink = std::make_unique<BridgeSink>(endpoint, clock, emulatorLock);
+        if (!sink->Join(gpu, numDevices, error))
+        {
+            return nullptr;
+        }
+        return sink;
+    }
+    catch (const std::exception& e)
+    {
+        *error = e.what();
+        return nullptr;
+    }
+}
+
+} // namespace eidolon::bridge

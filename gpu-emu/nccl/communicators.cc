@@ -1,0 +1,718 @@
+// Communicators: unique ids, init (rank, config, all, scalable), split, shrink, finalize, destroy,
+// abort, revoke, async error, and the queries (count, device, rank). A communicator is one
+// CommMember the emulator registers with the simulator; its id is the same on every rank because it
+// is hashed from what every rank passes (the ncclUniqueId bytes, or the parent's id and the split).
+#include "nccl-common.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <unordered_set>
+
+using namespace eidolon::gpu;
+using namespace eidolon::gpu::nccl;
+
+namespace eidolon::gpu::nccl
+{
+namespace
+{
+
+constexpr uint64_t kUniqueIdMagic = 0x4e4f4c4f44494521ull; // "!EIDOLON" in little-endian bytes
+constexpr unsigned kConfigMagic = 0xcafebeef;
+
+std::unordered_set<const ncclComm*>&
+Live()
+{
+    static auto* live = new std::unordered_set<const ncclComm*>(); // never destroyed
+    return *live;
+}
+
+// The world rank of this process from the launcher's environment, else 0.
+int64_t
+WorldRank()
+{
+    for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
+    {
+        const char* value = std::getenv(name);
+        if (value && *value)
+        {
+            char* end = nullptr;
+            long long rank = std::strtoll(value, &end, 10);
+            if (end && *end == '\0' && rank >= 0)
+            {
+                return rank;
+            }
+        }
+    }
+    return 0;
+}
+
+// Deterministic: magic, world rank, and how many ids this process made before. Never random, so
+// that two runs of a program see the same communicator ids and the same virtual times.
+ncclUniqueId
+NextUniqueId()
+{
+    static uint64_t counter = 0; // under the emulator lock
+    ncclUniqueId id;
+    std::memset(&id, 0, sizeof(id));
+    uint64_t fields[3] = {kUniqueIdMagic, uint64_t(WorldRank()), counter++};
+    std::memcpy(id.internal, fields, sizeof(fields));
+    return id;
+}
+
+uint64_t
+CommIdOf(const ncclUniqueId* ids, int count)
+{
+    uint64_t hash = Hash(ids, sizeof(ncclUniqueId) * size_t(count));
+    return hash ? hash : 1;
+}
+
+ncclResult_t
+CheckReady(Emulator& emu)
+{
+    if (!emu.Ready() || emu.DeviceCount() == 0)
+    {
+        return Fail(ncclUnhandledCudaError, "cuda:nodevice",
+                    "Cuda failure 'no CUDA-capable device is detected'");
+    }
+    return ncclSuccess;
+}
+
+// Null or unknown communicator, without completing a pending initialisation.
+ncclResult_t
+CheckCommOnly(const ncclComm* comm, const char* api)
+{
+    if (!comm)
+    {
+        return Fail(ncclInvalidArgument, std::string(api) + ":nullcomm",
+                    std::string(api) + " : comm argument is NULL");
+    }
+    if (!IsLive(comm))
+    {
+        return Fail(ncclInvalidArgument, std::string(api) + ":badcomm",
+                    std::string(api) + " : invalid or destroyed communicator");
+    }
+    return ncclSuccess;
+}
+
+// Waits (moves the host clock) until the work the communicator placed has completed.
+void
+WaitForWork(ApiCall& call, ncclComm* comm, const char* what)
+{
+    Emulator& emu = call.Emu();
+    Completion all;
+    for (Stream* stream : comm->streams)
+    {
+        if (emu.ResolveStream(stream, false) != stream)
+        {
+            continue; // destroyed since
+        }
+        Completion completion = emu.StreamCompletion(*stream);
+        all.known = std::max(all.known, completion.known);
+        all.pending.insert(all.pending.end(), completion.pending.begin(), completion.pending.end());
+    }
+    emu.SyncTo(all, what);
+}
+
+// Leaves the communicator and frees the member (destroy, abort).
+void
+Release(Emulator& emu, ncclComm* comm)
+{
+    emu.DeregisterComm(comm->member);
+    for (ncclRegistration* registration : comm->registrations)
+    {
+        delete registration;
+    }
+    for (ncclWindow_t window : comm->windows)
+    {
+        delete window;
+    }
+    Live().erase(comm);
+    delete comm;
+}
+
+ncclResult_t
+InitRank(ncclComm_t* newcomm, int nranks, uint64_t commId, int rank, const ncclConfig_t* config,
+         const char* api)
+{
+    ApiCall call(CallKind::Untimed);
+    Emulator& emu = call.Emu();
+    if (ncclResult_t rc = CheckReady(emu))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(newcomm, "CommInitRank", "newcomm"))
+    {
+        return rc;
+    }
+    *newcomm = nullptr;
+    if (nranks < 1 || rank < 0 || rank >= nranks)
+    {
+        return Fail(ncclInvalidArgument, "initrank:rank",
+                    "Invalid rank requested : " + std::to_string(rank) + "/" +
+                        std::to_string(nranks));
+    }
+    bool blocking = true;
+    if (ncclResult_t rc = ReadConfig(config, nullptr, api, &blocking))
+    {
+        return rc;
+    }
+    CommMember member;
+    member.commId = commId;
+    member.nranks = nranks;
+    member.rank = rank;
+    member.device = emu.CurrentDevice();
+    if (ncclResult_t rc = CreateComm(emu, member, blocking, api, newcomm))
+    {
+        return rc;
+    }
+    return blocking ? ncclSuccess : ncclInProgress;
+}
+
+} // namespace
+
+bool
+IsLive(const ncclComm* comm)
+{
+    return comm && Live().count(comm) != 0;
+}
+
+ncclResult_t
+CheckComm(const ncclComm* comm, const char* api)
+{
+    if (ncclResult_t rc = CheckCommOnly(comm, api))
+    {
+        return rc;
+    }
+    const_cast<ncclComm*>(comm)->pending = false;
+    return ncclSuccess;
+}
+
+ncclResult_t
+CheckPtr(const void* pointer, const char* api, const char* name)
+{
+    if (!pointer)
+    {
+        return Fail(ncclInvalidArgument, std::string(api) + ":null:" + name,
+                    std::string(api) + " : " + name + " argument is NULL");
+    }
+    return ncclSuccess;
+}
+
+ncclResult_t
+CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* api, ncclComm** out)
+{
+    std::string error;
+    if (!emu.RegisterComm(member, &error))
+    {
+        return Fail(ncclInvalidUsage, std::string(api) + ":register",
+                    std::string(api) + ": cannot create rank " + std::to_string(member.rank) +
+                        " of a communicator of " + std::to_string(member.nranks) +
+                        " ranks: " + error);
+    }
+    auto* comm = new ncclComm();
+    comm->member = member;
+    comm->blocking = blocking;
+    comm->pending = !blocking;
+    Live().insert(comm);
+    *out = comm;
+    return ncclSuccess;
+}
+
+ncclResult_t
+ReadConfig(const ncclConfig_t* config, const ncclComm* parent, const char* api, bool* blocking)
+{
+    *blocking = parent ? parent->blocking : true;
+    if (config)
+    {
+        // A program built against an older nccl.h passes a smaller struct: read what it has.
+        ncclConfig_t copy = NCCL_CONFIG_INITIALIZER;
+        size_t size = 0;
+        std::memcpy(&size, config, sizeof(size));
+        std::memcpy(&copy, config, std::min(size, sizeof(copy)));
+        if (size < offsetof(ncclConfig_t, blocking) + sizeof(int) || copy.magic != kConfigMagic)
+        {
+            return Fail(ncclInvalidArgument, std::string(api) + ":config",
+                        "ncclConfig_t argument not initialized via NCCL_CONFIG_INITIALIZER");
+        }
+        if (copy.blocking != NCCL_CONFIG_UNDEF_INT && copy.blocking != 0 && copy.blocking != 1)
+        {
+            return Fail(ncclInvalidArgument, std::string(api) + ":blocking",
+                        "Invalid config blocking attribute value " + std::to_string(copy.blocking));
+        }
+        if (copy.blocking != NCCL_CONFIG_UNDEF_INT)
+        {
+            *blocking = copy.blocking == 1;
+        }
+    }
+    // NCCL_COMM_BLOCKING overrides the configuration, as in NCCL.
+    if (const char* env = std::getenv("NCCL_COMM_BLOCKING"))
+    {
+        if (std::strcmp(env, "0") == 0)
+        {
+            *blocking = false;
+        }
+        else if (std::strcmp(env, "1") == 0)
+        {
+            *blocking = true;
+        }
+    }
+    return ncclSuccess;
+}
+
+uint64_t
+Hash(const void* data, size_t bytes, uint64_t seed)
+{
+    // FNV-1a, 64 bits.
+    uint64_t hash = seed;
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < bytes; ++i)
+    {
+        hash ^= p[i];
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+ncclResult_t
+ResolveSplits(Emulator& emu, std::vector<SplitRequest> requests)
+{
+    ncclResult_t result = ncclSuccess;
+    auto note = [&result](ncclResult_t rc)
+    {
+        if (result == ncclSuccess || result == ncclInProgress)
+        {
+            result = rc == ncclSuccess ? result : rc;
+        }
+    };
+    // One split = every request naming the same parent communicator and split index.
+    std::map<std::pair<uint64_t, uint64_t>, std::vector<const SplitRequest*>> splits;
+    std::vector<std::pair<uint64_t, uint64_t>> order;
+    for (const SplitRequest& request : requests)
+    {
+        if (!IsLive(request.parent))
+        {
+            note(Fail(ncclInvalidUsage, "split:destroyed",
+                      "ncclCommSplit: the parent communicator was destroyed before the group "
+                      "ended"));
+            continue;
+        }
+        auto key = std::make_pair(request.parent->member.commId, request.index);
+        if (!splits.count(key))
+        {
+            order.push_back(key);
+        }
+        splits[key].push_back(&request);
+    }
+    for (const auto& key : order)
+    {
+        std::vector<const SplitRequest*>& members = splits[key];
+        int nranks = members.front()->parent->member.nranks;
+        std::unordered_set<int> ranks;
+        for (const SplitRequest* request : members)
+        {
+            ranks.insert(request->parent->member.rank);
+        }
+        if (int(ranks.size()) != nranks || int(members.size()) != nranks)
+        {
+            // The colors and keys of ranks in other processes are not known here.
+            note(Fail(ncclInvalidUsage, "split:remote",
+                      "ncclCommSplit: " + std::to_string(members.size()) + " of the " +
+                          std::to_string(nranks) +
+                          " ranks of the parent communicator split in this process (in one "
+                          "group); eidolon cannot yet exchange split colors with ranks of other "
+                          "processes"));
+            continue;
+        }
+        std::map<int, std::vector<const SplitRequest*>> colors;
+        for (const SplitRequest* request : members)
+        {
+            if (request->color != NCCL_SPLIT_NOCOLOR)
+            {
+                colors[request->color].push_back(request);
+            }
+        }
+        for (auto& [color, group] : colors)
+        {
+            // New ranks in (key, parent rank) order.
+            std::sort(group.begin(), group.end(),
+                      [](const SplitRequest* a, const SplitRequest* b)
+                      {
+                          return std::make_pair(a->key, a->parent->member.rank) <
+                                 std::make_pair(b->key, b->parent->member.rank);
+                      });
+            int64_t fields[4] = {int64_t(key.first), int64_t(key.second), color, 0x53504c4954};
+            uint64_t id = Hash(fields, sizeof(fields));
+            for (size_t i = 0; i < group.size(); ++i)
+            {
+                CommMember member;
+                member.commId = id ? id : 1;
+                member.nranks = int(group.size());
+                member.rank = int(i);
+                member.device = group[i]->parent->member.device;
+                ncclComm* child = nullptr;
+                ncclResult_t rc =
+                    CreateComm(emu, member, group[i]->blocking, "ncclCommSplit", &child);
+                *group[i]->out = child;
+                note(rc != ncclSuccess ? rc : group[i]->blocking ? ncclSuccess : ncclInProgress);
+            }
+        }
+    }
+    return result;
+}
+
+} // namespace eidolon::gpu::nccl
+
+// ---------------------------------------------------------------- ids and init
+
+NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckPtr(uniqueId, "GetUniqueId", "out"))
+    {
+        return rc;
+    }
+    *uniqueId = NextUniqueId();
+    return ncclSuccess;
+}
+
+NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncclUniqueId commId,
+         int rank, ncclConfig_t* config)
+{
+    return InitRank(comm, nranks, CommIdOf(&commId, 1), rank, config, "ncclCommInitRankConfig");
+}
+
+NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId,
+         int rank)
+{
+    return InitRank(comm, nranks, CommIdOf(&commId, 1), rank, nullptr, "ncclCommInitRank");
+}
+
+// Several ids spread the bootstrap in NCCL; here the id is hashed from all of them.
+NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank,
+         int nId, ncclUniqueId* commIds, ncclConfig_t* config)
+{
+    if (nId < 1 || !commIds)
+    {
+        ApiCall call(CallKind::Untimed);
+        return Fail(ncclInvalidArgument, "initscalable:ids",
+                    "ncclCommInitRankScalable : invalid number of unique ids " +
+                        std::to_string(nId) + (commIds ? "" : " (commIds is NULL)"));
+    }
+    return InitRank(newcomm, nranks, CommIdOf(commIds, nId), myrank, config,
+                    "ncclCommInitRankScalable");
+}
+
+// One communicator over `ndev` devices of this process (rank i on devlist[i], or device i).
+NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int* devlist)
+{
+    ApiCall call(CallKind::Untimed);
+    Emulator& emu = call.Emu();
+    if (ncclResult_t rc = CheckReady(emu))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(comms, "CommInitAll", "comms"))
+    {
+        return rc;
+    }
+    if (ndev < 0 || ndev > emu.DeviceCount())
+    {
+        return Fail(ncclInvalidArgument, "initall:count",
+                    "Invalid device count requested : " + std::to_string(ndev));
+    }
+    std::vector<int> devices;
+    for (int i = 0; i < ndev; ++i)
+    {
+        int device = devlist ? devlist[i] : i;
+        if (device < 0 || device >= emu.DeviceCount())
+        {
+            return Fail(ncclInvalidArgument, "initall:device",
+                        "Invalid device " + std::to_string(device) +
+                            " (totalnDev=" + std::to_string(emu.DeviceCount()) + ")");
+        }
+        if (std::find(devices.begin(), devices.end(), device) != devices.end())
+        {
+            return Fail(ncclInvalidUsage, "initall:duplicate",
+                        "Duplicate device " + std::to_string(device) + " in device list");
+        }
+        devices.push_back(device);
+    }
+    ncclUniqueId id = NextUniqueId();
+    uint64_t commId = CommIdOf(&id, 1);
+    for (int i = 0; i < ndev; ++i)
+    {
+        comms[i] = nullptr;
+    }
+    for (int i = 0; i < ndev; ++i)
+    {
+        CommMember member;
+        member.commId = commId;
+        member.nranks = ndev;
+        member.rank = i;
+        member.device = devices[i];
+        if (ncclResult_t rc = CreateComm(emu, member, true, "ncclCommInitAll", &comms[i]))
+        {
+            for (int j = 0; j < i; ++j)
+            {
+                Release(emu, comms[j]);
+                comms[j] = nullptr;
+            }
+            return rc;
+        }
+    }
+    return ncclSuccess;
+}
+
+// ---------------------------------------------------------------- split and shrink
+
+NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+         ncclConfig_t* config)
+{
+    bool grouped = InGroup();
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckComm(comm, "CommSplit"))
+    {
+        return grouped ? GroupError(rc) : rc;
+    }
+    if (ncclResult_t rc = CheckPtr(newcomm, "CommSplit", "newcomm"))
+    {
+        return grouped ? GroupError(rc) : rc;
+    }
+    *newcomm = nullptr;
+    if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+    {
+        ncclResult_t rc = Fail(ncclInvalidArgument, "split:color",
+                               "CommSplit : invalid color " + std::to_string(color) +
+                                   " (a color is >= 0 or NCCL_SPLIT_NOCOLOR)");
+        return grouped ? GroupError(rc) : rc;
+    }
+    bool blocking = true;
+    if (ncclResult_t rc = ReadConfig(config, comm, "ncclCommSplit", &blocking))
+    {
+        return grouped ? GroupError(rc) : rc;
+    }
+    SplitRequest request{comm, comm->children++, color, key, blocking, newcomm};
+    if (grouped)
+    {
+        AddSplit(request); // resolved when the group ends, with the other ranks' colors
+        return ncclSuccess;
+    }
+    return ResolveSplits(call.Emu(), {request});
+}
+
+// A child of the parent without the excluded ranks, which do not call this. Every caller passes
+// the same list, so the child's id and ranks are known without an exchange.
+NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
+         int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckComm(comm, "CommShrink"))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(newcomm, "CommShrink", "newcomm"))
+    {
+        return rc;
+    }
+    *newcomm = nullptr;
+    if (excludeRanksCount < 0 || (excludeRanksCount > 0 && !excludeRanksList))
+    {
+        return Fail(ncclInvalidArgument, "shrink:list",
+                    "ncclCommShrink : invalid exclude list (count " +
+                        std::to_string(excludeRanksCount) + ")");
+    }
+    if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT)
+    {
+        return Fail(ncclInvalidArgument, "shrink:flags",
+                    "ncclCommShrink : invalid flags " + std::to_string(shrinkFlags));
+    }
+    std::vector<int> excluded(excludeRanksList, excludeRanksList + excludeRanksCount);
+    std::sort(excluded.begin(), excluded.end());
+    for (size_t i = 0; i < excluded.size(); ++i)
+    {
+        int rank = excluded[i];
+        if (rank < 0 || rank >= comm->member.nranks || (i > 0 && excluded[i - 1] == rank))
+        {
+            return Fail(ncclInvalidArgument, "shrink:rank",
+                        "ncclCommShrink : invalid or repeated excluded rank " +
+                            std::to_string(rank));
+        }
+        if (rank == comm->member.rank)
+        {
+            return Fail(ncclInvalidArgument, "shrink:self",
+                        "ncclCommShrink : rank " + std::to_string(rank) +
+                            " excludes itself (excluded ranks do not call ncclCommShrink)");
+        }
+    }
+    bool blocking = true;
+    if (ncclResult_t rc = ReadConfig(config, comm, "ncclCommShrink", &blocking))
+    {
+        return rc;
+    }
+    std::vector<int64_t> fields = {int64_t(comm->member.commId), int64_t(comm->children++),
+                                   0x534852494e4b};
+    fields.insert(fields.end(), excluded.begin(), excluded.end());
+    CommMember member;
+    member.commId = Hash(fields.data(), fields.size() * sizeof(int64_t));
+    member.commId = member.commId ? member.commId : 1;
+    member.nranks = comm->member.nranks - int(excluded.size());
+    member.rank = comm->member.rank -
+                  int(std::lower_bound(excluded.begin(), excluded.end(), comm->member.rank) -
+                      excluded.begin());
+    member.device = comm->member.device;
+    if (ncclResult_t rc = CreateComm(call.Emu(), member, blocking, "ncclCommShrink", newcomm))
+    {
+        return rc;
+    }
+    return blocking ? ncclSuccess : ncclInProgress;
+}
+
+// ---------------------------------------------------------------- end of life
+
+// Flushes the communicator's work: a blocking communicator waits until it has completed.
+NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm)
+{
+    ApiCall call(CallKind::Sync);
+    if (!comm)
+    {
+        return ncclSuccess; // as NCCL
+    }
+    if (ncclResult_t rc = CheckComm(comm, "ncclCommFinalize"))
+    {
+        return rc;
+    }
+    if (comm->finalized)
+    {
+        return Fail(ncclInvalidUsage, "finalize:twice",
+                    "ncclCommFinalize: comm (rank = " + std::to_string(comm->member.rank) +
+                        ") has already been finalized");
+    }
+    comm->finalized = true;
+    if (!comm->blocking)
+    {
+        comm->pending = true; // done at the next ncclCommGetAsyncError
+        return ncclInProgress;
+    }
+    WaitForWork(call, comm, "ncclCommFinalize");
+    return ncclSuccess;
+}
+
+// Finalizes (waits) if the program did not, then frees the member.
+NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm)
+{
+    ApiCall call(CallKind::Sync);
+    if (!comm)
+    {
+        return ncclSuccess;
+    }
+    if (ncclResult_t rc = CheckCommOnly(comm, "ncclCommDestroy"))
+    {
+        return rc;
+    }
+    if (!comm->finalized && comm->blocking)
+    {
+        WaitForWork(call, comm, "ncclCommDestroy");
+    }
+    Release(call.Emu(), comm);
+    return ncclSuccess;
+}
+
+// Frees the member at once; work already placed keeps its times.
+NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm)
+{
+    ApiCall call(CallKind::Untimed);
+    if (!comm)
+    {
+        return ncclSuccess;
+    }
+    if (ncclResult_t rc = CheckCommOnly(comm, "ncclCommAbort"))
+    {
+        return rc;
+    }
+    Release(call.Emu(), comm);
+    return ncclSuccess;
+}
+
+// Further operations on a revoked communicator fail; split, shrink and destroy still work.
+NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckComm(comm, "ncclCommRevoke"))
+    {
+        return rc;
+    }
+    if (revokeFlags != NCCL_REVOKE_DEFAULT)
+    {
+        return Fail(ncclInvalidArgument, "revoke:flags",
+                    "ncclCommRevoke : invalid flags " + std::to_string(revokeFlags));
+    }
+    comm->revoked = true;
+    return ncclSuccess;
+}
+
+// ncclInProgress once for a nonblocking communicator whose init, split or finalize was not yet
+// reported; ncclSuccess from then on (deterministic: nothing completes in the background).
+NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckCommOnly(comm, "ncclGetAsyncError"))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(asyncError, "ncclGetAsyncError", "asyncError"))
+    {
+        return rc;
+    }
+    *asyncError = comm->pending ? ncclInProgress : ncclSuccess;
+    comm->pending = false;
+    return ncclSuccess;
+}
+
+// ---------------------------------------------------------------- queries
+
+NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckComm(comm, "CommCount"))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(count, "CommCount", "count"))
+    {
+        return rc;
+    }
+    *count = comm->member.nranks;
+    return ncclSuccess;
+}
+
+NCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckComm(comm, "CommCuDevice"))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(device, "CommCuDevice", "device"))
+    {
+        return rc;
+    }
+    *device = comm->member.device;
+    return ncclSuccess;
+}
+
+NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckComm(comm, "CommUserRank"))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(rank, "CommUserRank", "rank"))
+    {
+        return rc;
+    }
+    *rank = comm->member.rank;
+    return ncclSuccess;
+}

@@ -1,0 +1,334 @@
+// Point-to-point and groups: ncclSend, ncclRecv, ncclGroupStart/End/SimulateEnd, and the one path
+// every operation takes to the emulator. Outside a group an operation is placed at once; inside
+// one (groups nest, per thread) it waits for the outermost ncclGroupEnd, which places, for each
+// communicator in the order it first appeared, its collectives in issue order (one record each)
+// and then all its sends and receives as one record.
+#include "nccl-common.h"
+
+#include <algorithm>
+
+using namespace eidolon::gpu;
+using namespace eidolon::gpu::nccl;
+
+namespace eidolon::gpu::nccl
+{
+namespace
+{
+
+struct Task
+{
+    ncclComm* comm;
+    Stream* stream;
+    CommOp op;
+    const char* api;
+};
+
+struct GroupState
+{
+    int depth = 0;
+    ncclResult_t error = ncclSuccess; // first error of a call inside the group
+    std::vector<Task> tasks;
+    std::vector<SplitRequest> splits;
+};
+
+thread_local GroupState t_group;
+
+bool
+IsP2p(const CommOp& op)
+{
+    return op.kind == CommOpKind::Send || op.kind == CommOpKind::Recv;
+}
+
+// The stream a handle names for `comm`: a null handle is the legacy stream of the communicator's
+// device (NCCL launches on its own device whatever the caller's current device is).
+Stream*
+StreamFor(Emulator& emu, const ncclComm* comm, cudaStream_t handle)
+{
+    int current = emu.CurrentDevice();
+    emu.SetCurrentDevice(comm->member.device);
+    Stream* stream = emu.ResolveStream(static_cast<void*>(handle), false);
+    emu.SetCurrentDevice(current);
+    return stream;
+}
+
+ncclResult_t
+Place(ApiCall& call, ncclComm* comm, Stream* stream, const std::vector<CommOp>& ops,
+      const char* api)
+{
+    Emulator& emu = call.Emu();
+    if (emu.ResolveStream(stream, false) != stream)
+    {
+        return Fail(ncclUnhandledCudaError, std::string(api) + ":stream",
+                    std::string(api) + ": Cuda failure 'invalid resource handle' (the stream was "
+                                       "destroyed before the group ended)");
+    }
+    std::string error;
+    if (!emu.PlaceCommunication(*stream, comm->member, comm->seq, ops, &error))
+    {
+        return Fail(ncclInvalidUsage, std::string(api) + ":place", std::string(api) + ": " + error);
+    }
+    ++comm->seq;
+    if (std::find(comm->streams.begin(), comm->streams.end(), stream) == comm->streams.end())
+    {
+        comm->streams.push_back(stream);
+    }
+    return ncclSuccess;
+}
+
+// Places the operations of a group that just ended.
+ncclResult_t
+Flush(ApiCall& call, std::vector<Task> tasks)
+{
+    ncclResult_t result = ncclSuccess;
+    auto note = [&result](ncclResult_t rc)
+    {
+        if (result == ncclSuccess)
+        {
+            result = rc;
+        }
+    };
+    std::vector<ncclComm*> comms;
+    for (const Task& task : tasks)
+    {
+        if (std::find(comms.begin(), comms.end(), task.comm) == comms.end())
+        {
+            comms.push_back(task.comm);
+        }
+    }
+    for (ncclComm* comm : comms)
+    {
+        if (!IsLive(comm))
+        {
+            note(Fail(ncclInvalidUsage, "group:destroyed",
+                      "ncclGroupEnd: a communicator was destroyed or aborted before the group "
+                      "ended; its operations are dropped"));
+            continue;
+        }
+        std::vector<CommOp> p2p;
+        Stream* p2pStream = nullptr;
+        for (const Task& task : tasks)
+        {
+            if (task.comm != comm)
+            {
+                continue;
+            }
+            if (!IsP2p(task.op))
+            {
+                note(Place(call, comm, task.stream, {task.op}, task.api));
+                continue;
+            }
+            if (!p2pStream)
+            {
+                p2pStream = task.stream;
+            }
+            else if (task.stream != p2pStream)
+            {
+                WarnOnce("group:streams",
+                         "nccl: sends/receives of one group on one communicator use several "
+                         "streams; eidolon places them all on the first one's stream");
+            }
+            p2p.push_back(task.op);
+        }
+        if (!p2p.empty())
+        {
+            note(Place(call, comm, p2pStream, p2p, "ncclGroupEnd"));
+        }
+    }
+    return result;
+}
+
+} // namespace
+
+bool
+InGroup()
+{
+    return t_group.depth > 0;
+}
+
+ncclResult_t
+GroupError(ncclResult_t code)
+{
+    if (t_group.depth > 0 && t_group.error == ncclSuccess && code != ncclSuccess)
+    {
+        t_group.error = code;
+    }
+    return code;
+}
+
+void
+AddSplit(const SplitRequest& request)
+{
+    t_group.splits.push_back(request);
+}
+
+ncclResult_t
+Submit(ApiCall& call, ncclComm* comm, cudaStream_t handle, const CommOp& op, const char* api)
+{
+    Emulator& emu = call.Emu();
+    if (comm->revoked || comm->finalized)
+    {
+        return GroupError(Fail(ncclInvalidUsage, std::string(api) + ":state",
+                               std::string(api) + " : communicator is " +
+                                   (comm->revoked ? "revoked" : "finalized")));
+    }
+    Stream* stream = StreamFor(emu, comm, handle);
+    if (!stream)
+    {
+        return GroupError(Fail(ncclUnhandledCudaError, std::string(api) + ":stream",
+                               std::string(api) + " : Cuda failure 'invalid resource handle'"));
+    }
+    if (stream->device != comm->member.device)
+    {
+        return GroupError(Fail(ncclUnhandledCudaError, std::string(api) + ":streamdevice",
+                               std::string(api) +
+                                   " : Cuda failure 'invalid resource handle' "
+                                   "(stream of device " +
+                                   std::to_string(stream->device) + ", communicator on device " +
+                                   std::to_string(comm->member.device) + ")"));
+    }
+    if (op.count == 0 && !IsP2p(op))
+    {
+        return ncclSuccess; // NCCL discards empty collectives (sends/receives of 0 still match)
+    }
+    if (t_group.depth > 0)
+    {
+        t_group.tasks.push_back(Task{comm, stream, op, api});
+        return ncclSuccess;
+    }
+    return Place(call, comm, stream, {op}, api);
+}
+
+void
+GroupStartInternal()
+{
+    if (t_group.depth++ == 0)
+    {
+        t_group.error = ncclSuccess;
+    }
+}
+
+ncclResult_t
+GroupEndInternal(ApiCall& call)
+{
+    if (t_group.depth == 0)
+    {
+        return Fail(ncclInvalidUsage, "groupend:nogroup", "ncclGroupEnd: not in a group call.");
+    }
+    if (--t_group.depth > 0)
+    {
+        return ncclSuccess;
+    }
+    std::vector<Task> tasks = std::move(t_group.tasks);
+    std::vector<SplitRequest> splits = std::move(t_group.splits);
+    ncclResult_t error = t_group.error;
+    t_group = GroupState();
+    if (error != ncclSuccess)
+    {
+        // As NCCL: an error inside the group fails the whole group; nothing of it is issued.
+        for (const SplitRequest& request : splits)
+        {
+            *request.out = nullptr;
+        }
+        return error;
+    }
+    ncclResult_t placed = Flush(call, std::move(tasks));
+    ncclResult_t split = splits.empty() ? ncclSuccess : ResolveSplits(call.Emu(), splits);
+    return placed != ncclSuccess ? placed : split;
+}
+
+} // namespace eidolon::gpu::nccl
+
+namespace
+{
+
+// What the outermost ncclGroupEnd of the calling thread will do: submit work or not.
+CallKind
+GroupEndKind()
+{
+    return t_group.depth == 1 && !t_group.tasks.empty() ? CallKind::Submit : CallKind::Untimed;
+}
+
+ncclResult_t
+P2p(CommOpKind kind, size_t count, int datatype, int peer, ncclComm_t comm, cudaStream_t stream,
+    const char* name, const char* api)
+{
+    ApiCall call(InGroup() ? CallKind::Untimed : CallKind::Submit);
+    OpArgs args;
+    args.name = name;
+    args.type = datatype;
+    args.root = peer;
+    args.isPeer = true;
+    if (ncclResult_t rc = CheckArgs(comm, args))
+    {
+        return GroupError(rc);
+    }
+    CommOp op;
+    op.kind = kind;
+    op.count = count;
+    op.dtype = datatype;
+    op.typeSize = TypeSize(datatype);
+    op.redop = ncclSum;
+    op.peer = peer;
+    return Submit(call, comm, stream, op, api);
+}
+
+} // namespace
+
+NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype,
+         int peer, ncclComm_t comm, cudaStream_t stream)
+{
+    (void)sendbuff;
+    return P2p(CommOpKind::Send, count, Raw(datatype), peer, comm, stream, "Send", "ncclSend");
+}
+
+NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+         ncclComm_t comm, cudaStream_t stream)
+{
+    (void)recvbuff;
+    return P2p(CommOpKind::Recv, count, Raw(datatype), peer, comm, stream, "Recv", "ncclRecv");
+}
+
+NCCL_API(ncclResult_t, ncclGroupStart)
+{
+    GroupStartInternal();
+    return ncclSuccess;
+}
+
+NCCL_API(ncclResult_t, ncclGroupEnd)
+{
+    ApiCall call(GroupEndKind());
+    return GroupEndInternal(call);
+}
+
+// Ends the group without issuing it. eidolon has no estimate to give without running the group
+// through the simulator: estimatedTime stays NCCL_UNDEF_FLOAT, and the operations are dropped.
+NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo)
+{
+    ApiCall call(CallKind::Untimed);
+    if (t_group.depth == 0)
+    {
+        return Fail(ncclInvalidUsage, "groupsimend:nogroup",
+                    "ncclGroupSimulateEnd: not in a group call.");
+    }
+    if (simInfo && simInfo->magic != 0x74685283)
+    {
+        return Fail(ncclInvalidArgument, "groupsimend:info",
+                    "ncclSimInfo_t argument not initialized via NCCL_SIM_INFO_INITIALIZER");
+    }
+    if (--t_group.depth > 0)
+    {
+        return ncclSuccess;
+    }
+    for (const SplitRequest& request : t_group.splits)
+    {
+        *request.out = nullptr;
+    }
+    t_group = GroupState();
+    if (simInfo)
+    {
+        simInfo->estimatedTime = NCCL_UNDEF_FLOAT;
+    }
+    WarnOnce("groupsimend", "nccl: ncclGroupSimulateEnd gives no estimate under eidolon "
+                            "(estimatedTime is NCCL_UNDEF_FLOAT); the group is not issued");
+    return ncclSuccess;
+}

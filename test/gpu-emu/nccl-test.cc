@@ -1,0 +1,336 @@
+// libnccl.so.2 against a stand-in simulator: a DeviceOpSink that accepts communicators of several
+// ranks and records what the emulator hands it. Checks what eidolon-sim will receive from one
+// process holding several ranks (ncclCommInitAll): membership, communicator ids, the records of
+// collectives and of grouped sends/receives with their seq numbers, splits resolved in a group,
+// shrink, and the implicit groups of AlltoAll, Gather and Scatter.
+#define BOOST_TEST_MODULE gpu_emu_nccl
+#include <boost/test/unit_test.hpp>
+
+#include "emulator.h"
+
+#include <nccl.h>
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+using namespace eidolon::gpu;
+
+namespace
+{
+
+struct Record
+{
+    int device;
+    uint64_t streamId;
+    CommMember member;
+    uint64_t seq;
+    std::vector<CommOp> ops;
+};
+
+class RecordingSink : public DeviceOpSink
+{
+public:
+    bool Remote() const override { return true; }
+    void OnOp(const DeviceOp&) override {}
+    uint64_t OnPendingOp(const PendingOp&) override { return ++m_lastId; }
+    uint64_t OnCommunication(const CommunicationRecord& record) override
+    {
+        records.push_back(
+            Record{record.device, record.streamId, *record.member, record.seq, *record.ops});
+        return ++m_lastId;
+    }
+    bool OnComm(const CommMember& member, bool leave, std::string*) override
+    {
+        (leave ? left : joined).push_back(member);
+        return true;
+    }
+    std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int, const std::string&,
+                            std::mutex&) override
+    {
+        return std::vector<Ns>(ops.size(), now + 1000);
+    }
+
+    std::vector<Record> records;
+    std::vector<CommMember> joined;
+    std::vector<CommMember> left;
+
+private:
+    uint64_t m_lastId = 0;
+};
+
+RecordingSink* g_sink = nullptr;
+
+struct InstallSink
+{
+    InstallSink()
+    {
+        auto sink = std::make_unique<RecordingSink>();
+        g_sink = sink.get();
+        Emulator::Get().SetSink(std::move(sink));
+    }
+};
+BOOST_TEST_GLOBAL_FIXTURE(InstallSink);
+
+uint64_t
+LegacyStreamId(int device)
+{
+    return Emulator::Get().DeviceAt(device).legacyStream->id;
+}
+
+// ncclCommInitAll over devices 0..n-1.
+std::vector<ncclComm_t>
+InitAll(int n)
+{
+    std::vector<ncclComm_t> comms(n, nullptr);
+    BOOST_TEST_REQUIRE(ncclCommInitAll(comms.data(), n, nullptr) == ncclSuccess);
+    return comms;
+}
+
+void
+DestroyAll(const std::vector<ncclComm_t>& comms)
+{
+    for (ncclComm_t comm : comms)
+    {
+        BOOST_TEST(ncclCommDestroy(comm) == ncclSuccess);
+    }
+}
+
+CommMember
+MemberOf(ncclComm_t comm)
+{
+    CommMember member;
+    int value = -1;
+    BOOST_TEST(ncclCommCount(comm, &value) == ncclSuccess);
+    member.nranks = value;
+    BOOST_TEST(ncclCommUserRank(comm, &value) == ncclSuccess);
+    member.rank = value;
+    BOOST_TEST(ncclCommCuDevice(comm, &value) == ncclSuccess);
+    member.device = value;
+    return member;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(init_all_registers_every_rank)
+{
+    g_sink->joined.clear();
+    std::vector<ncclComm_t> comms = InitAll(3);
+    BOOST_TEST_REQUIRE(g_sink->joined.size() == 3u);
+    for (int i = 0; i < 3; ++i)
+    {
+        const CommMember& member = g_sink->joined[i];
+        BOOST_TEST(member.commId == g_sink->joined[0].commId);
+        BOOST_TEST(member.nranks == 3);
+        BOOST_TEST(member.rank == i);
+        BOOST_TEST(member.device == i);
+        CommMember queried = MemberOf(comms[i]);
+        BOOST_TEST((queried.nranks == 3 && queried.rank == i && queried.device == i));
+    }
+    g_sink->left.clear();
+    DestroyAll(comms);
+    BOOST_TEST(g_sink->left.size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(group_places_collectives_then_one_p2p_record_per_comm)
+{
+    std::vector<ncclComm_t> comms = InitAll(3);
+    g_sink->records.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (int i = 0; i < 3; ++i)
+    {
+        BOOST_TEST(ncclSend(nullptr, 100, ncclFloat, (i + 1) % 3, comms[i], nullptr) ==
+                   ncclSuccess);
+        BOOST_TEST(ncclAllReduce(nullptr, nullptr, 1000, ncclBfloat16, ncclSum, comms[i],
+                                 nullptr) == ncclSuccess);
+        BOOST_TEST(ncclRecv(nullptr, 100, ncclFloat, (i + 2) % 3, comms[i], nullptr) ==
+                   ncclSuccess);
+        BOOST_TEST(ncclAllGather(nullptr, nullptr, 10, ncclInt8, comms[i], nullptr) == ncclSuccess);
+    }
+    BOOST_TEST(g_sink->records.empty()); // nothing before the group ends
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->records.size() == 9u);
+    for (int i = 0; i < 3; ++i)
+    {
+        const Record* r = &g_sink->records[3 * i];
+        for (int k = 0; k < 3; ++k)
+        {
+            BOOST_TEST(r[k].member.rank == i);
+            BOOST_TEST(r[k].device == i);
+            BOOST_TEST(r[k].streamId == LegacyStreamId(i));
+            BOOST_TEST(r[k].seq == uint64_t(k));
+        }
+        BOOST_TEST_REQUIRE(r[0].ops.size() == 1u);
+        BOOST_TEST((r[0].ops[0].kind == CommOpKind::AllReduce));
+        BOOST_TEST(r[0].ops[0].count == 1000u);
+        BOOST_TEST(r[0].ops[0].dtype == int(ncclBfloat16));
+        BOOST_TEST(r[0].ops[0].typeSize == 2);
+        BOOST_TEST(r[0].ops[0].redop == int(ncclSum));
+        BOOST_TEST((r[1].ops.size() == 1u && r[1].ops[0].kind == CommOpKind::AllGather));
+        BOOST_TEST_REQUIRE(r[2].ops.size() == 2u);
+        BOOST_TEST((r[2].ops[0].kind == CommOpKind::Send));
+        BOOST_TEST(r[2].ops[0].peer == (i + 1) % 3);
+        BOOST_TEST((r[2].ops[1].kind == CommOpKind::Recv));
+        BOOST_TEST(r[2].ops[1].peer == (i + 2) % 3);
+        BOOST_TEST(r[2].ops[1].typeSize == 4);
+    }
+
+    // Outside a group each call is its own record and takes the next seq.
+    g_sink->records.clear();
+    BOOST_TEST(ncclBroadcast(nullptr, nullptr, 5, ncclFloat, 2, comms[1], nullptr) == ncclSuccess);
+    BOOST_TEST(ncclReduce(nullptr, nullptr, 5, ncclFloat, ncclMax, 1, comms[1], nullptr) ==
+               ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->records.size() == 2u);
+    BOOST_TEST(g_sink->records[0].seq == 3u);
+    BOOST_TEST(g_sink->records[0].ops[0].root == 2);
+    BOOST_TEST(g_sink->records[1].seq == 4u);
+    BOOST_TEST(g_sink->records[1].ops[0].redop == int(ncclMax));
+    DestroyAll(comms);
+}
+
+BOOST_AUTO_TEST_CASE(alltoall_gather_scatter_are_grouped_sends_and_receives)
+{
+    std::vector<ncclComm_t> comms = InitAll(3);
+    g_sink->records.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (ncclComm_t comm : comms)
+    {
+        BOOST_TEST(ncclAlltoAll(nullptr, nullptr, 7, ncclFloat, comm, nullptr) == ncclSuccess);
+    }
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->records.size() == 3u);
+    for (const Record& record : g_sink->records)
+    {
+        BOOST_TEST_REQUIRE(record.ops.size() == 6u);
+        for (int peer = 0; peer < 3; ++peer)
+        {
+            BOOST_TEST((record.ops[2 * peer].kind == CommOpKind::Send));
+            BOOST_TEST((record.ops[2 * peer + 1].kind == CommOpKind::Recv));
+            BOOST_TEST(record.ops[2 * peer].peer == peer);
+            BOOST_TEST(record.ops[2 * peer].count == 7u);
+        }
+    }
+
+    g_sink->records.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (ncclComm_t comm : comms)
+    {
+        BOOST_TEST(ncclGather(nullptr, nullptr, 4, ncclFloat, 1, comm, nullptr) == ncclSuccess);
+    }
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->records.size() == 3u);
+    BOOST_TEST(g_sink->records[0].ops.size() == 1u); // rank 0: send to the root
+    BOOST_TEST(g_sink->records[1].ops.size() == 4u); // the root: send to itself, 3 receives
+    BOOST_TEST(g_sink->records[2].ops.size() == 1u);
+
+    g_sink->records.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (ncclComm_t comm : comms)
+    {
+        BOOST_TEST(ncclScatter(nullptr, nullptr, 4, ncclFloat, 0, comm, nullptr) == ncclSuccess);
+    }
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->records.size() == 3u);
+    BOOST_TEST(g_sink->records[0].ops.size() == 4u); // the root: 3 sends, receive from itself
+    BOOST_TEST((g_sink->records[1].ops.size() == 1u &&
+                g_sink->records[1].ops[0].kind == CommOpKind::Recv &&
+                g_sink->records[1].ops[0].peer == 0));
+    DestroyAll(comms);
+}
+
+BOOST_AUTO_TEST_CASE(split_in_a_group_orders_by_key_then_parent_rank)
+{
+    g_sink->joined.clear();
+    std::vector<ncclComm_t> comms = InitAll(4);
+    uint64_t parentId = g_sink->joined.at(0).commId;
+    const int colors[4] = {0, 1, 0, NCCL_SPLIT_NOCOLOR};
+    const int keys[4] = {5, 0, 1, 0};
+    std::vector<ncclComm_t> children(4, nullptr);
+    g_sink->joined.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (int i = 0; i < 4; ++i)
+    {
+        BOOST_TEST(ncclCommSplit(comms[i], colors[i], keys[i], &children[i], nullptr) ==
+                   ncclSuccess);
+    }
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE((children[0] && children[1] && children[2]));
+    BOOST_TEST(children[3] == nullptr);
+    CommMember c0 = MemberOf(children[0]), c1 = MemberOf(children[1]), c2 = MemberOf(children[2]);
+    BOOST_TEST((c0.nranks == 2 && c0.rank == 1 && c0.device == 0)); // key 5
+    BOOST_TEST((c2.nranks == 2 && c2.rank == 0 && c2.device == 2)); // key 1
+    BOOST_TEST((c1.nranks == 1 && c1.rank == 0 && c1.device == 1));
+    BOOST_TEST_REQUIRE(g_sink->joined.size() == 2u); // one-rank communicators stay local
+    BOOST_TEST(g_sink->joined[0].commId == g_sink->joined[1].commId);
+    BOOST_TEST(g_sink->joined[0].commId != parentId);
+    uint64_t firstChildId = g_sink->joined[0].commId;
+    for (ncclComm_t child : {children[0], children[1], children[2]})
+    {
+        BOOST_TEST(ncclCommDestroy(child) == ncclSuccess);
+    }
+
+    // A second split of the same parent gets another id.
+    std::vector<ncclComm_t> again(4, nullptr);
+    g_sink->joined.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (int i = 0; i < 4; ++i)
+    {
+        BOOST_TEST(ncclCommSplit(comms[i], 0, 0, &again[i], nullptr) == ncclSuccess);
+    }
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->joined.size() == 4u);
+    for (const CommMember& member : g_sink->joined)
+    {
+        BOOST_TEST(member.nranks == 4);
+        BOOST_TEST(member.commId == g_sink->joined[0].commId);
+    }
+    BOOST_TEST(g_sink->joined[0].commId != firstChildId);
+    BOOST_TEST(g_sink->joined[0].commId != parentId);
+    DestroyAll(again);
+
+    // Outside a group (or with ranks in other processes) the colors of the others are unknown.
+    ncclComm_t lone = nullptr;
+    BOOST_TEST(ncclCommSplit(comms[0], 0, 0, &lone, nullptr) == ncclInvalidUsage);
+    BOOST_TEST(lone == nullptr);
+    BOOST_TEST(std::strstr(ncclGetLastError(nullptr), "exchange split colors") != nullptr);
+    DestroyAll(comms);
+}
+
+BOOST_AUTO_TEST_CASE(shrink_drops_the_excluded_ranks)
+{
+    std::vector<ncclComm_t> comms = InitAll(3);
+    int excluded[1] = {1};
+    ncclComm_t a = nullptr, b = nullptr;
+    g_sink->joined.clear();
+    BOOST_TEST(ncclCommShrink(comms[0], excluded, 1, &a, nullptr, NCCL_SHRINK_DEFAULT) ==
+               ncclSuccess);
+    BOOST_TEST(ncclCommShrink(comms[2], excluded, 1, &b, nullptr, NCCL_SHRINK_ABORT) ==
+               ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->joined.size() == 2u);
+    BOOST_TEST(g_sink->joined[0].commId == g_sink->joined[1].commId);
+    CommMember ma = MemberOf(a), mb = MemberOf(b);
+    BOOST_TEST((ma.nranks == 2 && ma.rank == 0 && mb.nranks == 2 && mb.rank == 1));
+    BOOST_TEST(ncclCommDestroy(a) == ncclSuccess);
+    BOOST_TEST(ncclCommDestroy(b) == ncclSuccess);
+    DestroyAll(comms);
+}
+
+BOOST_AUTO_TEST_CASE(unique_ids_name_communicators)
+{
+    ncclUniqueId id;
+    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+    g_sink->joined.clear();
+    std::vector<ncclComm_t> comms(2, nullptr);
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (int i = 0; i < 2; ++i)
+    {
+        Emulator::Get().SetCurrentDevice(i);
+        BOOST_TEST(ncclCommInitRank(&comms[i], 2, id, i) == ncclSuccess);
+    }
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    Emulator::Get().SetCurrentDevice(0);
+    BOOST_TEST_REQUIRE(g_sink->joined.size() == 2u);
+    BOOST_TEST(g_sink->joined[0].commId == g_sink->joined[1].commId);
+    BOOST_TEST((g_sink->joined[0].device == 0 && g_sink->joined[1].device == 1));
+    DestroyAll(comms);
+}
