@@ -12,6 +12,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev  # wire-format schema
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libbenchmark-dev                   # benchmarks
+  openmpi-bin                        # mpirun: ranks started by an external engine (attach test)
   python3 python3-yaml python3-matplotlib  # validation tables and plots
 )
 

@@ -12,6 +12,8 @@ const char* SourceDir();
 void RegisterTopoCommands(CLI::App& app);
 /// `eidolon flows --topology FILE --flows FILE.csv`
 void RegisterFlowsCommand(CLI::App& app);
+/// `eidolon run [...] -- PROGRAM ARGS` and `eidolon sim --endpoint tcp://... --ranks N`
+void RegisterRunCommands(CLI::App& app);
 } // namespace eidolon::tools
 
 #endif

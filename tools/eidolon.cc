@@ -26,6 +26,7 @@ main(int argc, char** argv)
     version->callback([] { fmt::print("eidolon {}\n", EIDOLON_VERSION); });
     eidolon::tools::RegisterTopoCommands(app);
     eidolon::tools::RegisterFlowsCommand(app);
+    eidolon::tools::RegisterRunCommands(app);
     try
     {
         app.parse(argc, argv);

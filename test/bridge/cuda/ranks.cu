@@ -1,0 +1,197 @@
+// A multi-process NCCL program for the bridge tests: every process is one rank (RANK, WORLD_SIZE,
+// LOCAL_RANK from `eidolon run` or mpirun); rank 0 hands the ncclUniqueId to the others through
+// the file named by EIDOLON_TEST_ID_FILE. It prints the virtual host times the tests check:
+//   p2p BYTES             rank 0 runs a 64 us kernel then sends BYTES to rank 1, which runs three
+//                         64 us kernels after its receive
+//   allreduce BYTES ITERS  ITERS all-reduces, each followed by a stream sync
+//   jitter BYTES ITERS     the same with random wall-clock sleeps between calls (determinism)
+//   mismatch              rank r all-reduces 1000 * (r + 1) floats
+//   crash                 rank 1 aborts after joining the communicator
+//   skip                  rank 1 never calls the all-reduce rank 0 waits for
+//   stuck                 rank 1 sleeps (outside CUDA) for 1000 s before its all-reduce
+//   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 3 s (wall, outside CUDA),
+//                         then sends 1 MiB to 0, which waits for it after the first transfer
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <string>
+
+#define CHECK(call, ok)                                                                            \
+    do                                                                                             \
+    {                                                                                              \
+        auto r_ = (call);                                                                          \
+        if (r_ != (ok))                                                                            \
+        {                                                                                          \
+            std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #call, int(r_)); \
+            return 2;                                                                              \
+        }                                                                                          \
+    } while (0)
+#define CUDA(call) CHECK(call, cudaSuccess)
+#define NCCL(call) CHECK(call, ncclSuccess)
+
+__global__ void
+spin(float* data)
+{
+    if (data)
+        data[threadIdx.x] = 0;
+}
+
+static double
+NowUs()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
+}
+
+static int
+EnvInt(const char* name, int fallback)
+{
+    const char* value = std::getenv(name);
+    if (!value)
+        value = std::getenv((std::string("OMPI_COMM_WORLD_") + name).c_str());
+    return value ? std::atoi(value) : fallback;
+}
+
+static bool
+ExchangeId(int rank, ncclUniqueId* id)
+{
+    const char* path = std::getenv("EIDOLON_TEST_ID_FILE");
+    if (!path)
+    {
+        std::fprintf(stderr, "EIDOLON_TEST_ID_FILE is not set\n");
+        return false;
+    }
+    if (rank == 0)
+    {
+        if (ncclGetUniqueId(id) != ncclSuccess)
+            return false;
+        std::string tmp = std::string(path) + ".tmp";
+        std::ofstream(tmp, std::ios::binary).write(id->internal, sizeof id->internal);
+        return std::rename(tmp.c_str(), path) == 0;
+    }
+    for (int tries = 0; tries < 60000; ++tries)
+    {
+        std::ifstream in(path, std::ios::binary);
+        if (in.read(id->internal, sizeof id->internal))
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+int
+main(int argc, char** argv)
+{
+    std::string mode = argc > 1 ? argv[1] : "allreduce";
+    size_t bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1 << 20;
+    int iters = argc > 3 ? std::atoi(argv[3]) : 1;
+    int rank = EnvInt("RANK", 0);
+    int size = EnvInt("WORLD_SIZE", EnvInt("SIZE", 1));
+    int local = EnvInt("LOCAL_RANK", rank);
+    CUDA(cudaSetDevice(local));
+    ncclUniqueId id;
+    if (!ExchangeId(rank, &id))
+        return 3;
+    ncclComm_t comm;
+    NCCL(ncclCommInitRank(&comm, size, id, rank));
+    cudaStream_t stream;
+    CUDA(cudaStreamCreate(&stream));
+    float* buffer = nullptr;
+    CUDA(cudaMalloc(&buffer, bytes > 0 ? bytes : 4));
+    size_t count = bytes / sizeof(float);
+    std::mt19937 random(std::random_device{}());
+
+    if (mode == "p2p")
+    {
+        double issued = NowUs();
+        if (rank == 0)
+        {
+            spin<<<4000, 1000, 0, stream>>>(nullptr); // 4e6 threads x 16 B at 1 TB/s = 64 us
+            NCCL(ncclSend(buffer, count, ncclFloat, 1, comm, stream));
+        }
+        else if (rank == 1)
+        {
+            NCCL(ncclRecv(buffer, count, ncclFloat, 0, comm, stream));
+            for (int k = 0; k < 3; ++k)
+                spin<<<4000, 1000, 0, stream>>>(nullptr);
+        }
+        CUDA(cudaStreamSynchronize(stream));
+        std::printf("rank %d issued_us=%.6f synced_us=%.6f\n", rank, issued, NowUs());
+    }
+    else if (mode == "allreduce" || mode == "jitter")
+    {
+        double first = NowUs();
+        for (int i = 0; i < iters; ++i)
+        {
+            if (mode == "jitter")
+                usleep(std::uniform_int_distribution<int>(0, 20000)(random));
+            NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+            if (mode == "jitter")
+                usleep(std::uniform_int_distribution<int>(0, 20000)(random));
+            CUDA(cudaStreamSynchronize(stream));
+        }
+        std::printf("rank %d first_us=%.6f synced_us=%.6f\n", rank, first, NowUs());
+    }
+    else if (mode == "mismatch")
+    {
+        NCCL(ncclAllReduce(buffer, buffer, 1000 * (rank + 1), ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaStreamSynchronize(stream));
+    }
+    else if (mode == "crash")
+    {
+        if (rank == 1)
+            std::abort();
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaStreamSynchronize(stream));
+    }
+    else if (mode == "skip")
+    {
+        if (rank != 1)
+            NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaStreamSynchronize(stream));
+    }
+    else if (mode == "straggler")
+    {
+        if (rank == 0)
+        {
+            NCCL(ncclRecv(buffer, count, ncclFloat, 1, comm, stream));
+            CUDA(cudaStreamSynchronize(stream));
+            NCCL(ncclRecv(buffer, count / 4, ncclFloat, 2, comm, stream));
+        }
+        else if (rank == 1)
+        {
+            NCCL(ncclSend(buffer, count, ncclFloat, 0, comm, stream));
+        }
+        else
+        {
+            sleep(3);
+            NCCL(ncclSend(buffer, count / 4, ncclFloat, 0, comm, stream));
+        }
+        CUDA(cudaStreamSynchronize(stream));
+        std::printf("rank %d synced_us=%.6f\n", rank, NowUs());
+    }
+    else if (mode == "stuck")
+    {
+        if (rank == 1)
+            sleep(1000);
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaStreamSynchronize(stream));
+    }
+    else
+    {
+        std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+        return 1;
+    }
+    CUDA(cudaFree(buffer));
+    NCCL(ncclCommDestroy(comm));
+    return 0;
+}

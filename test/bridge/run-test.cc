@@ -1,0 +1,343 @@
+// Live ranks under `eidolon run` (and under mpirun against `eidolon-sim`): an nvcc-compiled NCCL
+// program (cuda/ranks.cu) on test GPUs with round numbers (test/gpu-emu/gpus/TEST-GPU.yaml) and a
+// two-GPU topology (two-gpus.yaml). The host CPU scale is 0, so every time is modelled and the
+// expected values follow from the spec by hand; nothing depends on how fast this machine is.
+#define BOOST_TEST_MODULE bridge_runs
+#include <boost/test/unit_test.hpp>
+
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include "wire-version.h"
+#include "wire.pb.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace
+{
+
+const std::string kBin = EIDOLON_BIN_DIR;
+const std::string kRanks = EIDOLON_BIN_DIR "/bridge-tests/ranks";
+const std::string kTopology = EIDOLON_BRIDGE_TEST_DIR "/two-gpus.yaml";
+
+struct Result
+{
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string
+Slurp(const std::string& path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// A scratch directory per test case, with the id file the ranks exchange through.
+struct Scratch
+{
+    fs::path dir;
+    Scratch()
+    {
+        std::string name = boost::unit_test::framework::current_test_case().p_name;
+        dir = fs::temp_directory_path() / ("eidolon-bridge-" + std::to_string(getpid()) + "-" + name);
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    ~Scratch() { fs::remove_all(dir); }
+    std::string Env() const
+    {
+        return "EIDOLON_GPU_SPEC_DIR=" EIDOLON_GPU_TEST_DIR "/gpus EIDOLON_HOST_CPU_SCALE=0 "
+               "EIDOLON_TEST_ID_FILE=" +
+               (dir / "id").string() + " ";
+    }
+    Result Run(const std::string& command) const
+    {
+        fs::remove(dir / "id");
+        std::string out = (dir / "stdout").string();
+        std::string err = (dir / "stderr").string();
+        int status = std::system((Env() + command + " >" + out + " 2>" + err).c_str());
+        return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+    }
+    Result Eidolon(const std::string& options, const std::string& program) const
+    {
+        return Run(kBin + "/eidolon run --topology " + kTopology + " --gpus 2 --progress off --out " +
+                   (dir / "out").string() + " " + options + " -- " + kRanks + " " + program);
+    }
+    nlohmann::json Summary() const
+    {
+        return nlohmann::json::parse(Slurp((dir / "out" / "summary.json").string()));
+    }
+};
+
+// "name=value" numbers printed by rank r (prefixed "[rankR]:" by the launcher, or not).
+double
+Printed(const std::string& out, int rank, const std::string& name)
+{
+    std::regex line("rank " + std::to_string(rank) + " .*" + name + "=([0-9.]+)");
+    std::smatch match;
+    BOOST_REQUIRE_MESSAGE(std::regex_search(out, match, line),
+                          "rank " << rank << " printed no " << name << " in:\n" << out);
+    return std::stod(match[1]);
+}
+
+bool
+Has(const std::string& text, const std::string& what)
+{
+    bool found = text.find(what) != std::string::npos;
+    if (!found)
+    {
+        BOOST_TEST_MESSAGE("'" << what << "' not in:\n" << text);
+    }
+    return found;
+}
+
+} // namespace
+
+// Rank 0: a kernel of 4e6 threads (16 B each at 1 TB/s: 64 us), then ncclSend of 4 MiB to rank 1,
+// which posts its ncclRecv at once. Both issue at host time h (same calls, CPU scale 0):
+//   rank 0: kernel charged 2 us launch overhead, starts 3 us launch latency later: [h+5, h+69];
+//           the send pays its own 2 us overhead and is ready at max(h+2+2+3, h+69) = h+69.
+//   rank 1: the recv is ready at h + 2 + 3 = h+5.
+//   The transfer starts when both sides are ready, h+69; rank 0's sync returns at its end, T.
+//   rank 1's three kernels were issued long before T (2 us apart) but wait on the receive on their
+//   stream: they run back to back from T, and its sync returns at T + 3 x 64 us.
+// The transfer, as NCCL runs a send/recv between NVLink peers (ns3-module/doc/collective-model.md):
+// Simple protocol, latency = baseLat[Ring][Simple] + hwLat[NVLink][Ring][Simple] = 8.4 + 3.4 us
+// (NCCL's tuning tables), 4 channels of 20 GB/s each (a CTA's NVLink copy rate on sm80; the
+// 100 GB/s link at NVLink's 0.824 payload efficiency, 82.4 GB/s, does not bind):
+//   11.8 us + 4194304 B / 80 GB/s = 11.8 + 52.4288 = 64.2288 us.
+constexpr double kP2p4MiBUs = 11.8 + 4194304.0 / 80e3;
+
+BOOST_AUTO_TEST_CASE(p2p_waits_for_the_senders_kernel)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "p2p 4194304");
+    BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+    double h0 = Printed(r.out, 0, "issued_us");
+    double h1 = Printed(r.out, 1, "issued_us");
+    double t0 = Printed(r.out, 0, "synced_us");
+    double t1 = Printed(r.out, 1, "synced_us");
+    BOOST_TEST(h0 == h1, boost::test_tools::tolerance(1e-9)); // one clock for every rank
+    BOOST_TEST(t1 - t0 == 192.0, boost::test_tools::tolerance(1e-6));
+    double transfer = t0 - (h0 + 69.0);
+    // 4 MiB over a 100 GB/s bottleneck take 41.943 us at least, plus 1 us of path latency.
+    BOOST_TEST(transfer >= 4194304.0 / 100e3 + 1.0);
+    BOOST_TEST(transfer == kP2p4MiBUs, boost::test_tools::tolerance(1e-5));
+    nlohmann::json summary = s.Summary();
+    BOOST_TEST(summary["partial"] == false);
+    BOOST_TEST(summary["gpus"].size() == 2u);
+}
+
+// The same 5 all-reduces three times, with random wall-clock sleeps in the ranks: identical
+// virtual times (DESIGN.md: results do not depend on how the ranks interleave).
+BOOST_AUTO_TEST_CASE(virtual_times_do_not_depend_on_wall_clock_interleaving)
+{
+    Scratch s;
+    std::vector<std::string> ends;
+    for (int run = 0; run < 3; ++run)
+    {
+        Result r = s.Eidolon("", "jitter 1048576 5");
+        BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+        nlohmann::json summary = s.Summary();
+        std::string gpus;
+        for (const auto& gpu : summary["gpus"])
+        {
+            gpus += gpu["name"].get<std::string>() + "=" + gpu["end_ns"].dump() + " " +
+                    gpu["compute_ns"].dump() + " " + gpu["comm_ns"].dump() + ";";
+        }
+        // What the program printed: its own timing of the loop (the clock's epoch is the run's
+        // start, so absolute readings differ between runs; durations may not).
+        ends.push_back(gpus + " " +
+                       std::to_string(std::llround(
+                           (Printed(r.out, 0, "synced_us") - Printed(r.out, 0, "first_us")) * 1e3)) +
+                       " " +
+                       std::to_string(std::llround(
+                           (Printed(r.out, 1, "synced_us") - Printed(r.out, 1, "first_us")) * 1e3)));
+    }
+    BOOST_TEST(ends[0] == ends[1]);
+    BOOST_TEST(ends[0] == ends[2]);
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_that_dies_ends_the_run_with_its_name)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "crash");
+    BOOST_TEST(r.status != 0);
+    BOOST_TEST(Has(r.err, "rank1 was killed by signal 6 (Aborted)"));
+    nlohmann::json summary = s.Summary(); // a partial summary is still written
+    BOOST_TEST(summary["partial"] == true);
+    BOOST_TEST(Has(summary["error"].get<std::string>(), "rank1 was killed by signal 6"));
+}
+
+BOOST_AUTO_TEST_CASE(a_collective_a_rank_never_joins_is_named)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "skip");
+    BOOST_TEST(r.status != 0);
+    BOOST_TEST(Has(r.err, "deadlock: every rank waits and nothing is in flight"));
+    BOOST_TEST(Has(r.err, "rank0: blocked in cudaStreamSynchronize"));
+    BOOST_TEST(Has(r.err, "never joined by rank1(comm rank 1)"));
+}
+
+BOOST_AUTO_TEST_CASE(mismatched_calls_are_reported_with_both_ranks)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "mismatch");
+    BOOST_TEST(r.status != 0);
+    BOOST_TEST(Has(r.err, "mismatched NCCL calls at collective #0"));
+    BOOST_TEST(Has(r.err, "rank0 (comm rank 0 of 2, device 0): AllReduce(count 1000"));
+    BOOST_TEST(Has(r.err, "rank1 (comm rank 1 of 2, device 1): AllReduce(count 2000"));
+}
+
+BOOST_AUTO_TEST_CASE(the_watchdog_ends_a_run_that_stops_progressing)
+{
+    Scratch s;
+    Result r = s.Eidolon("--watchdog 2", "stuck");
+    BOOST_TEST(r.status != 0);
+    BOOST_TEST(Has(r.err, "watchdog: nothing progressed for"));
+    BOOST_TEST(Has(r.err, "rank1: running (outside CUDA/NCCL)"));
+    BOOST_TEST(Has(r.err, "rank0: blocked in cudaStreamSynchronize"));
+}
+
+// Rank 2 sleeps 3 s of wall time outside CUDA while ranks 0 and 1 could go on. Conservatively the
+// simulator waits for it (rank 2 might still send something that starts earlier): no violation.
+// With a 1 s grace period it goes on without rank 2, whose send then arrives from the simulated
+// past: started at the simulator's present and counted, with its size (> 0).
+BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_or_counted_when_the_grace_period_ends)
+{
+    Scratch s;
+    std::string three = EIDOLON_BRIDGE_TEST_DIR "/three-gpus.yaml";
+    auto run = [&](const std::string& options)
+    {
+        return s.Run(kBin + "/eidolon run --topology " + three + " --gpus 3 --progress off --out " +
+                     (s.dir / "out").string() + " " + options + " -- " + kRanks +
+                     " straggler 4194304");
+    };
+    Result patient = run("--grace 60");
+    BOOST_REQUIRE_MESSAGE(patient.status == 0, patient.err);
+    BOOST_TEST(s.Summary()["causality_violations"]["count"] == 0);
+    Result hasty = run("--grace 1");
+    BOOST_REQUIRE_MESSAGE(hasty.status == 0, hasty.err);
+    BOOST_TEST(Has(hasty.err, "rank2 has sent nothing for"));
+    nlohmann::json summary = s.Summary();
+    BOOST_TEST(summary["causality_violations"]["count"].get<int>() >= 1);
+    BOOST_TEST(summary["causality_violations"]["total_ns"].get<double>() > 0);
+}
+
+// A raw ZeroMQ peer talks to a real eidolon-sim: garbage and an old protocol get error replies
+// naming the problem, and the simulator keeps serving.
+BOOST_AUTO_TEST_CASE(bad_messages_over_zeromq_get_error_replies)
+{
+    Scratch s;
+    std::string endpoint = "ipc://" + (s.dir / "sim.sock").string();
+    std::string command = kBin + "/eidolon-sim --topology " + kTopology + " --endpoint " +
+                          endpoint + " --ranks 1 --watchdog 20 --progress off --out " +
+                          (s.dir / "out").string() + " >" + (s.dir / "sim.log").string() +
+                          " 2>&1 &";
+    BOOST_REQUIRE(std::system(command.c_str()) == 0);
+    zmq::context_t context;
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::rcvtimeo, 20000);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.connect(endpoint);
+    auto ask = [&](const std::string& bytes)
+    {
+        socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+        zmq::message_t reply;
+        BOOST_REQUIRE(socket.recv(reply, zmq::recv_flags::none));
+        eidolon::wire::Envelope envelope;
+        BOOST_REQUIRE(envelope.ParseFromArray(reply.data(), int(reply.size())));
+        return envelope;
+    };
+    eidolon::wire::Envelope garbage = ask("\x08\xff\xff\xff\xff\xff");
+    BOOST_REQUIRE(garbage.has_error());
+    BOOST_TEST(Has(garbage.error().message(), "malformed message (6 bytes)"));
+    BOOST_TEST(!garbage.error().fatal());
+
+    eidolon::wire::Envelope old;
+    old.set_protocol_version(eidolon::wire::kProtocolVersion + 41);
+    old.mutable_hello()->set_name("from-the-future");
+    std::string bytes;
+    old.SerializeToString(&bytes);
+    eidolon::wire::Envelope refused = ask(bytes);
+    BOOST_REQUIRE(refused.has_error());
+    BOOST_TEST(Has(refused.error().message(), "bridge protocol version " +
+                                                  std::to_string(eidolon::wire::kProtocolVersion + 41) +
+                                                  " is not supported"));
+
+    // Still serving: a proper Hello is welcomed, and a goodbye ends the run cleanly.
+    eidolon::wire::Envelope hello;
+    hello.set_protocol_version(eidolon::wire::kProtocolVersion);
+    hello.mutable_hello()->set_name("probe");
+    hello.mutable_hello()->set_world_rank(0);
+    hello.mutable_hello()->set_num_devices(1);
+    hello.mutable_hello()->set_node(0);
+    hello.mutable_hello()->set_process_token("probe");
+    hello.SerializeToString(&bytes);
+    eidolon::wire::Envelope welcome = ask(bytes);
+    BOOST_TEST(welcome.has_welcome());
+    eidolon::wire::Envelope bye;
+    bye.set_protocol_version(eidolon::wire::kProtocolVersion);
+    bye.mutable_goodbye()->set_after_batch(0);
+    bye.SerializeToString(&bytes);
+    eidolon::wire::Envelope ack = ask(bytes);
+    BOOST_TEST(ack.has_sync_reply());
+}
+
+// Ranks started by OpenMPI's mpirun (one host, each process sees both GPUs and uses the one of
+// its rank) attach to a running eidolon-sim over tcp:// and get the same times as under
+// `eidolon run`.
+BOOST_AUTO_TEST_CASE(mpirun_ranks_attach_over_tcp)
+{
+    if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    {
+        BOOST_TEST_MESSAGE("mpirun not installed (Debian openmpi-bin): skipped");
+        return;
+    }
+    Scratch s;
+    // A port of our own: bind to 0 and release.
+    zmq::context_t context;
+    zmq::socket_t probe(context, zmq::socket_type::router);
+    probe.bind("tcp://127.0.0.1:*");
+    std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
+    probe.close();
+    std::string sim = kBin + "/eidolon-sim --topology " + kTopology + " --endpoint " + endpoint +
+                      " --ranks 2 --watchdog 60 --progress off --out " + (s.dir / "out").string() +
+                      " >" + (s.dir / "sim.log").string() + " 2>&1; echo $? >" +
+                      (s.dir / "sim.status").string();
+    BOOST_REQUIRE(std::system(("(" + s.Env() + sim + ") &").c_str()) == 0);
+    std::string mpirun =
+        "mpirun --allow-run-as-root --oversubscribe -np 2 -x EIDOLON_SIM_ENDPOINT=" + endpoint +
+        " -x LD_LIBRARY_PATH=" EIDOLON_GPU_LIB_DIR " -x EIDOLON_NUM_GPUS=2 -x EIDOLON_GPU=TEST-GPU"
+        " -x EIDOLON_GPU_SPEC_DIR -x EIDOLON_HOST_CPU_SCALE -x EIDOLON_TEST_ID_FILE " +
+        kRanks + " p2p 4194304";
+    Result r = s.Run(mpirun);
+    BOOST_REQUIRE_MESSAGE(r.status == 0, r.out + r.err);
+    double h0 = Printed(r.out, 0, "issued_us");
+    double t1 = Printed(r.out, 1, "synced_us");
+    BOOST_TEST(t1 - (h0 + 69.0 + 192.0) == kP2p4MiBUs, boost::test_tools::tolerance(1e-5));
+    for (int i = 0; i < 200 && !fs::exists(s.dir / "sim.status"); ++i)
+    {
+        usleep(50000);
+    }
+    BOOST_TEST(Slurp((s.dir / "sim.status").string()) == "0\n");
+    BOOST_TEST(s.Summary()["gpus"].size() == 2u);
+}

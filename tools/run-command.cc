@@ -1,0 +1,67 @@
+// `eidolon run`: simulate a program on the cluster (launching its ranks), and `eidolon sim`:
+// the simulator alone, for ranks an external engine (mpirun, srun) starts.
+#include "commands.h"
+#include "run-loop.h"
+
+#include <cstdlib>
+#include <memory>
+
+namespace eidolon::tools
+{
+namespace
+{
+void
+AddCommonOptions(CLI::App* cmd, eidolon::sim::RunArguments& a)
+{
+    cmd->add_option("--topology", a.topology, "cluster description (shipped name or path)")
+        ->capture_default_str();
+    cmd->add_option("--model", a.model, "network model: flow (fair shares) or packet (ns-3 packets)")
+        ->check(CLI::IsMember({"flow", "packet"}))
+        ->capture_default_str();
+    cmd->add_option("--transport", a.transport, "packet model transport: tcp, dctcp or rdma")
+        ->check(CLI::IsMember({"tcp", "dctcp", "rdma"}));
+    cmd->add_option("--out", a.out, "directory for summary.json and trace.json")
+        ->capture_default_str();
+    cmd->add_option("--watchdog", a.watchdogSeconds,
+                    "end the run if nothing progresses for this many wall seconds (0: never)")
+        ->capture_default_str();
+    cmd->add_flag("--optimistic", a.optimistic,
+                  "do not wait for running ranks: answers may come before they are final; "
+                  "late work is counted as causality violations");
+    cmd->add_option("--grace", a.graceSeconds,
+                    "wall seconds a silent rank is waited for before going on optimistically")
+        ->capture_default_str();
+    cmd->add_option("--progress", a.progress, "progress line on stderr: auto, on or off")
+        ->check(CLI::IsMember({"auto", "on", "off"}))
+        ->capture_default_str();
+}
+} // namespace
+
+void
+RegisterRunCommands(CLI::App& app)
+{
+    auto run = std::make_shared<eidolon::sim::RunArguments>();
+    auto* cmd = app.add_subcommand("run", "run a GPU program on the simulated cluster");
+    AddCommonOptions(cmd, *run);
+    auto* gpus = cmd->add_option("--gpus", run->gpus, "use the first N GPUs of the topology");
+    cmd->add_option("--nodes", run->nodes, "use N nodes")->excludes(gpus);
+    cmd->add_option("--gpus-per-node", run->gpusPerNode, "use M GPUs of each node")->excludes(gpus);
+    cmd->add_option("--launch", run->launch,
+                    "gpu: one process per GPU (RANK, LOCAL_RANK, ... set); node: one per node, "
+                    "for launchers that spawn workers (torchrun, mpirun)")
+        ->check(CLI::IsMember({"gpu", "node"}))
+        ->capture_default_str();
+    cmd->add_option("command", run->command, "PROGRAM ARGS (after --)")->required();
+    cmd->callback([run] { std::exit(eidolon::sim::RunSimulation(*run)); });
+
+    auto attach = std::make_shared<eidolon::sim::RunArguments>();
+    attach->launch = "attach";
+    auto* sim = app.add_subcommand(
+        "sim", "the simulator alone: ranks started elsewhere (mpirun, srun) connect over tcp://");
+    AddCommonOptions(sim, *attach);
+    sim->add_option("--endpoint", attach->endpoint, "where ranks connect, e.g. tcp://127.0.0.1:5555")
+        ->required();
+    sim->add_option("--ranks", attach->ranks, "processes that will connect")->required();
+    sim->callback([attach] { std::exit(eidolon::sim::RunSimulation(*attach)); });
+}
+} // namespace eidolon::tools

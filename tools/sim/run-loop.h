@@ -1,0 +1,32 @@
+// `eidolon run` and `eidolon-sim`: the simulator loop, with or without launching the ranks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace eidolon::sim
+{
+
+struct RunArguments
+{
+    std::string topology = "default";
+    int gpus = 0;         // --gpus N: the first N GPUs of the topology
+    int nodes = 0;        // --nodes N
+    int gpusPerNode = 0;  // --gpus-per-node M
+    std::string model = "flow";
+    std::string transport = "dctcp";
+    std::string out = "eidolon-out";
+    std::string launch = "gpu"; // gpu | node | attach
+    std::string endpoint;       // attach: where ranks connect (tcp://127.0.0.1:PORT)
+    int ranks = 0;              // attach: processes expected
+    double watchdogSeconds = 120;
+    bool optimistic = false;
+    double graceSeconds = 10;
+    std::string progress = "auto"; // auto | on | off
+    std::vector<std::string> command;
+};
+
+// Runs the simulation; returns the process exit status (0: every rank succeeded).
+int RunSimulation(const RunArguments& arguments);
+
+} // namespace eidolon::sim
