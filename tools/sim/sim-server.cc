@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <time.h>
 
+#include <google/protobuf/arena.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -331,7 +333,9 @@ void
 SimServer::Deliver(const std::string& routingId, const std::string& bytes)
 {
     m_lastProgress = std::chrono::steady_clock::now();
-    wire::Envelope envelope;
+    // One arena per message: a batch's thousands of records are freed at once.
+    google::protobuf::Arena arena;
+    wire::Envelope& envelope = *google::protobuf::Arena::CreateMessage<wire::Envelope>(&arena);
     if (!envelope.ParseFromString(bytes))
     {
         SendError(routingId,
@@ -573,7 +577,7 @@ SimServer::IngestRecord(Process& process, const wire::Record& record)
             span.count() > 1 ? fmt::format("{} (+{} ops)", span.label(), span.count() - 1)
                              : span.label(),
             span.kind() == wire::OP_COPY || span.kind() == wire::OP_MEMSET ? "copy" : "compute",
-            span.start_ns(), span.end_ns(), nlohmann::json::object()});
+            span.start_ns(), span.end_ns(), nlohmann::json()});
         break;
     }
     case wire::Record::kChain: {
@@ -758,7 +762,7 @@ SimServer::Finish(NodeIndex index, double endNs)
     m_slices.push_back(eidolon::run::TraceSlice{
         gpu, node.stream, node.label, node.communication ? "collective" : (node.compute ? "compute" : "copy"),
         node.communication ? node.start : std::max(node.start, node.end - node.busy), endNs,
-        nlohmann::json::object()});
+        nlohmann::json()});
     for (NodeIndex successor : node.successors)
     {
         Node& next = m_nodes[successor];
@@ -1016,7 +1020,9 @@ SimServer::TryStartTransfer(Transfer& transfer)
                     return;
                 }
                 Node& node = self->m_nodes[index];
-                if (--node.pendingTransfers == 0)
+                // A send to itself is both of the group's sides and is done once.
+                node.pendingTransfers -= src == dst ? 2 : 1;
+                if (node.pendingTransfers == 0)
                 {
                     self->Finish(index, std::max(node.start, NowNs()));
                     self->RunWorklist();
