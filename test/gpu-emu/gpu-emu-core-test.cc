@@ -12,6 +12,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <map>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -303,23 +305,55 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(device_op_sink)
 
-// A sink that records what it is given and, like a simulator bridge would, answers syncs later.
+// A sink that records what it is given and, as the simulator bridge does, decides the ends of
+// pending records (from a table the test fills) when a sync asks.
 class RecordingSink : public DeviceOpSink
 {
 public:
+    bool Remote() const override { return true; }
     void OnOp(const DeviceOp& op) override
     {
         ops.push_back(op);
         labels.push_back(*op.label);
     }
-    Ns ResolveSync(Ns localCompletion) override { return localCompletion + remoteDelay; }
+    uint64_t OnPendingOp(const PendingOp& op) override
+    {
+        pending.push_back(op);
+        return ++nextId;
+    }
+    void Seal(uint64_t streamId) override { sealed.push_back(streamId); }
+    uint64_t OnCommunication(const CommunicationRecord& record) override
+    {
+        communications.push_back(record.ready);
+        communicationDeps.push_back(record.deps);
+        return ++nextId;
+    }
+    std::vector<Ns> Resolve(const std::vector<uint64_t>& records, Ns, int, const std::string& what,
+                            std::mutex&) override
+    {
+        asked.push_back(records);
+        askedWhat.push_back(what);
+        std::vector<Ns> result;
+        for (uint64_t record : records)
+        {
+            result.push_back(ends.at(record));
+        }
+        return result;
+    }
 
     std::vector<DeviceOp> ops;
     std::vector<std::string> labels;
-    Ns remoteDelay = 0;
+    std::vector<PendingOp> pending;
+    std::vector<uint64_t> sealed;
+    std::vector<Ns> communications;
+    std::vector<std::vector<uint64_t>> communicationDeps;
+    std::vector<std::vector<uint64_t>> asked;
+    std::vector<std::string> askedWhat;
+    std::map<uint64_t, Ns> ends;
+    uint64_t nextId = 0;
 };
 
-BOOST_AUTO_TEST_CASE(every_placed_op_reaches_the_sink_and_syncs_ask_it)
+BOOST_AUTO_TEST_CASE(ops_after_a_communication_wait_for_the_simulator)
 {
     Emulator& emu = Emulator::Get(); // EIDOLON_GPU=TEST-GPU from ctest
     BOOST_REQUIRE(emu.Ready());
@@ -330,18 +364,58 @@ BOOST_AUTO_TEST_CASE(every_placed_op_reaches_the_sink_and_syncs_ask_it)
     Stream* stream = emu.CreateStream(0, kStreamNonBlocking, 0);
     Ns issued = emu.Clock().Now();
     const std::string label = "k";
+    // Known times: TEST-GPU's launch latency is 3 us; FIFO on the stream.
     Placement first = emu.Place(*stream, OpKind::Kernel, 5000, label, "roofline", 0);
     Placement second = emu.Place(*stream, OpKind::Copy, 1000, label, "copy-pcie", 4096);
-    BOOST_TEST(first.start == issued + 3000.0); // TEST-GPU launch latency 3 us
-    BOOST_TEST(second.start == first.end);      // FIFO
+    BOOST_TEST(first.start == issued + 3000.0);
+    BOOST_TEST(second.start == first.end);
     BOOST_REQUIRE(recorded->ops.size() == 2u);
     BOOST_TEST(recorded->ops[1].bytes == 4096u);
     BOOST_TEST(std::string(recorded->ops[1].provider) == "copy-pcie");
     BOOST_TEST(recorded->labels[0] == "k");
-    // A remote answer later than the local one moves the host clock further.
-    recorded->remoteDelay = 700;
-    emu.SyncTo(emu.StreamCompletion(*stream));
-    BOOST_TEST(emu.Clock().Now() == second.end + 700);
+
+    // A communication of a 2-rank communicator: one launch overhead (2 us), ready after the copy.
+    CommMember member{77, 2, 0, 0};
+    std::string error;
+    BOOST_TEST(emu.RegisterComm(member, &error));
+    Ns beforeComm = emu.Clock().Now();
+    BOOST_TEST(emu.PlaceCommunication(*stream, member, 0, {CommOp{}}, &error));
+    BOOST_REQUIRE(recorded->communications.size() == 1u);
+    BOOST_TEST(recorded->communications[0] == std::max(beforeComm + 2000 + 3000, second.end));
+    BOOST_TEST(recorded->communicationDeps[0].empty());
+    BOOST_TEST(stream->pending == 1u);
+
+    // A kernel after it waits on record 1: pending, with its own ready time, not a known op.
+    Placement third = emu.Place(*stream, OpKind::Kernel, 4000, label, "roofline", 0);
+    BOOST_TEST(third.pending == 2u);
+    BOOST_REQUIRE(recorded->pending.size() == 1u);
+    BOOST_TEST(recorded->pending[0].deps == std::vector<uint64_t>{1});
+    BOOST_TEST(recorded->pending[0].duration == 4000.0);
+    BOOST_TEST(recorded->ops.size() == 2u);
+
+    // An event recorded now stands for record 3 (the event op folded behind the kernel); the sink
+    // is told to seal the stream's record.
+    Event* event = emu.CreateEvent(0);
+    emu.RecordEvent(*event, *stream);
+    BOOST_TEST(event->pending == 3u);
+    BOOST_TEST(recorded->sealed.back() == stream->id);
+
+    // The simulator says record 3 ends at 1 ms: the sync moves the host clock there, and from
+    // now on the stream's times are known again.
+    recorded->ends[3] = 1e6;
+    emu.SyncTo(emu.StreamCompletion(*stream), "cudaStreamSynchronize");
+    BOOST_REQUIRE(recorded->asked.size() == 1u);
+    BOOST_TEST(recorded->asked[0] == std::vector<uint64_t>{3});
+    BOOST_TEST(recorded->askedWhat[0] == "cudaStreamSynchronize");
+    BOOST_TEST(emu.Clock().Now() == 1e6);
+    BOOST_TEST(emu.Resolve(emu.EventCompletion(*event), "cudaEventQuery") == 1e6); // cached
+    BOOST_TEST(recorded->asked.size() == 1u);
+    Placement fourth = emu.Place(*stream, OpKind::Kernel, 1000, label, "roofline", 0);
+    BOOST_TEST(fourth.pending == 0u);
+    BOOST_TEST(fourth.start == 1e6 + 3000.0);
+
+    emu.DeregisterComm(member);
+    BOOST_TEST(emu.DestroyEvent(event));
     BOOST_TEST(emu.DestroyStream(stream));
     emu.SetSink(std::make_unique<LocalSink>());
 }

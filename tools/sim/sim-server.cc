@@ -143,7 +143,23 @@ struct SimServer::Process
     int outstandingSyncs = 0;
     std::chrono::steady_clock::time_point lastHeard = std::chrono::steady_clock::now();
     bool graceWarned = false;
-    std::unordered_map<uint64_t, NodeIndex> records;
+    // Record id -> node. A rank numbers its records 1, 2, 3, ... so a vector indexed by id is
+    // the map (SIZE_MAX: no such record).
+    std::vector<NodeIndex> records;
+    NodeIndex Find(uint64_t id) const { return id < records.size() ? records[id] : SIZE_MAX; }
+    bool Insert(uint64_t id, NodeIndex node)
+    {
+        if (id > records.size() + (1u << 20))
+        {
+            return false; // not the dense numbering the client uses
+        }
+        if (id >= records.size())
+        {
+            records.resize(std::max<size_t>(id + 1, records.size() * 2), SIZE_MAX);
+        }
+        records[id] = node;
+        return true;
+    }
     std::vector<wire::DeviceUsage> usage;
     std::vector<wire::Pricing> pricing;
     // Sync requests and goodbyes that wait for a batch not yet arrived.
@@ -668,13 +684,13 @@ SimServer::AddNode(Process& process, uint64_t id, int device, uint64_t stream,
     }
     for (uint64_t dep : deps)
     {
-        auto it = process.records.find(dep);
-        if (it == process.records.end())
+        NodeIndex found = process.Find(dep);
+        if (found == SIZE_MAX)
         {
             throw std::runtime_error(
                 fmt::format("{}: record {} waits on unknown record {}", process.name, id, dep));
         }
-        Node& other = m_nodes[it->second];
+        Node& other = m_nodes[found];
         if (other.end >= 0)
         {
             node.ready = std::max(node.ready, other.end);
@@ -685,7 +701,11 @@ SimServer::AddNode(Process& process, uint64_t id, int device, uint64_t stream,
             ++node.unresolved;
         }
     }
-    process.records[id] = index;
+    if (!process.Insert(id, index))
+    {
+        throw std::runtime_error(fmt::format("{}: record id {} is far beyond the ids so far",
+                                             process.name, id));
+    }
     return index;
 }
 
@@ -760,7 +780,7 @@ SimServer::Finish(NodeIndex index, double endNs)
         stats.computeNs += node.busy;
     }
     m_slices.push_back(eidolon::run::TraceSlice{
-        gpu, node.stream, node.label, node.communication ? "collective" : (node.compute ? "compute" : "copy"),
+        gpu, node.stream, std::move(node.label), node.communication ? "collective" : (node.compute ? "compute" : "copy"),
         node.communication ? node.start : std::max(node.start, node.end - node.busy), endNs,
         nlohmann::json()});
     for (NodeIndex successor : node.successors)
@@ -1047,13 +1067,13 @@ SimServer::HandleSync(Process& process, const std::string& routingId,
     sync.what = request.what();
     for (uint64_t op : request.ops())
     {
-        auto it = process.records.find(op);
-        if (it == process.records.end())
+        NodeIndex found = process.Find(op);
+        if (found == SIZE_MAX)
         {
             throw std::runtime_error(
                 fmt::format("{}: {} waits on unknown record {}", process.name, request.what(), op));
         }
-        sync.nodes.push_back(it->second);
+        sync.nodes.push_back(found);
     }
     ++process.outstandingSyncs;
     size_t index = m_syncs.size();
@@ -1422,9 +1442,8 @@ SimServer::RecordEndNs(int process, uint64_t record) const
     {
         return -1;
     }
-    const auto& records = m_processes[process]->records;
-    auto it = records.find(record);
-    return it == records.end() ? -1 : m_nodes[it->second].end;
+    NodeIndex node = m_processes[process]->Find(record);
+    return node == SIZE_MAX ? -1 : m_nodes[node].end;
 }
 
 double
