@@ -10,6 +10,8 @@
 
 #include <unistd.h>
 
+extern char** environ;
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -121,6 +123,15 @@ public:
         h->set_num_devices(numDevices);
         h->set_gpu(gpu);
         h->set_process_token(m_token);
+        for (char** entry = environ; entry && *entry; ++entry)
+        {
+            std::string variable = *entry;
+            size_t equals = variable.find('=');
+            if (variable.rfind("NCCL_", 0) == 0 && equals != std::string::npos)
+            {
+                (*h->mutable_nccl_env())[variable.substr(0, equals)] = variable.substr(equals + 1);
+            }
+        }
         const char* name = std::getenv("EIDOLON_RANK_NAME");
         h->set_name(name ? name
                          : (rank >= 0 ? "rank" + std::to_string(rank)

@@ -162,6 +162,24 @@ BOOST_AUTO_TEST_CASE(p2p_runs_on_the_packet_model_too)
     BOOST_TEST(s.Summary()["model"] == "packet");
 }
 
+// NCCL's variables steer the collective model as they steer NCCL (here the protocol), and a value
+// NCCL would refuse is an error naming the variable.
+BOOST_AUTO_TEST_CASE(nccl_environment_variables_are_honoured)
+{
+    Scratch s;
+    Result ll = s.Run("NCCL_PROTO=LL NCCL_ALGO=Ring " + kBin + "/eidolon run --topology " +
+                      kTopology + " --gpus 2 --progress off --out " + (s.dir / "out").string() +
+                      " -- " + kRanks + " allreduce 1048576 1");
+    BOOST_REQUIRE_MESSAGE(ll.status == 0, ll.err);
+    std::string trace = Slurp((s.dir / "out" / "trace.json").string());
+    BOOST_TEST(Has(trace, "ncclAllReduce 1 MiB Ring/LL "));
+    Result bogus = s.Run("NCCL_ALGO=Ring,Bogus " + kBin + "/eidolon run --topology " + kTopology +
+                         " --gpus 2 --progress off --out " + (s.dir / "out").string() + " -- " +
+                         kRanks + " allreduce 1048576 1");
+    BOOST_TEST(bogus.status != 0);
+    BOOST_TEST(Has(bogus.err, "NCCL_ALGO"));
+}
+
 // The same 5 all-reduces three times, with random wall-clock sleeps in the ranks: identical
 // virtual times (DESIGN.md: results do not depend on how the ranks interleave).
 BOOST_AUTO_TEST_CASE(virtual_times_do_not_depend_on_wall_clock_interleaving)

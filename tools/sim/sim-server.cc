@@ -489,6 +489,22 @@ SimServer::HandleHello(const std::string& routingId, const wire::Hello& hello)
                                         : -1);
         }
     }
+    // NCCL reads its variables in every rank; the model takes the first rank's (the simulator's
+    // own environment wins, as `eidolon run` passes it to every rank anyway).
+    if (!m_ncclConfigFromRanks && m_options.ncclEnvironment.empty() && !hello.nccl_env().empty())
+    {
+        std::map<std::string, std::string> env(hello.nccl_env().begin(), hello.nccl_env().end());
+        try
+        {
+            m_collectives->SetConfig(e::NcclConfig::FromEnvironment(env));
+        }
+        catch (const std::exception& error)
+        {
+            SendError(routingId, fmt::format("{}: {}", hello.name(), error.what()), true);
+            return;
+        }
+    }
+    m_ncclConfigFromRanks = true;
     if (hello.world_size() > m_expected)
     {
         m_expected = hello.world_size();

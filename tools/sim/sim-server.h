@@ -170,6 +170,7 @@ private:
     std::deque<Sync> m_syncs;
 
     int m_expected = 0;
+    bool m_ncclConfigFromRanks = false; // the first Hello decided the NCCL_* settings
     int64_t m_epochs[3] = {0, 0, 0}; // the ranks' virtual time 0 on the real clocks
     bool m_finished = false;
     std::string m_error;
