@@ -351,6 +351,66 @@ public:
         return ends;
     }
 
+    bool Exchange(const std::string& key, int participants, const Entries& mine, Entries* all,
+                  Ns now, int drivingThreads, std::mutex& lock, Ns* time,
+                  std::string* error) override
+    {
+        zmq::socket_t& socket = ThreadSocket();
+        Flush(socket);
+        wire::Envelope request;
+        request.set_protocol_version(wire::kProtocolVersion);
+        wire::ExchangeRequest* x = request.mutable_exchange();
+        uint64_t id = ++m_nextRequest;
+        x->set_request(id);
+        x->set_key(key);
+        x->set_participants(participants);
+        for (const auto& [index, payload] : mine)
+        {
+            wire::ExchangeEntry* entry = x->add_entries();
+            entry->set_index(index);
+            entry->set_payload(payload);
+        }
+        x->set_after_batch(m_sentSeq);
+        x->set_clock_ns(now);
+        x->set_driving_threads(drivingThreads);
+        x->set_what("exchange " + key);
+        Send(socket, request);
+        lock.unlock();
+        bool ok = false;
+        wire::Envelope reply;
+        std::string problem;
+        while (true)
+        {
+            if (!Receive(socket, &reply, &problem))
+            {
+                gpu::Warn("bridge: " + problem);
+                continue;
+            }
+            if (reply.has_exchange_reply() && reply.exchange_reply().request() == id)
+            {
+                all->clear();
+                for (const wire::ExchangeEntry& entry : reply.exchange_reply().entries())
+                {
+                    all->emplace_back(entry.index(), entry.payload());
+                }
+                *time = reply.exchange_reply().time_ns();
+                ok = true;
+                break;
+            }
+            if (reply.has_error())
+            {
+                *error = "eidolon-sim: " + reply.error().message();
+                if (reply.error().fatal())
+                {
+                    break;
+                }
+                gpu::Warn(*error);
+            }
+        }
+        lock.lock();
+        return ok;
+    }
+
     void OnExit(Ns now, const std::vector<gpu::DeviceUsage>& usage,
                 const std::vector<gpu::ProviderUsage>& pricing) override
     {

@@ -125,6 +125,20 @@ public:
         return std::vector<Ns>(ops.size(), 0);
     }
 
+    // A host-side all-gather with the other processes (ncclCommSplit's colors and keys): blocks
+    // (the lock released) until `participants` entries under `key` have arrived; fills `all`
+    // (by index) and the virtual time the last one arrived. False with `error` when impossible.
+    using Entries = std::vector<std::pair<int, std::string>>;
+    virtual bool Exchange(const std::string& key, int participants, const Entries& mine,
+                          Entries* all, Ns now, int drivingThreads, std::mutex& lock, Ns* time,
+                          std::string* error)
+    {
+        (void)key, (void)participants, (void)mine, (void)all, (void)now, (void)drivingThreads,
+            (void)lock, (void)time;
+        *error = "no simulator to exchange with";
+        return false;
+    }
+
     // The process is exiting.
     virtual void OnExit(Ns /*now*/, const std::vector<DeviceUsage>&,
                         const std::vector<ProviderUsage>&)

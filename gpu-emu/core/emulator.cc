@@ -977,6 +977,21 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
     return true;
 }
 
+bool
+Emulator::Exchange(const std::string& key, int participants, const DeviceOpSink::Entries& mine,
+                   DeviceOpSink::Entries* all, std::string* error)
+{
+    Ns time = m_clock.Now();
+    if (!m_sink->Exchange(key, participants, mine, all, m_clock.Now(), m_clock.DrivingThreads(),
+                          m_mutex, &time, error))
+    {
+        return false;
+    }
+    m_clock.Rebase();
+    m_clock.AdvanceTo(time);
+    return true;
+}
+
 void
 Emulator::SendUsageAtExit()
 {

@@ -258,6 +258,11 @@ public:
     bool PlaceCommunication(Stream& stream, const CommMember& member, uint64_t seq,
                             const std::vector<CommOp>& ops, std::string* error);
 
+    // A host-side all-gather with the ranks of other processes (ncclCommSplit): blocks until
+    // every participant's entry is in, then moves the host clock to when the last arrived.
+    bool Exchange(const std::string& key, int participants, const DeviceOpSink::Entries& mine,
+                  DeviceOpSink::Entries* all, std::string* error);
+
     // ---- graphs
     bool BeginCapture(Stream& stream);
     // Ends the capture begun on `stream`; nullptr (and no graph) if none or invalidated.

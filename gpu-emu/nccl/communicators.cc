@@ -314,49 +314,83 @@ ResolveSplits(Emulator& emu, std::vector<SplitRequest> requests)
         {
             ranks.insert(request->parent->member.rank);
         }
-        if (int(ranks.size()) != nranks || int(members.size()) != nranks)
-        {
-            // The colors and keys of ranks in other processes are not known here.
-            note(Fail(ncclInvalidUsage, "split:remote",
-                      "ncclCommSplit: " + std::to_string(members.size()) + " of the " +
-                          std::to_string(nranks) +
-                          " ranks of the parent communicator split in this process (in one "
-                          "group); eidolon cannot yet exchange split colors with ranks of other "
-                          "processes"));
-            continue;
-        }
-        std::map<int, std::vector<const SplitRequest*>> colors;
+        // (color, key) of every parent rank: known here when every rank is in this process,
+        // else gathered from the other processes through the simulator (NCCL's bootstrap
+        // all-gather).
+        std::map<int, std::pair<int, int>> colorKey; // parent rank -> (color, key)
         for (const SplitRequest* request : members)
         {
-            if (request->color != NCCL_SPLIT_NOCOLOR)
+            colorKey[request->parent->member.rank] = {request->color, request->key};
+        }
+        if (int(ranks.size()) != int(members.size()))
+        {
+            note(Fail(ncclInvalidUsage, "split:twice",
+                      "ncclCommSplit: a parent rank split twice in one group"));
+            continue;
+        }
+        if (int(members.size()) != nranks)
+        {
+            DeviceOpSink::Entries mine;
+            for (const SplitRequest* request : members)
             {
-                colors[request->color].push_back(request);
+                int32_t fields[2] = {request->color, request->key};
+                mine.emplace_back(request->parent->member.rank,
+                                  std::string(reinterpret_cast<const char*>(fields), sizeof fields));
+            }
+            DeviceOpSink::Entries all;
+            std::string error;
+            std::string exchangeKey = "ncclCommSplit " + std::to_string(key.first) + "/" +
+                                      std::to_string(key.second);
+            if (!emu.Exchange(exchangeKey, nranks, mine, &all, &error))
+            {
+                note(Fail(ncclInvalidUsage, "split:remote",
+                          "ncclCommSplit: " + std::to_string(members.size()) + " of the " +
+                              std::to_string(nranks) +
+                              " ranks of the parent communicator are in this process and the "
+                              "others' colors cannot be gathered: " +
+                              error));
+                continue;
+            }
+            for (const auto& [rank, payload] : all)
+            {
+                int32_t fields[2] = {NCCL_SPLIT_NOCOLOR, 0};
+                if (payload.size() == sizeof fields)
+                {
+                    std::memcpy(fields, payload.data(), sizeof fields);
+                }
+                colorKey[rank] = {fields[0], fields[1]};
             }
         }
-        for (auto& [color, group] : colors)
+        for (const SplitRequest* request : members)
         {
-            // New ranks in (key, parent rank) order.
-            std::sort(group.begin(), group.end(),
-                      [](const SplitRequest* a, const SplitRequest* b)
-                      {
-                          return std::make_pair(a->key, a->parent->member.rank) <
-                                 std::make_pair(b->key, b->parent->member.rank);
-                      });
-            int64_t fields[4] = {int64_t(key.first), int64_t(key.second), color, 0x53504c4954};
-            uint64_t id = Hash(fields, sizeof(fields));
-            for (size_t i = 0; i < group.size(); ++i)
+            if (request->color == NCCL_SPLIT_NOCOLOR)
             {
-                CommMember member;
-                member.commId = id ? id : 1;
-                member.nranks = int(group.size());
-                member.rank = int(i);
-                member.device = group[i]->parent->member.device;
-                ncclComm* child = nullptr;
-                ncclResult_t rc =
-                    CreateComm(emu, member, group[i]->blocking, "ncclCommSplit", &child);
-                *group[i]->out = child;
-                note(rc != ncclSuccess ? rc : group[i]->blocking ? ncclSuccess : ncclInProgress);
+                continue;
             }
+            // New ranks in (key, parent rank) order among the parent ranks of the same color.
+            std::vector<std::pair<int, int>> group; // (key, parent rank)
+            for (const auto& [rank, ck] : colorKey)
+            {
+                if (ck.first == request->color)
+                {
+                    group.emplace_back(ck.second, rank);
+                }
+            }
+            std::sort(group.begin(), group.end());
+            auto self = std::find(group.begin(), group.end(),
+                                  std::make_pair(request->key, request->parent->member.rank));
+            int64_t fields[4] = {int64_t(key.first), int64_t(key.second), request->color,
+                                 0x53504c4954};
+            uint64_t id = Hash(fields, sizeof(fields));
+            CommMember member;
+            member.commId = id ? id : 1;
+            member.nranks = int(group.size());
+            member.rank = int(self - group.begin());
+            member.device = request->parent->member.device;
+            ncclComm* child = nullptr;
+            ncclResult_t rc = CreateComm(emu, member, request->blocking, "ncclCommSplit", &child);
+            *request->out = child;
+            note(rc != ncclSuccess ? rc : request->blocking ? ncclSuccess : ncclInProgress);
         }
     }
     return result;

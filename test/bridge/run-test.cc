@@ -180,6 +180,20 @@ BOOST_AUTO_TEST_CASE(nccl_environment_variables_are_honoured)
     BOOST_TEST(Has(bogus.err, "NCCL_ALGO"));
 }
 
+// ncclCommSplit across processes: the colors and keys are gathered through the simulator (NCCL's
+// bootstrap all-gather), key -rank reverses the order, and the new communicator works.
+BOOST_AUTO_TEST_CASE(comm_split_across_processes)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "split 1048576");
+    BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+    BOOST_TEST(Printed(r.out, 0, "newrank") == 1.0);
+    BOOST_TEST(Printed(r.out, 1, "newrank") == 0.0);
+    BOOST_TEST(Printed(r.out, 0, "newsize") == 2.0);
+    BOOST_TEST(Printed(r.out, 0, "synced_us") == Printed(r.out, 1, "synced_us"),
+               boost::test_tools::tolerance(1e-12));
+}
+
 // The same 5 all-reduces three times, with random wall-clock sleeps in the ranks: identical
 // virtual times (DESIGN.md: results do not depend on how the ranks interleave).
 BOOST_AUTO_TEST_CASE(virtual_times_do_not_depend_on_wall_clock_interleaving)

@@ -420,6 +420,15 @@ SimServer::Handle(const std::string& routingId, const wire::Envelope& envelope)
         }
         HandleSync(process, routingId, envelope.sync());
     }
+    else if (envelope.has_exchange())
+    {
+        if (envelope.exchange().after_batch() >= process.nextBatch)
+        {
+            process.waitingForBatch.emplace_back(routingId, envelope);
+            return;
+        }
+        HandleExchange(process, routingId, envelope.exchange());
+    }
     else if (envelope.has_goodbye())
     {
         if (envelope.goodbye().after_batch() >= process.nextBatch)
@@ -432,7 +441,7 @@ SimServer::Handle(const std::string& routingId, const wire::Envelope& envelope)
     else
     {
         throw std::runtime_error("unexpected message: a rank may send Hello, ThreadHello, Batch, "
-                                 "SyncRequest or Goodbye");
+                                 "SyncRequest, ExchangeRequest or Goodbye");
     }
 }
 
@@ -1144,6 +1153,60 @@ SimServer::AnswerReadySyncs()
 }
 
 void
+SimServer::HandleExchange(Process& process, const std::string& routingId,
+                          const wire::ExchangeRequest& request)
+{
+    process.clock = std::max(process.clock, request.clock_ns());
+    process.drivingThreads = std::max(1, request.driving_threads());
+    Exchange& exchange = m_exchanges[request.key()];
+    if (exchange.participants == 0)
+    {
+        exchange.participants = request.participants();
+    }
+    if (exchange.participants != request.participants() || request.participants() <= 0)
+    {
+        throw ProgramError(fmt::format("{}: {} with {} participants, but another rank said {}",
+                                       process.name, request.what(), request.participants(),
+                                       exchange.participants));
+    }
+    for (const wire::ExchangeEntry& entry : request.entries())
+    {
+        if (!exchange.entries.emplace(entry.index(), entry.payload()).second)
+        {
+            throw ProgramError(fmt::format("{}: {}: index {} given twice", process.name,
+                                           request.what(), entry.index()));
+        }
+    }
+    exchange.time = std::max(exchange.time, request.clock_ns());
+    exchange.waiters.push_back(
+        Exchange::Waiter{process.index, routingId, request.request(), request.what()});
+    ++process.outstandingSyncs;
+    if (int(exchange.entries.size()) < exchange.participants)
+    {
+        return;
+    }
+    // Everyone is in: a barrier at the latest arrival.
+    wire::Envelope reply;
+    reply.set_protocol_version(wire::kProtocolVersion);
+    for (const auto& [index, payload] : exchange.entries)
+    {
+        wire::ExchangeEntry* entry = reply.mutable_exchange_reply()->add_entries();
+        entry->set_index(index);
+        entry->set_payload(payload);
+    }
+    reply.mutable_exchange_reply()->set_time_ns(exchange.time);
+    for (const Exchange::Waiter& waiter : exchange.waiters)
+    {
+        Process& waiting = *m_processes[waiter.process];
+        --waiting.outstandingSyncs;
+        waiting.clock = std::max(waiting.clock, exchange.time);
+        reply.mutable_exchange_reply()->set_request(waiter.request);
+        SendTo(waiter.routingId, reply);
+    }
+    m_exchanges.erase(request.key());
+}
+
+void
 SimServer::HandleGoodbye(Process& process, const std::string& routingId,
                          const wire::Goodbye& goodbye)
 {
@@ -1317,6 +1380,15 @@ SimServer::DescribeBlocked() const
             }
             out += fmt::format("  {}: blocked in {} at virtual {:.3f} ms\n", process->name,
                                sync.what, process->clock / 1e6);
+        }
+    }
+    for (const auto& [key, exchange] : m_exchanges)
+    {
+        for (const auto& waiter : exchange.waiters)
+        {
+            out += fmt::format("  {}: blocked in {} ({} of {} entries in)\n",
+                               m_processes[waiter.process]->name, waiter.what,
+                               exchange.entries.size(), exchange.participants);
         }
     }
     for (const auto& [key, collective] : m_collectiveCalls)

@@ -115,6 +115,8 @@ private:
     void Ingest(Process& process, const wire::Batch& batch);
     void IngestRecord(Process& process, const wire::Record& record);
     void HandleSync(Process& process, const std::string& routingId, const wire::SyncRequest& sync);
+    void HandleExchange(Process& process, const std::string& routingId,
+                        const wire::ExchangeRequest& request);
     void HandleGoodbye(Process& process, const std::string& routingId,
                        const wire::Goodbye& goodbye);
     void SendTo(const std::string& routingId, const wire::Envelope& envelope);
@@ -168,6 +170,21 @@ private:
     };
     std::unordered_map<uint64_t, CommInfo> m_comms;
     std::deque<Sync> m_syncs;
+    struct Exchange
+    {
+        int participants = 0;
+        std::map<int, std::string> entries;
+        double time = 0;
+        struct Waiter
+        {
+            int process;
+            std::string routingId;
+            uint64_t request;
+            std::string what;
+        };
+        std::vector<Waiter> waiters;
+    };
+    std::map<std::string, Exchange> m_exchanges;
 
     int m_expected = 0;
     bool m_ncclConfigFromRanks = false; // the first Hello decided the NCCL_* settings

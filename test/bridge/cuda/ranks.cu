@@ -9,6 +9,8 @@
 //   crash                 rank 1 aborts after joining the communicator
 //   skip                  rank 1 never calls the all-reduce rank 0 waits for
 //   stuck                 rank 1 sleeps (outside CUDA) for 1000 s before its all-reduce
+//   split                 every rank splits the communicator with key = -rank (new ranks in
+//                         reverse order) and all-reduces BYTES on the new one
 //   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 3 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
@@ -158,6 +160,20 @@ main(int argc, char** argv)
         if (rank != 1)
             NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
         CUDA(cudaStreamSynchronize(stream));
+    }
+    else if (mode == "split")
+    {
+        ncclComm_t reversed;
+        NCCL(ncclCommSplit(comm, 0, -rank, &reversed, nullptr));
+        int newRank = -1;
+        int newSize = -1;
+        NCCL(ncclCommUserRank(reversed, &newRank));
+        NCCL(ncclCommCount(reversed, &newSize));
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, reversed, stream));
+        CUDA(cudaStreamSynchronize(stream));
+        std::printf("rank %d newrank=%d newsize=%d synced_us=%.6f\n", rank, newRank, newSize,
+                    NowUs());
+        NCCL(ncclCommDestroy(reversed));
     }
     else if (mode == "straggler")
     {
