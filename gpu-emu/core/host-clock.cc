@@ -1,5 +1,8 @@
 #include "host-clock.h"
 
+#include <algorithm>
+#include <atomic>
+
 #include <dlfcn.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -10,8 +13,19 @@ namespace eidolon::gpu
 namespace
 {
 
+// Driving threads alive (a thread that exits stops counting: the simulator takes a process as
+// blocked when all its driving threads wait).
+std::atomic<int> g_drivingThreads{0};
+
 struct ThreadClockState
 {
+    ~ThreadClockState()
+    {
+        if (drives)
+        {
+            --g_drivingThreads;
+        }
+    }
     bool known = false;
     bool drives = false;
     double cpuAtLastLeave = 0; // thread CPU ns when it last left gpu-emu
@@ -72,13 +86,13 @@ HostClock::Enter(CallKind kind)
     {
         thread.known = true;
         thread.drives = IsMainThread();
-        m_drivingThreads += thread.drives ? 1 : 0;
+        g_drivingThreads += thread.drives ? 1 : 0;
         thread.cpuAtLastLeave = ThreadCpuNs();
     }
     if (kind == CallKind::Submit && !thread.drives)
     {
         thread.drives = true;
-        ++m_drivingThreads;
+        ++g_drivingThreads;
         thread.cpuAtLastLeave = ThreadCpuNs();
     }
     if (thread.drives && m_cpuScale > 0)
@@ -104,6 +118,12 @@ HostClock::Leave()
         // either). This saves the second CPU-clock system call per call.
         thread.cpuAtLastLeave = thread.cpuAtEnter + (ReadNs(CLOCK_MONOTONIC) - thread.wallAtEnter);
     }
+}
+
+int
+HostClock::DrivingThreads() const
+{
+    return std::max(1, g_drivingThreads.load());
 }
 
 void

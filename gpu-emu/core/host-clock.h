@@ -39,8 +39,8 @@ public:
     // the program's CPU time nor ours.
     void Rebase();
 
-    // How many threads have driven the timeline so far.
-    int DrivingThreads() const { return m_drivingThreads; }
+    // How many threads that drive the timeline are alive (at least 1).
+    int DrivingThreads() const;
 
     // Whether the calling thread drives the timeline (its clock_gettime shows virtual time).
     bool CallingThreadDrives() const;
@@ -65,7 +65,6 @@ public:
 private:
     double m_cpuScale;
     Ns m_now = 0;
-    int m_drivingThreads = 0;
 };
 
 } // namespace eidolon::gpu

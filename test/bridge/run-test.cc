@@ -194,6 +194,30 @@ BOOST_AUTO_TEST_CASE(comm_split_across_processes)
                boost::test_tools::tolerance(1e-12));
 }
 
+// Two 64 MiB all-reduces at once on two communicators (tensor- and data-parallel style) share the
+// GPUs' links, so each takes longer than one alone. Alone: 2 ranks move S = 64 MiB per hop at
+// 4 channels x 20 GB/s = 80 GB/s (below the link's 100 x 0.824 = 82.4 GB/s of payload): ~839 us
+// plus latency. Together, two sets of channels share each 82.4 GB/s link: at most 41.2 GB/s
+// each, so at least 67108864 / 41.2e9 = 1629 us. The summary counts time covered, not summed:
+// communication is at most 100% of a GPU's time.
+BOOST_AUTO_TEST_CASE(concurrent_collectives_share_the_links)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "concurrent 67108864");
+    BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+    double alone = Printed(r.out, 0, "alone_us");
+    double first = Printed(r.out, 0, "first_us");
+    double second = Printed(r.out, 0, "second_us");
+    BOOST_TEST(alone >= 67108864.0 / 80e3);
+    BOOST_TEST(alone < 67108864.0 / 80e3 + 30.0);
+    BOOST_TEST(first >= 67108864.0 / 41.2e3);
+    BOOST_TEST(second >= 67108864.0 / 41.2e3);
+    for (const auto& gpu : s.Summary()["gpus"])
+    {
+        BOOST_TEST(gpu["comm_ns"].get<double>() <= gpu["end_ns"].get<double>());
+    }
+}
+
 // The same 5 all-reduces three times, with random wall-clock sleeps in the ranks: identical
 // virtual times (DESIGN.md: results do not depend on how the ranks interleave).
 BOOST_AUTO_TEST_CASE(virtual_times_do_not_depend_on_wall_clock_interleaving)

@@ -1563,6 +1563,55 @@ SimServer::Report(double wallSeconds) const
     report.maxCausalityViolationNs = m_maxViolationNs;
     report.recordsIngested = m_recordsIngested;
     report.flows = m_network->GetStats().flowsAdded;
+    struct Coverage
+    {
+        double compute = 0;
+        double comm = 0;
+        double any = 0;
+    };
+    std::vector<Coverage> coverage(m_gpuStats.size());
+    {
+        // Union of the trace's intervals per GPU and kind.
+        using Interval = std::pair<double, double>;
+        std::vector<std::vector<Interval>> compute(m_gpuStats.size()), comm(m_gpuStats.size());
+        for (const auto& slice : m_slices)
+        {
+            if (slice.gpu < m_gpuStats.size() && slice.endNs > slice.startNs)
+            {
+                (slice.category == "collective" ? comm : compute)[slice.gpu].emplace_back(
+                    slice.startNs, slice.endNs);
+            }
+        }
+        auto unite = [](std::vector<Interval> intervals)
+        {
+            std::sort(intervals.begin(), intervals.end());
+            double total = 0;
+            double from = 0;
+            double to = -1;
+            for (const auto& [start, end] : intervals)
+            {
+                if (start > to)
+                {
+                    total += std::max(0.0, to - from);
+                    from = start;
+                    to = end;
+                }
+                else
+                {
+                    to = std::max(to, end);
+                }
+            }
+            return total + std::max(0.0, to - from);
+        };
+        for (size_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
+        {
+            coverage[gpu].compute = unite(compute[gpu]);
+            coverage[gpu].comm = unite(comm[gpu]);
+            std::vector<Interval> all = compute[gpu];
+            all.insert(all.end(), comm[gpu].begin(), comm[gpu].end());
+            coverage[gpu].any = unite(std::move(all));
+        }
+    }
     double virtualEnd = 0;
     for (uint32_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
     {
@@ -1576,9 +1625,13 @@ SimServer::Report(double wallSeconds) const
         g.name = m_topology->GetDevice(m_topology->GpuDevice(gpu)).name;
         g.process = stats.process;
         g.endNs = stats.endNs;
-        g.computeNs = stats.computeNs;
-        g.commNs = stats.commNs;
-        g.idleNs = std::max(0.0, stats.endNs - stats.computeNs - stats.commNs);
+        // Time covered, not summed: concurrent collectives (or kernels on several streams)
+        // overlap. Compute is the busy time of the kernels and copies, at most the time they
+        // cover; communication the time some collective runs; idle the time nothing does.
+        const Coverage& covered = coverage[gpu];
+        g.computeNs = std::min(stats.computeNs, covered.compute);
+        g.commNs = covered.comm;
+        g.idleNs = std::max(0.0, stats.endNs - covered.any);
         g.peakBytes = 0;
         g.capacityBytes = 0;
         for (const auto& process : m_processes)

@@ -11,6 +11,8 @@
 //   stuck                 rank 1 sleeps (outside CUDA) for 1000 s before its all-reduce
 //   split                 every rank splits the communicator with key = -rank (new ranks in
 //                         reverse order) and all-reduces BYTES on the new one
+//   concurrent BYTES      an all-reduce alone, then two at once on two communicators and streams
+//                         (tensor- and data-parallel style); prints both durations
 //   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 3 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
@@ -174,6 +176,39 @@ main(int argc, char** argv)
         std::printf("rank %d newrank=%d newsize=%d synced_us=%.6f\n", rank, newRank, newSize,
                     NowUs());
         NCCL(ncclCommDestroy(reversed));
+    }
+    else if (mode == "concurrent")
+    {
+        ncclComm_t other;
+        NCCL(ncclCommSplit(comm, 0, rank, &other, nullptr));
+        cudaStream_t second;
+        CUDA(cudaStreamCreate(&second));
+        float* buffer2 = nullptr;
+        CUDA(cudaMalloc(&buffer2, bytes));
+        cudaEvent_t start, end1, end2;
+        CUDA(cudaEventCreate(&start));
+        CUDA(cudaEventCreate(&end1));
+        CUDA(cudaEventCreate(&end2));
+        CUDA(cudaEventRecord(start, stream));
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaEventRecord(end1, stream));
+        CUDA(cudaStreamSynchronize(stream));
+        float alone = 0;
+        CUDA(cudaEventElapsedTime(&alone, start, end1));
+        CUDA(cudaEventRecord(start, stream));
+        CUDA(cudaStreamWaitEvent(second, start, 0));
+        NCCL(ncclGroupStart());
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        NCCL(ncclAllReduce(buffer2, buffer2, count, ncclFloat, ncclSum, other, second));
+        NCCL(ncclGroupEnd());
+        CUDA(cudaEventRecord(end1, stream));
+        CUDA(cudaEventRecord(end2, second));
+        CUDA(cudaDeviceSynchronize());
+        float first = 0, both = 0;
+        CUDA(cudaEventElapsedTime(&first, start, end1));
+        CUDA(cudaEventElapsedTime(&both, start, end2));
+        std::printf("rank %d alone_us=%.6f first_us=%.6f second_us=%.6f\n", rank, alone * 1e3,
+                    first * 1e3, both * 1e3);
     }
     else if (mode == "straggler")
     {
