@@ -44,6 +44,7 @@ const char* const collective_bench_builtin = CB_STR(COLLECTIVE_BENCH_BUILTIN);
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <getopt.h>
@@ -1181,6 +1182,41 @@ LaunchGrid(size_t count, int* blocks, int* threads)
     *blocks = int(std::max<size_t>(1, std::min<size_t>(b, 4096)));
 }
 
+// Calls visit(T*) with a null pointer of the element type of `type`; false for a type without
+// kernels here.
+template <typename Visit>
+bool
+WithElementType(ncclDataType_t type, Visit&& visit)
+{
+    switch (type)
+    {
+    case ncclInt8:
+        return visit(static_cast<int8_t*>(nullptr)), true;
+    case ncclUint8:
+        return visit(static_cast<uint8_t*>(nullptr)), true;
+    case ncclInt32:
+        return visit(static_cast<int32_t*>(nullptr)), true;
+    case ncclUint32:
+        return visit(static_cast<uint32_t*>(nullptr)), true;
+    case ncclInt64:
+        return visit(static_cast<int64_t*>(nullptr)), true;
+    case ncclUint64:
+        return visit(static_cast<uint64_t*>(nullptr)), true;
+    case ncclHalf:
+        return visit(static_cast<half*>(nullptr)), true;
+    case ncclFloat:
+        return visit(static_cast<float*>(nullptr)), true;
+    case ncclDouble:
+        return visit(static_cast<double*>(nullptr)), true;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+    case ncclBfloat16:
+        return visit(static_cast<__nv_bfloat16*>(nullptr)), true;
+#endif
+    default:
+        return false;
+    }
+}
+
 void
 Fill(const TypeDesc& t, void* data, size_t count, int pattern, int rank, int nranks,
      cudaStream_t stream)
@@ -1189,53 +1225,15 @@ Fill(const TypeDesc& t, void* data, size_t count, int pattern, int rank, int nra
         return;
     int blocks, threads;
     LaunchGrid(count, &blocks, &threads);
-    switch (t.type)
-    {
-    case ncclInt8:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<int8_t*>(data), count, pattern, rank,
-                                                   nranks);
-        break;
-    case ncclUint8:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint8_t*>(data), count, pattern,
-                                                   rank, nranks);
-        break;
-    case ncclInt32:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<int32_t*>(data), count, pattern,
-                                                   rank, nranks);
-        break;
-    case ncclUint32:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint32_t*>(data), count, pattern,
-                                                   rank, nranks);
-        break;
-    case ncclInt64:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<int64_t*>(data), count, pattern,
-                                                   rank, nranks);
-        break;
-    case ncclUint64:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint64_t*>(data), count, pattern,
-                                                   rank, nranks);
-        break;
-    case ncclHalf:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<half*>(data), count, pattern, rank,
-                                                   nranks);
-        break;
-    case ncclFloat:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<float*>(data), count, pattern, rank,
-                                                   nranks);
-        break;
-    case ncclDouble:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<double*>(data), count, pattern, rank,
-                                                   nranks);
-        break;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
-    case ncclBfloat16:
-        FillKernel<<<blocks, threads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count,
-                                                   pattern, rank, nranks);
-        break;
-#endif
-    default:
+    bool known = WithElementType(t.type,
+                                 [&](auto* element)
+                                 {
+                                     using T = std::remove_pointer_t<decltype(element)>;
+                                     FillKernel<<<blocks, threads, 0, stream>>>(
+                                         static_cast<T*>(data), count, pattern, rank, nranks);
+                                 });
+    if (!known)
         Die("internal: no fill kernel for %s", t.name);
-    }
     CUDACHECK(cudaGetLastError());
 }
 
@@ -1247,53 +1245,15 @@ Check(const TypeDesc& t, const void* data, size_t count, const Expect& e, unsign
         return;
     int blocks, threads;
     LaunchGrid(count, &blocks, &threads);
-    switch (t.type)
-    {
-    case ncclInt8:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const int8_t*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclUint8:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const uint8_t*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclInt32:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const int32_t*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclUint32:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const uint32_t*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclInt64:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const int64_t*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclUint64:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const uint64_t*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclHalf:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const half*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclFloat:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const float*>(data), count, e,
-                                                    wrong);
-        break;
-    case ncclDouble:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const double*>(data), count, e,
-                                                    wrong);
-        break;
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
-    case ncclBfloat16:
-        CheckKernel<<<blocks, threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(data), count,
-                                                    e, wrong);
-        break;
-#endif
-    default:
+    bool known = WithElementType(t.type,
+                                 [&](auto* element)
+                                 {
+                                     using T = std::remove_pointer_t<decltype(element)>;
+                                     CheckKernel<<<blocks, threads, 0, stream>>>(
+                                         static_cast<const T*>(data), count, e, wrong);
+                                 });
+    if (!known)
         Die("internal: no check kernel for %s", t.name);
-    }
     CUDACHECK(cudaGetLastError());
 }
 

@@ -159,14 +159,23 @@ RunSimulation(const RunArguments& args)
     }
     double lastProgress = 0;
     bool launchedDone = false;
-    while (!server.Finished())
+    // One turn: wait up to 20 ms for messages (when the simulator steps) and rank output, pass
+    // the output on, and tell the simulator about ranks that ended.
+    auto pump = [&](bool step)
     {
         std::vector<zmq::pollitem_t> items;
         for (int fd : launcher.Fds())
         {
             items.push_back(zmq::pollitem_t{nullptr, fd, ZMQ_POLLIN, 0});
         }
-        server.Step(std::chrono::milliseconds(20), items);
+        if (step)
+        {
+            server.Step(std::chrono::milliseconds(20), items);
+        }
+        else
+        {
+            zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
+        }
         for (const auto& item : items)
         {
             if (item.revents & (ZMQ_POLLIN | ZMQ_POLLERR))
@@ -179,6 +188,10 @@ RunSimulation(const RunArguments& args)
             server.OnProcessExit(
                 ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
         }
+    };
+    while (!server.Finished())
+    {
+        pump(true);
         if (!attach && !launchedDone && launcher.Running() == 0)
         {
             launchedDone = true;
@@ -201,24 +214,7 @@ RunSimulation(const RunArguments& args)
     auto drainUntil = std::chrono::steady_clock::now() + std::chrono::seconds(server.Failed() ? 0 : 10);
     while (!attach && launcher.Running() > 0 && std::chrono::steady_clock::now() < drainUntil)
     {
-        std::vector<zmq::pollitem_t> items;
-        for (int fd : launcher.Fds())
-        {
-            items.push_back(zmq::pollitem_t{nullptr, fd, ZMQ_POLLIN, 0});
-        }
-        zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
-        for (const auto& item : items)
-        {
-            if (item.revents & (ZMQ_POLLIN | ZMQ_POLLERR))
-            {
-                launcher.OnReadable(item.fd);
-            }
-        }
-        for (const auto& exit : launcher.Reap())
-        {
-            server.OnProcessExit(
-                ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
-        }
+        pump(false);
     }
     if ((server.Failed() || launcher.Running() > 0) && !attach)
     {
