@@ -1,6 +1,8 @@
 // How fast eidolon-sim ingests records (target: at least 1 million per second on one core).
 // Serialized batches go through SimServer::Deliver exactly as the ROUTER hands them over
-// (protobuf parse, per-record handling, dependency propagation), without the socket itself.
+// (protobuf parse, per-record handling, dependency propagation), each followed by the step the
+// run loop takes after draining its socket (advance to the horizon, fold finished statistics),
+// without the socket itself.
 // Prints a table: record kind, records, wall seconds, records per second.
 #include "sim-server.h"
 #include "wire-version.h"
@@ -96,10 +98,12 @@ Measure(const char* kind, int batches, int perBatch)
         batch->set_clock_ns(t);
         messages.push_back(Serialize(e));
     }
+    std::vector<zmq::pollitem_t> none;
     auto start = std::chrono::steady_clock::now();
     for (const std::string& message : messages)
     {
         server.Deliver("r0", message);
+        server.Step(std::chrono::milliseconds(0), none);
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double records = double(batches) * perBatch;

@@ -613,7 +613,7 @@ SimServer::IngestRecord(Process& process, const wire::Record& record)
         GpuStats& stats = m_gpuStats[gpu];
         stats.endNs = std::max(stats.endNs, span.end_ns());
         stats.computeNs += span.busy_ns();
-        m_slices.push_back(eidolon::run::TraceSlice{
+        AddSlice(eidolon::run::TraceSlice{
             gpu, span.stream(),
             span.count() > 1 ? fmt::format("{} (+{} ops)", span.label(), span.count() - 1)
                              : span.label(),
@@ -734,6 +734,87 @@ SimServer::AddNode(Process& process, uint64_t id, int device, uint64_t stream,
     return index;
 }
 
+// ------------------------------------------------------------------ statistics
+
+void
+SimServer::IntervalUnion::Add(double start, double end)
+{
+    if (!(end > start))
+    {
+        return;
+    }
+    if (m_open.size() == m_head || start > m_open.back().second)
+    {
+        m_open.emplace_back(start, end); // after everything: the common case
+        return;
+    }
+    // Merge with every interval it touches: those from the first whose end reaches `start` to
+    // the last whose start is within `end`.
+    auto first = std::lower_bound(m_open.begin() + long(m_head), m_open.end(), start,
+                                  [](const std::pair<double, double>& interval, double value)
+                                  { return interval.second < value; });
+    auto last = first;
+    while (last != m_open.end() && last->first <= end)
+    {
+        start = std::min(start, last->first);
+        end = std::max(end, last->second);
+        ++last;
+    }
+    if (first == last)
+    {
+        m_open.insert(first, {start, end});
+        return;
+    }
+    *first = {start, end};
+    m_open.erase(first + 1, last);
+}
+
+void
+SimServer::IntervalUnion::Close(double before)
+{
+    while (m_head < m_open.size() && m_open[m_head].second < before)
+    {
+        m_closed += m_open[m_head].second - m_open[m_head].first;
+        ++m_head;
+    }
+    if (m_head > 1024 && m_head * 2 > m_open.size())
+    {
+        m_open.erase(m_open.begin(), m_open.begin() + long(m_head));
+        m_head = 0;
+    }
+}
+
+double
+SimServer::IntervalUnion::Covered() const
+{
+    double total = m_closed;
+    for (size_t i = m_head; i < m_open.size(); ++i)
+    {
+        total += m_open[i].second - m_open[i].first;
+    }
+    return total;
+}
+
+void
+SimServer::AddSlice(eidolon::run::TraceSlice slice)
+{
+    if (slice.gpu < m_gpuStats.size())
+    {
+        GpuStats& stats = m_gpuStats[slice.gpu];
+        (slice.category == "collective" ? stats.commCover : stats.computeCover)
+            .Add(slice.startNs, slice.endNs);
+        stats.anyCover.Add(slice.startNs, slice.endNs);
+    }
+    if (m_slices.size() < m_options.maxSlices)
+    {
+        m_slices.push_back(std::move(slice));
+    }
+    else
+    {
+        ++m_slicesDropped;
+    }
+}
+
 // ------------------------------------------------------------------ dependency graph
 
 void
@@ -804,7 +885,7 @@ SimServer::Finish(NodeIndex index, double endNs)
     {
         stats.computeNs += node.busy;
     }
-    m_slices.push_back(eidolon::run::TraceSlice{
+    AddSlice(eidolon::run::TraceSlice{
         gpu, node.stream, std::move(node.label), node.communication ? "collective" : (node.compute ? "compute" : "copy"),
         node.communication ? node.start : std::max(node.start, node.end - node.busy), endNs,
         nlohmann::json()});
@@ -1310,6 +1391,15 @@ SimServer::Advance()
     ns3::Simulator::Run();
     m_queueEmpty = !g_stopRequested;
     ns3::Simulator::Cancel(stop);
+    if (std::isfinite(horizon))
+    {
+        for (GpuStats& stats : m_gpuStats)
+        {
+            stats.computeCover.Close(horizon);
+            stats.commCover.Close(horizon);
+            stats.anyCover.Close(horizon);
+        }
+    }
     if (NowNs() > now)
     {
         m_lastProgress = std::chrono::steady_clock::now();
@@ -1563,55 +1653,6 @@ SimServer::Report(double wallSeconds) const
     report.maxCausalityViolationNs = m_maxViolationNs;
     report.recordsIngested = m_recordsIngested;
     report.flows = m_network->GetStats().flowsAdded;
-    struct Coverage
-    {
-        double compute = 0;
-        double comm = 0;
-        double any = 0;
-    };
-    std::vector<Coverage> coverage(m_gpuStats.size());
-    {
-        // Union of the trace's intervals per GPU and kind.
-        using Interval = std::pair<double, double>;
-        std::vector<std::vector<Interval>> compute(m_gpuStats.size()), comm(m_gpuStats.size());
-        for (const auto& slice : m_slices)
-        {
-            if (slice.gpu < m_gpuStats.size() && slice.endNs > slice.startNs)
-            {
-                (slice.category == "collective" ? comm : compute)[slice.gpu].emplace_back(
-                    slice.startNs, slice.endNs);
-            }
-        }
-        auto unite = [](std::vector<Interval> intervals)
-        {
-            std::sort(intervals.begin(), intervals.end());
-            double total = 0;
-            double from = 0;
-            double to = -1;
-            for (const auto& [start, end] : intervals)
-            {
-                if (start > to)
-                {
-                    total += std::max(0.0, to - from);
-                    from = start;
-                    to = end;
-                }
-                else
-                {
-                    to = std::max(to, end);
-                }
-            }
-            return total + std::max(0.0, to - from);
-        };
-        for (size_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
-        {
-            coverage[gpu].compute = unite(compute[gpu]);
-            coverage[gpu].comm = unite(comm[gpu]);
-            std::vector<Interval> all = compute[gpu];
-            all.insert(all.end(), comm[gpu].begin(), comm[gpu].end());
-            coverage[gpu].any = unite(std::move(all));
-        }
-    }
     double virtualEnd = 0;
     for (uint32_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
     {
@@ -1628,10 +1669,9 @@ SimServer::Report(double wallSeconds) const
         // Time covered, not summed: concurrent collectives (or kernels on several streams)
         // overlap. Compute is the busy time of the kernels and copies, at most the time they
         // cover; communication the time some collective runs; idle the time nothing does.
-        const Coverage& covered = coverage[gpu];
-        g.computeNs = std::min(stats.computeNs, covered.compute);
-        g.commNs = covered.comm;
-        g.idleNs = std::max(0.0, stats.endNs - covered.any);
+        g.computeNs = std::min(stats.computeNs, stats.computeCover.Covered());
+        g.commNs = stats.commCover.Covered();
+        g.idleNs = std::max(0.0, stats.endNs - stats.anyCover.Covered());
         g.peakBytes = 0;
         g.capacityBytes = 0;
         for (const auto& process : m_processes)
@@ -1680,6 +1720,13 @@ SimServer::Report(double wallSeconds) const
         }
     }
     report.slices = m_slices;
+    if (m_slicesDropped > 0)
+    {
+        report.error += fmt::format("{}trace.json holds the first {} device slices; {} more were "
+                                    "counted in the summary but not kept",
+                                    report.error.empty() ? "" : "; ", m_slices.size(),
+                                    m_slicesDropped);
+    }
     report.flowSlices = m_flowSlices;
     return report;
 }

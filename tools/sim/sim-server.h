@@ -40,6 +40,7 @@ struct SimOptions
     double watchdogSeconds = 120;      // nothing progresses for this long: report and end
     std::map<std::string, std::string> ncclEnvironment; // NCCL_ALGO, NCCL_PROTO, ...
     size_t maxFlowSlices = 200000;     // flows per link kept for trace.json
+    size_t maxSlices = 2000000;        // device slices kept for trace.json (the summary counts all)
     std::string launch = "attach";
     // Optimistic mode: the horizon does not wait for running ranks (answers may come before they
     // are final; work that arrives from the simulated past is started at the present and counted
@@ -198,16 +199,38 @@ private:
     std::chrono::steady_clock::time_point m_lastProgress;
     double m_lastHorizon = -1;
 
+    // The time a set of intervals covers, kept small: intervals that end before the horizon can
+    // no longer meet a new one (new work starts at or after it) and fold into a total.
+    class IntervalUnion
+    {
+    public:
+        void Add(double start, double end);
+        void Close(double before);
+        double Covered() const;
+
+    private:
+        // Disjoint, by start, from m_head on (work mostly arrives in time order: appends are
+        // O(1), the rest a binary search).
+        std::vector<std::pair<double, double>> m_open;
+        size_t m_head = 0;
+        double m_closed = 0;
+    };
+
     // Statistics for the report.
     struct GpuStats
     {
         double endNs = 0;
-        double computeNs = 0;
+        double computeNs = 0; // busy time of kernels and copies (summed)
         double commNs = 0;
         std::string process;
+        IntervalUnion computeCover; // time some kernel or copy runs
+        IntervalUnion commCover;    // time some collective runs
+        IntervalUnion anyCover;
     };
+    void AddSlice(eidolon::run::TraceSlice slice);
     std::vector<GpuStats> m_gpuStats;
     std::vector<eidolon::run::TraceSlice> m_slices;
+    uint64_t m_slicesDropped = 0;
     std::vector<eidolon::run::FlowSlice> m_flowSlices;
     uint64_t m_flows = 0;
     std::vector<eidolon::run::ProcessReport> m_exits;
