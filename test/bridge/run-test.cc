@@ -314,6 +314,24 @@ BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_or_counted_when_the_grace_perio
     BOOST_TEST(summary["causality_violations"]["total_ns"].get<double>() > 0);
 }
 
+// Ranks an external engine started are not the simulator's children: one that dies without its
+// goodbye is noticed (same host: its pid is gone) and named, and the run ends.
+BOOST_AUTO_TEST_CASE(an_attached_rank_that_dies_is_named)
+{
+    Scratch s;
+    std::string endpoint = "ipc://" + (s.dir / "sim.sock").string();
+    std::string rank = "LD_LIBRARY_PATH=" EIDOLON_GPU_LIB_DIR " EIDOLON_SIM_ENDPOINT=" + endpoint +
+                       " EIDOLON_NUM_GPUS=2 EIDOLON_GPU=TEST-GPU WORLD_SIZE=2 ";
+    Result r = s.Run("sh -c '" + rank + "RANK=0 " + kRanks + " crash & " + rank + "RANK=1 " +
+                     kRanks + " crash & " + kBin + "/eidolon-sim --topology " + kTopology +
+                     " --endpoint " + endpoint + " --ranks 2 --watchdog 60 --progress off --out " +
+                     (s.dir / "out").string() + "; echo sim-status=$?; wait'");
+    BOOST_TEST(Has(r.out + r.err, "sim-status=1"));
+    BOOST_TEST(Has(r.err, "rank1 (pid "));
+    BOOST_TEST(Has(r.err, "ended without saying goodbye"));
+    BOOST_TEST(s.Summary()["partial"] == true);
+}
+
 // A raw ZeroMQ peer talks to a real eidolon-sim: garbage and an old protocol get error replies
 // naming the problem, and the simulator keeps serving.
 BOOST_AUTO_TEST_CASE(bad_messages_over_zeromq_get_error_replies)

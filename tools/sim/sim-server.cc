@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <time.h>
 
 #include <google/protobuf/arena.h>
@@ -130,6 +133,7 @@ struct SimServer::Process
     int index = 0;
     std::string name;
     int pid = 0;
+    std::string hostname;
     int worldRank = -1;
     int node = 0;
     std::string token;
@@ -457,6 +461,7 @@ SimServer::HandleHello(const std::string& routingId, const wire::Hello& hello)
     process->index = int(m_processes.size());
     process->name = hello.name().empty() ? fmt::format("process{}", process->index) : hello.name();
     process->pid = hello.pid();
+    process->hostname = hello.hostname();
     process->worldRank = hello.world_rank();
     process->token = hello.process_token();
     uint32_t nodes = m_topology->NodeCount();
@@ -1432,9 +1437,27 @@ SimServer::CheckProgress()
         Fail("deadlock: every rank waits and nothing is in flight\n" + DescribeBlocked());
         return;
     }
-    double idle = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                m_lastProgress)
-                      .count();
+    // A rank on this host that is gone without its goodbye (killed, or crashed before atexit):
+    // the launcher reports its own children; ranks an external engine started are checked here.
+    auto now = std::chrono::steady_clock::now();
+    if (now - m_lastLivenessCheck > std::chrono::seconds(1))
+    {
+        m_lastLivenessCheck = now;
+        char host[256] = {};
+        gethostname(host, sizeof host - 1);
+        for (auto& process : m_processes)
+        {
+            if (process->Live() && process->pid > 0 && process->hostname == host &&
+                kill(process->pid, 0) != 0 && errno == ESRCH)
+            {
+                process->dead = true;
+                Fail(fmt::format("{} (pid {}) ended without saying goodbye (killed, or it crashed)",
+                                 process->name, process->pid));
+                return;
+            }
+        }
+    }
+    double idle = std::chrono::duration<double>(now - m_lastProgress).count();
     if (m_options.watchdogSeconds > 0 && idle > m_options.watchdogSeconds)
     {
         Fail(fmt::format("watchdog: nothing progressed for {:.0f} s (wall)\n", idle) +

@@ -197,6 +197,7 @@ private:
     double m_violationNs = 0;
     double m_maxViolationNs = 0;
     std::chrono::steady_clock::time_point m_lastProgress;
+    std::chrono::steady_clock::time_point m_lastLivenessCheck;
     double m_lastHorizon = -1;
 
     // The time a set of intervals covers, kept small: intervals that end before the horizon can
