@@ -109,11 +109,25 @@ FlowModel::AddFlow(const FlowSpec& spec, FinishCallback onFinish)
     Time start = spec.start;
     if (start < Simulator::Now())
     {
-        // ns-3 has already delivered everything before now; a flow from the past cannot be
-        // replayed there. Start it now and count it: the caller broke the horizon contract.
-        NS_LOG_WARN("flow " << id << " starts at " << start << ", before now " << Simulator::Now());
-        start = Simulator::Now();
-        ++m_lateStarts;
+        if (!m_autoCommit && start.GetNanoSeconds() >= m_engine->CommitHorizon())
+        {
+            // Optimistic use: the history since the commit horizon is kept, so the engine rolls
+            // back to the flow's start and replays; flows already delivered are pinned (their
+            // finish stands), the others finish where the replay puts them (delivered now if that
+            // is already past).
+            NS_LOG_INFO("flow " << id << " starts at " << start << ", before now "
+                                << Simulator::Now() << ": replaying from there");
+            ++m_lateReplays;
+        }
+        else
+        {
+            // Before what is committed: that past cannot be replayed. Start it now and count it:
+            // the caller broke the horizon contract.
+            NS_LOG_WARN("flow " << id << " starts at " << start << ", before now "
+                                << Simulator::Now());
+            start = Simulator::Now();
+            ++m_lateStarts;
+        }
     }
     FluidNetwork::FlowInput in;
     in.path = spec.path.empty() ? m_topology->Route(spec.src, spec.dst, FlowHash(spec, m_ecmpSeed))
@@ -168,6 +182,10 @@ FlowModel::Deliver(int64_t upTo)
         }
         Posted p = std::move(it->second);
         m_posted.erase(it);
+        if (!m_autoCommit)
+        {
+            m_engine->Pin(id); // it has been observed: a later replay must keep its finish
+        }
         p.record.finish = NanoSeconds(finish);
         m_flowFinished(p.record);
         if (!p.onFinish.IsNull())
@@ -269,6 +287,7 @@ FlowModel::GetStats() const
     s.flowsResolved = e.flowsResolved;
     s.rollbacks = e.rollbacks;
     s.causalityViolations = e.causalityViolations + m_lateStarts;
+    s.lateFlowsReplayed = m_lateReplays;
     s.peakActiveFlows = e.peakActive;
     s.historyBytes = m_engine->HistoryBytes();
     return s;

@@ -80,7 +80,8 @@ private:
     EventId m_wake;
     int64_t m_wakeAt = FluidNetwork::kNever;
     FlowId m_nextId = 1;
-    uint64_t m_lateStarts = 0;
+    uint64_t m_lateStarts = 0;  //!< flows from before the commit horizon, started late
+    uint64_t m_lateReplays = 0; //!< flows from the past that rolled the engine back
 
     bool m_autoCommit;
     uint64_t m_ecmpSeed;

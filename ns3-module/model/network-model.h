@@ -69,6 +69,7 @@ struct NetworkModelStats
     uint64_t flowsResolved = 0;    //!< sum of component sizes over those re-solves
     uint64_t rollbacks = 0;        //!< times the model went back to an earlier state
     uint64_t causalityViolations = 0; //!< pinned flows whose replay could not keep their time
+    uint64_t lateFlowsReplayed = 0;   //!< flows added with a start in the past, replayed from it
     uint64_t peakActiveFlows = 0;
     uint64_t historyBytes = 0;     //!< memory held for rollback right now (approximate)
 };

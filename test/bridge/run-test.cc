@@ -332,6 +332,45 @@ BOOST_AUTO_TEST_CASE(an_attached_rank_that_dies_is_named)
     BOOST_TEST(s.Summary()["partial"] == true);
 }
 
+// Optimistic answers stand; late flows roll the flow model back. Ranks 0 and 2 each send 4 MiB to
+// rank 1, whose link (three-gpus-narrow.yaml) carries 25 GB/s x 0.824 = 20.6 GB/s of payload; in
+// this 3-rank communicator NCCL gives the transfer one channel (20 GB/s), so one transfer alone
+// runs at 20 GB/s and two share 20.6. Rank 2 sleeps 3 s of wall time first, at virtual time ~0.
+// Sends are ready 5 us after they are issued (2 us launch overhead + 3 us launch latency), plus
+// NCCL's 11.8 us (as in p2p_waits_for_the_senders_kernel).
+//  - Waiting for rank 2 (grace 60 s): both transfers share the link from the start: rank 0 is
+//    answered no earlier than 5 + 11.8 + 4194304 / 10.3 GB/s = 424.0 us.
+//  - Going on without it (grace 1 s): rank 0's transfer runs alone, and rank 0 is answered at
+//    5 + 11.8 + 4194304 / 20 GB/s = 226.52 us. Rank 2's send then arrives from the past: the
+//    model rolls back to its start and replays with rank 0's transfer pinned to what rank 0 was
+//    shown; rank 2's transfer gets what is left and ends later than rank 0's.
+BOOST_AUTO_TEST_CASE(optimistic_answers_stand_and_late_flows_roll_the_model_back)
+{
+    Scratch s;
+    std::string narrow = EIDOLON_BRIDGE_TEST_DIR "/three-gpus-narrow.yaml";
+    auto run = [&](const std::string& options)
+    {
+        return s.Run(kBin + "/eidolon run --topology " + narrow + " --gpus 3 --progress off --out " +
+                     (s.dir / "out").string() + " " + options + " -- " + kRanks +
+                     " replay 4194304");
+    };
+    Result patient = run("--grace 60");
+    BOOST_REQUIRE_MESSAGE(patient.status == 0, patient.err);
+    double shared = Printed(patient.out, 0, "synced_us") - Printed(patient.out, 0, "issued_us");
+    BOOST_TEST(shared >= 5.0 + 11.8 + 4194304.0 / 10.3e3);
+    BOOST_TEST(s.Summary()["causality_violations"]["count"] == 0);
+
+    Result hasty = run("--grace 1");
+    BOOST_REQUIRE_MESSAGE(hasty.status == 0, hasty.err);
+    double alone = Printed(hasty.out, 0, "synced_us") - Printed(hasty.out, 0, "issued_us");
+    BOOST_TEST(alone == 5.0 + 11.8 + 4194304.0 / 20e3, boost::test_tools::tolerance(1e-5));
+    double receiver = Printed(hasty.out, 1, "synced_us") - Printed(hasty.out, 1, "issued_us");
+    BOOST_TEST(receiver > alone);
+    nlohmann::json summary = s.Summary();
+    BOOST_TEST(summary["causality_violations"]["count"].get<int>() >= 1);
+    BOOST_TEST(summary["causality_violations"]["late_flows_replayed"].get<int>() >= 1);
+}
+
 // A raw ZeroMQ peer talks to a real eidolon-sim: garbage and an old protocol get error replies
 // naming the problem, and the simulator keeps serving.
 BOOST_AUTO_TEST_CASE(bad_messages_over_zeromq_get_error_replies)

@@ -4,7 +4,7 @@
 //   { "topology", "model", "launch": strings, "partial": bool, "error": string ("" unless partial),
 //     "wall_seconds", "virtual_end_ns", "virtual_wall_ratio" (virtual s per wall s),
 //     "records_ingested", "flows",
-//     "causality_violations": { "count", "total_ns", "max_ns" },
+//     "causality_violations": { "count", "total_ns", "max_ns", "late_flows_replayed" },
 //     "gpus": [ { "gpu", "name", "process", "end_ns", "compute_ns", "comm_ns", "idle_ns",
 //                 "peak_bytes", "capacity_bytes",
 //                 "pricing": [ { "provider", "ops", "ns", "share" (of priced time) } ] } ],
@@ -338,7 +338,8 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
         {"causality_violations",
          {{"count", report.causalityViolations},
           {"total_ns", report.causalityViolationNs},
-          {"max_ns", report.maxCausalityViolationNs}}},
+          {"max_ns", report.maxCausalityViolationNs},
+          {"late_flows_replayed", report.lateFlowsReplayed}}},
         {"gpus", gpus},
         {"processes", processes},
     };
@@ -546,6 +547,10 @@ PrintSummaryTable(const RunReport& report, std::ostream& os)
                          : fmt::format("{} (total {}, max {})", report.causalityViolations,
                                        FormatNs(report.causalityViolationNs),
                                        FormatNs(report.maxCausalityViolationNs))});
+    if (report.lateFlowsReplayed > 0)
+    {
+        lines.push_back({"late flows replayed", std::to_string(report.lateFlowsReplayed)});
+    }
     PrintColumns(os, lines, {false, false});
     if (report.partial)
     {

@@ -81,6 +81,9 @@ struct RunReport
     uint64_t causalityViolations = 0;
     double causalityViolationNs = 0; ///< sum of their sizes
     double maxCausalityViolationNs = 0;
+    /// Late flows that rolled the flow model back and were replayed from their true start (the
+    /// flows ranks had already been shown kept their finish).
+    uint64_t lateFlowsReplayed = 0;
     uint64_t recordsIngested = 0;
     uint64_t flows = 0;
     std::vector<GpuReport> gpus;

@@ -5,6 +5,7 @@
 #include "wire-version.h"
 
 #include "ns3/simulator.h"
+#include "ns3/boolean.h"
 #include "ns3/string.h"
 
 #include <fmt/format.h>
@@ -247,7 +248,14 @@ SimServer::SimServer(const SimOptions& options, std::ostream& log)
         cluster.SetNetworkModel("ns3::eidolon::PacketModel", "Transport",
                                 ns3::StringValue(options.transport));
     }
-    else if (options.model != "flow")
+    else if (options.model == "flow")
+    {
+        // The simulator commits history itself, up to where no rank can still add work, so that
+        // a late flow (optimistic mode) can roll the model back.
+        cluster.SetNetworkModel("ns3::eidolon::FlowModel", "AutoCommit",
+                                ns3::BooleanValue(false));
+    }
+    else
     {
         throw std::runtime_error("--model must be flow or packet, not '" + options.model + "'");
     }
@@ -705,12 +713,12 @@ SimServer::AddNode(Process& process, uint64_t id, int device, uint64_t stream,
     node.ready = ready;
     if (ready < NowNs())
     {
-        // Work from before the simulator's present: the horizon contract was broken (only
-        // possible when a rank's clock was not reported). It starts now; count it.
+        // Work from before the simulator's present: only when the horizon went on without a
+        // rank (optimistic mode, or past the grace period). Counted with its size; it keeps its
+        // time, so its flows roll the flow model back (what ranks were already shown is pinned).
         ++m_violations;
         m_violationNs += NowNs() - ready;
         m_maxViolationNs = std::max(m_maxViolationNs, NowNs() - ready);
-        node.ready = NowNs();
     }
     for (uint64_t dep : deps)
     {
@@ -1215,6 +1223,7 @@ SimServer::CheckSync(Sync& sync)
     sync.answered = true;
     Process& process = *m_processes[sync.process];
     --process.outstandingSyncs;
+    process.lastHeard = std::chrono::steady_clock::now(); // waiting was not silence
     process.clock = std::max(process.clock, latest);
     wire::Envelope reply;
     reply.set_protocol_version(wire::kProtocolVersion);
@@ -1285,6 +1294,7 @@ SimServer::HandleExchange(Process& process, const std::string& routingId,
     {
         Process& waiting = *m_processes[waiter.process];
         --waiting.outstandingSyncs;
+        waiting.lastHeard = std::chrono::steady_clock::now();
         waiting.clock = std::max(waiting.clock, exchange.time);
         reply.mutable_exchange_reply()->set_request(waiter.request);
         SendTo(waiter.routingId, reply);
@@ -1396,6 +1406,20 @@ SimServer::Advance()
     ns3::Simulator::Run();
     m_queueEmpty = !g_stopRequested;
     ns3::Simulator::Cancel(stop);
+    // History before the conservative horizon (every rank still running, even one the
+    // optimistic horizon went on without) is no longer needed for a replay.
+    double committed = kInf;
+    for (const auto& process : m_processes)
+    {
+        if (process->Live() && !process->IsBlocked())
+        {
+            committed = std::min(committed, process->clock);
+        }
+    }
+    if (int(m_processes.size()) >= m_expected)
+    {
+        m_network->Commit(std::isfinite(committed) ? ToTime(committed) : ns3::Simulator::Now());
+    }
     if (std::isfinite(horizon))
     {
         for (GpuStats& stats : m_gpuStats)
@@ -1676,6 +1700,7 @@ SimServer::Report(double wallSeconds) const
     report.maxCausalityViolationNs = m_maxViolationNs;
     report.recordsIngested = m_recordsIngested;
     report.flows = m_network->GetStats().flowsAdded;
+    report.lateFlowsReplayed = m_network->GetStats().lateFlowsReplayed;
     double virtualEnd = 0;
     for (uint32_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
     {

@@ -13,6 +13,8 @@
 //                         reverse order) and all-reduces BYTES on the new one
 //   concurrent BYTES      an all-reduce alone, then two at once on two communicators and streams
 //                         (tensor- and data-parallel style); prints both durations
+//   replay                3 ranks: 0 and 2 each send BYTES to 1 (one group there); rank 2 first
+//                         sleeps 3 s of wall time outside CUDA
 //   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 3 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
@@ -209,6 +211,25 @@ main(int argc, char** argv)
         CUDA(cudaEventElapsedTime(&both, start, end2));
         std::printf("rank %d alone_us=%.6f first_us=%.6f second_us=%.6f\n", rank, alone * 1e3,
                     first * 1e3, both * 1e3);
+    }
+    else if (mode == "replay")
+    {
+        double issued = NowUs();
+        if (rank == 1)
+        {
+            NCCL(ncclGroupStart());
+            NCCL(ncclRecv(buffer, count, ncclFloat, 0, comm, stream));
+            NCCL(ncclRecv(buffer, count, ncclFloat, 2, comm, stream));
+            NCCL(ncclGroupEnd());
+        }
+        else
+        {
+            if (rank == 2)
+                sleep(3);
+            NCCL(ncclSend(buffer, count, ncclFloat, 1, comm, stream));
+        }
+        CUDA(cudaStreamSynchronize(stream));
+        std::printf("rank %d issued_us=%.6f synced_us=%.6f\n", rank, issued, NowUs());
     }
     else if (mode == "straggler")
     {
