@@ -289,9 +289,9 @@ BOOST_AUTO_TEST_CASE(the_watchdog_ends_a_run_that_stops_progressing)
     BOOST_TEST(Has(r.err, "rank0: blocked in cudaStreamSynchronize"));
 }
 
-// Rank 2 sleeps 3 s of wall time outside CUDA while ranks 0 and 1 could go on. Conservatively the
+// Rank 2 sleeps 5 s of wall time outside CUDA while ranks 0 and 1 could go on. Conservatively the
 // simulator waits for it (rank 2 might still send something that starts earlier): no violation.
-// With a 1 s grace period it goes on without rank 2, whose send then arrives from the simulated
+// With a 2 s grace period it goes on without rank 2, whose send then arrives from the simulated
 // past: started at the simulator's present and counted, with its size (> 0).
 BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_or_counted_when_the_grace_period_ends)
 {
@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_or_counted_when_the_grace_perio
     Result patient = run("--grace 60");
     BOOST_REQUIRE_MESSAGE(patient.status == 0, patient.err);
     BOOST_TEST(s.Summary()["causality_violations"]["count"] == 0);
-    Result hasty = run("--grace 1");
+    Result hasty = run("--grace 2");
     BOOST_REQUIRE_MESSAGE(hasty.status == 0, hasty.err);
     BOOST_TEST(Has(hasty.err, "rank2 has sent nothing for"));
     nlohmann::json summary = s.Summary();
@@ -335,12 +335,12 @@ BOOST_AUTO_TEST_CASE(an_attached_rank_that_dies_is_named)
 // Optimistic answers stand; late flows roll the flow model back. Ranks 0 and 2 each send 4 MiB to
 // rank 1, whose link (three-gpus-narrow.yaml) carries 25 GB/s x 0.824 = 20.6 GB/s of payload; in
 // this 3-rank communicator NCCL gives the transfer one channel (20 GB/s), so one transfer alone
-// runs at 20 GB/s and two share 20.6. Rank 2 sleeps 3 s of wall time first, at virtual time ~0.
+// runs at 20 GB/s and two share 20.6. Rank 2 sleeps 5 s of wall time first, at virtual time ~0.
 // Sends are ready 5 us after they are issued (2 us launch overhead + 3 us launch latency), plus
 // NCCL's 11.8 us (as in p2p_waits_for_the_senders_kernel).
 //  - Waiting for rank 2 (grace 60 s): both transfers share the link from the start: rank 0 is
 //    answered no earlier than 5 + 11.8 + 4194304 / 10.3 GB/s = 424.0 us.
-//  - Going on without it (grace 1 s): rank 0's transfer runs alone, and rank 0 is answered at
+//  - Going on without it (grace 2 s): rank 0's transfer runs alone, and rank 0 is answered at
 //    5 + 11.8 + 4194304 / 20 GB/s = 226.52 us. Rank 2's send then arrives from the past: the
 //    model rolls back to its start and replays with rank 0's transfer pinned to what rank 0 was
 //    shown; rank 2's transfer gets what is left and ends later than rank 0's.
@@ -360,7 +360,7 @@ BOOST_AUTO_TEST_CASE(optimistic_answers_stand_and_late_flows_roll_the_model_back
     BOOST_TEST(shared >= 5.0 + 11.8 + 4194304.0 / 10.3e3);
     BOOST_TEST(s.Summary()["causality_violations"]["count"] == 0);
 
-    Result hasty = run("--grace 1");
+    Result hasty = run("--grace 2");
     BOOST_REQUIRE_MESSAGE(hasty.status == 0, hasty.err);
     double alone = Printed(hasty.out, 0, "synced_us") - Printed(hasty.out, 0, "issued_us");
     BOOST_TEST(alone == 5.0 + 11.8 + 4194304.0 / 20e3, boost::test_tools::tolerance(1e-5));

@@ -14,8 +14,8 @@
 //   concurrent BYTES      an all-reduce alone, then two at once on two communicators and streams
 //                         (tensor- and data-parallel style); prints both durations
 //   replay                3 ranks: 0 and 2 each send BYTES to 1 (one group there); rank 2 first
-//                         sleeps 3 s of wall time outside CUDA
-//   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 3 s (wall, outside CUDA),
+//                         sleeps 5 s of wall time outside CUDA
+//   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 5 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -225,7 +225,7 @@ main(int argc, char** argv)
         else
         {
             if (rank == 2)
-                sleep(3);
+                sleep(5);
             NCCL(ncclSend(buffer, count, ncclFloat, 1, comm, stream));
         }
         CUDA(cudaStreamSynchronize(stream));
@@ -245,7 +245,7 @@ main(int argc, char** argv)
         }
         else
         {
-            sleep(3);
+            sleep(5);
             NCCL(ncclSend(buffer, count / 4, ncclFloat, 0, comm, stream));
         }
         CUDA(cudaStreamSynchronize(stream));
