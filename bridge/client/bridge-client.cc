@@ -172,6 +172,8 @@ public:
 
     bool Remote() const override { return true; }
 
+    std::string Hostname() const override { return m_welcome.hostname(); }
+
     bool ClockEpochs(int64_t* monotonic, int64_t* realtime, int64_t* boottime) const override
     {
         *monotonic = m_welcome.epoch_monotonic_ns();

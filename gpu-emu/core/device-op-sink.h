@@ -93,6 +93,9 @@ public:
         return false;
     }
 
+    // The simulated node's host name ("" when there is none).
+    virtual std::string Hostname() const { return {}; }
+
     // Whether communicators with more than one rank can exist (a simulator is attached).
     virtual bool Remote() const { return false; }
 

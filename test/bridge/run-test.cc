@@ -136,6 +136,8 @@ BOOST_AUTO_TEST_CASE(p2p_waits_for_the_senders_kernel)
     double t0 = Printed(r.out, 0, "synced_us");
     double t1 = Printed(r.out, 1, "synced_us");
     BOOST_TEST(h0 == h1, boost::test_tools::tolerance(1e-9)); // one clock for every rank
+    BOOST_TEST(Has(r.out, "rank 0 issued_us")); // and the simulated node's host name
+    BOOST_TEST(Has(r.out, "host=node0"));
     BOOST_TEST(t1 - t0 == 192.0, boost::test_tools::tolerance(1e-6));
     double transfer = t0 - (h0 + 69.0);
     // 4 MiB over a 100 GB/s bottleneck take 41.943 us at least, plus 1 us of path latency.

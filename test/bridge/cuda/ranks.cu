@@ -131,7 +131,9 @@ main(int argc, char** argv)
                 spin<<<4000, 1000, 0, stream>>>(nullptr);
         }
         CUDA(cudaStreamSynchronize(stream));
-        std::printf("rank %d issued_us=%.6f synced_us=%.6f\n", rank, issued, NowUs());
+        char host[64] = {};
+        gethostname(host, sizeof host);
+        std::printf("rank %d issued_us=%.6f synced_us=%.6f host=%s\n", rank, issued, NowUs(), host);
     }
     else if (mode == "allreduce" || mode == "jitter")
     {
