@@ -105,7 +105,8 @@ Measure(const char* kind, int batches, int perBatch)
         server.Deliver("r0", message);
         server.Step(std::chrono::milliseconds(0), none);
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double records = double(batches) * perBatch;
     std::printf("%-6s %10.0f %8.3f %14.0f\n", kind, records, seconds, records / seconds);
     return records / seconds;

@@ -15,7 +15,8 @@ AddCommonOptions(CLI::App* cmd, eidolon::sim::RunArguments& a)
 {
     cmd->add_option("--topology", a.topology, "cluster description (shipped name or path)")
         ->capture_default_str();
-    cmd->add_option("--model", a.model, "network model: flow (fair shares) or packet (ns-3 packets)")
+    cmd->add_option("--model", a.model,
+                    "network model: flow (fair shares) or packet (ns-3 packets)")
         ->check(CLI::IsMember({"flow", "packet"}))
         ->capture_default_str();
     cmd->add_option("--transport", a.transport, "packet model transport: tcp, dctcp or rdma")
@@ -59,7 +60,8 @@ RegisterRunCommands(CLI::App& app)
     auto* sim = app.add_subcommand(
         "sim", "the simulator alone: ranks started elsewhere (mpirun, srun) connect over tcp://");
     AddCommonOptions(sim, *attach);
-    sim->add_option("--endpoint", attach->endpoint, "where ranks connect, e.g. tcp://127.0.0.1:5555")
+    sim->add_option("--endpoint", attach->endpoint,
+                    "where ranks connect, e.g. tcp://127.0.0.1:5555")
         ->required();
     sim->add_option("--ranks", attach->ranks, "processes that will connect")->required();
     sim->callback([attach] { std::exit(eidolon::sim::RunSimulation(*attach)); });

@@ -101,8 +101,8 @@ public:
         , m_context(1)
     {
         std::random_device random;
-        m_token = std::to_string(getpid()) + "-" + std::to_string(random()) +
-                  std::to_string(random());
+        m_token =
+            std::to_string(getpid()) + "-" + std::to_string(random()) + std::to_string(random());
     }
 
     bool Join(const std::string& gpu, int numDevices, std::string* error)
@@ -113,7 +113,8 @@ public:
         wire::Hello* h = hello.mutable_hello();
         int rank = EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
         h->set_world_rank(rank);
-        h->set_world_size(EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
+        h->set_world_size(
+            EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
         h->set_local_rank(EnvInt({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
         h->set_node(EnvInt({"EIDOLON_NODE"}));
         h->set_pid(getpid());
@@ -133,9 +134,9 @@ public:
             }
         }
         const char* name = std::getenv("EIDOLON_RANK_NAME");
-        h->set_name(name ? name
-                         : (rank >= 0 ? "rank" + std::to_string(rank)
-                                      : "pid" + std::to_string(getpid())));
+        h->set_name(
+            name ? name
+                 : (rank >= 0 ? "rank" + std::to_string(rank) : "pid" + std::to_string(getpid())));
         Send(socket, hello);
 
         int timeoutSeconds = EnvInt({"EIDOLON_SIM_CONNECT_TIMEOUT"});

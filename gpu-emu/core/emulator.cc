@@ -495,15 +495,14 @@ Emulator::ReadyTime(Stream& stream, std::vector<uint64_t>* deps)
     }
     for (uint64_t dep : stream.waitDeps)
     {
-        if (!m_resolved.count(dep) &&
-            std::find(deps->begin(), deps->end(), dep) == deps->end())
+        if (!m_resolved.count(dep) && std::find(deps->begin(), deps->end(), dep) == deps->end())
         {
             deps->push_back(dep);
         }
     }
     stream.waitDeps.clear();
-    return std::max({m_clock.Now() + m_spec.launchLatencyNs, stream.tail,
-                     ImplicitOrder(stream, deps)});
+    return std::max(
+        {m_clock.Now() + m_spec.launchLatencyNs, stream.tail, ImplicitOrder(stream, deps)});
 }
 
 Placement
@@ -970,9 +969,8 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
     Ns issued = m_clock.Now();
     std::vector<uint64_t> deps;
     Ns ready = ReadyTime(stream, &deps);
-    stream.pending = m_sink->OnCommunication(
-        CommunicationRecord{stream.device, stream.id, std::move(deps), ready, issued, &member, seq,
-                            &ops});
+    stream.pending = m_sink->OnCommunication(CommunicationRecord{
+        stream.device, stream.id, std::move(deps), ready, issued, &member, seq, &ops});
     stream.tail = ready;
     return true;
 }
@@ -1080,9 +1078,8 @@ Emulator::LaunchGraph(const Graph& graph, Stream& stream)
             m_costs.Count(node.provider, node.duration);
         }
         stream.tail = start + makespan;
-        stream.pending = m_sink->OnPendingOp(
-            PendingOp{OpKind::GraphNode, stream.device, stream.id, &label, std::move(deps), start,
-                      makespan});
+        stream.pending = m_sink->OnPendingOp(PendingOp{OpKind::GraphNode, stream.device, stream.id,
+                                                       &label, std::move(deps), start, makespan});
         return {false, start, start + makespan, stream.pending};
     }
     stream.tail = start + makespan;

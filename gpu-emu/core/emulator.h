@@ -39,7 +39,7 @@ struct Stream
     unsigned flags;
     int priority;
     bool legacy = false;
-    Ns tail = 0;         // end of the last op placed on it (a lower bound while pending)
+    Ns tail = 0;          // end of the last op placed on it (a lower bound while pending)
     uint64_t pending = 0; // record whose end the simulator decides and `tail` waits on; 0: final
     std::vector<uint64_t> waitDeps; // pending records the next op waits on (cudaStreamWaitEvent)
     std::shared_ptr<Capture> capture;
@@ -51,8 +51,8 @@ struct Event
     int device;
     unsigned flags;
     bool recorded = false;
-    Ns time = 0;          // a lower bound while `pending` is set
-    uint64_t pending = 0; // the event completes with this pending record
+    Ns time = 0;                      // a lower bound while `pending` is set
+    uint64_t pending = 0;             // the event completes with this pending record
     std::shared_ptr<Capture> capture; // set when recorded on a capturing stream
     std::vector<size_t> captureNodes;
 };

@@ -74,8 +74,8 @@ Bases()
     {
         ClockBases shared{};
         if (Emulator* emulator = Emulator::IfCreated();
-            emulator && emulator->Sink().ClockEpochs(&shared.monotonic, &shared.realtime,
-                                                     &shared.boottime))
+            emulator &&
+            emulator->Sink().ClockEpochs(&shared.monotonic, &shared.realtime, &shared.boottime))
         {
             return shared; // every rank of the run reads the same clock
         }

@@ -334,13 +334,14 @@ ResolveSplits(Emulator& emu, std::vector<SplitRequest> requests)
             for (const SplitRequest* request : members)
             {
                 int32_t fields[2] = {request->color, request->key};
-                mine.emplace_back(request->parent->member.rank,
-                                  std::string(reinterpret_cast<const char*>(fields), sizeof fields));
+                mine.emplace_back(
+                    request->parent->member.rank,
+                    std::string(reinterpret_cast<const char*>(fields), sizeof fields));
             }
             DeviceOpSink::Entries all;
             std::string error;
-            std::string exchangeKey = "ncclCommSplit " + std::to_string(key.first) + "/" +
-                                      std::to_string(key.second);
+            std::string exchangeKey =
+                "ncclCommSplit " + std::to_string(key.first) + "/" + std::to_string(key.second);
             if (!emu.Exchange(exchangeKey, nranks, mine, &all, &error))
             {
                 note(Fail(ncclInvalidUsage, "split:remote",

@@ -30,16 +30,13 @@ FlowModel::GetTypeId()
             .AddAttribute("AutoCommit",
                           "Forget history before ns-3's current time at every event: flows can "
                           "never start in ns-3's past, so this only bounds memory.",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&FlowModel::m_autoCommit),
+                          BooleanValue(true), MakeBooleanAccessor(&FlowModel::m_autoCommit),
                           MakeBooleanChecker())
             .AddAttribute("EcmpSeed",
                           "Mixed into the per-flow hash that picks among equal-cost paths.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&FlowModel::m_ecmpSeed),
+                          UintegerValue(0), MakeUintegerAccessor(&FlowModel::m_ecmpSeed),
                           MakeUintegerChecker<uint64_t>())
-            .AddTraceSource("FlowStarted",
-                            "A flow was posted (its record carries its start time).",
+            .AddTraceSource("FlowStarted", "A flow was posted (its record carries its start time).",
                             MakeTraceSourceAccessor(&FlowModel::m_flowStarted),
                             "ns3::eidolon::FlowModel::FlowTracedCallback")
             .AddTraceSource("FlowFinished",
@@ -83,7 +80,8 @@ FlowModel::SetTopology(Ptr<const Topology> topology)
         capacity[c] = topology->ChannelBandwidth(c);
     }
     m_engine = std::make_unique<FluidNetwork>(std::move(capacity));
-    m_engine->onRatesChanged = [this](int64_t, const std::vector<uint32_t>& channels) {
+    m_engine->onRatesChanged = [this](int64_t, const std::vector<uint32_t>& channels)
+    {
         if (m_linkUtilization.IsEmpty())
         {
             return;

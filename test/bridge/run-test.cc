@@ -57,7 +57,8 @@ struct Scratch
     Scratch()
     {
         std::string name = boost::unit_test::framework::current_test_case().p_name;
-        dir = fs::temp_directory_path() / ("eidolon-bridge-" + std::to_string(getpid()) + "-" + name);
+        dir =
+            fs::temp_directory_path() / ("eidolon-bridge-" + std::to_string(getpid()) + "-" + name);
         fs::remove_all(dir);
         fs::create_directories(dir);
     }
@@ -78,8 +79,9 @@ struct Scratch
     }
     Result Eidolon(const std::string& options, const std::string& program) const
     {
-        return Run(kBin + "/eidolon run --topology " + kTopology + " --gpus 2 --progress off --out " +
-                   (dir / "out").string() + " " + options + " -- " + kRanks + " " + program);
+        return Run(kBin + "/eidolon run --topology " + kTopology +
+                   " --gpus 2 --progress off --out " + (dir / "out").string() + " " + options +
+                   " -- " + kRanks + " " + program);
     }
     nlohmann::json Summary() const
     {
@@ -93,8 +95,9 @@ Printed(const std::string& out, int rank, const std::string& name)
 {
     std::regex line("rank " + std::to_string(rank) + " .*" + name + "=([0-9.]+)");
     std::smatch match;
-    BOOST_REQUIRE_MESSAGE(std::regex_search(out, match, line),
-                          "rank " << rank << " printed no " << name << " in:\n" << out);
+    BOOST_REQUIRE_MESSAGE(std::regex_search(out, match, line), "rank " << rank << " printed no "
+                                                                       << name << " in:\n"
+                                                                       << out);
     return std::stod(match[1]);
 }
 
@@ -136,7 +139,7 @@ BOOST_AUTO_TEST_CASE(p2p_waits_for_the_senders_kernel)
     double t0 = Printed(r.out, 0, "synced_us");
     double t1 = Printed(r.out, 1, "synced_us");
     BOOST_TEST(h0 == h1, boost::test_tools::tolerance(1e-9)); // one clock for every rank
-    BOOST_TEST(Has(r.out, "rank 0 issued_us")); // and the simulated node's host name
+    BOOST_TEST(Has(r.out, "rank 0 issued_us"));               // and the simulated node's host name
     BOOST_TEST(Has(r.out, "host=node0"));
     BOOST_TEST(t1 - t0 == 192.0, boost::test_tools::tolerance(1e-6));
     double transfer = t0 - (h0 + 69.0);
@@ -239,12 +242,13 @@ BOOST_AUTO_TEST_CASE(virtual_times_do_not_depend_on_wall_clock_interleaving)
         }
         // What the program printed: its own timing of the loop (the clock's epoch is the run's
         // start, so absolute readings differ between runs; durations may not).
-        ends.push_back(gpus + " " +
-                       std::to_string(std::llround(
-                           (Printed(r.out, 0, "synced_us") - Printed(r.out, 0, "first_us")) * 1e3)) +
-                       " " +
-                       std::to_string(std::llround(
-                           (Printed(r.out, 1, "synced_us") - Printed(r.out, 1, "first_us")) * 1e3)));
+        ends.push_back(
+            gpus + " " +
+            std::to_string(std::llround(
+                (Printed(r.out, 0, "synced_us") - Printed(r.out, 0, "first_us")) * 1e3)) +
+            " " +
+            std::to_string(std::llround(
+                (Printed(r.out, 1, "synced_us") - Printed(r.out, 1, "first_us")) * 1e3)));
     }
     BOOST_TEST(ends[0] == ends[1]);
     BOOST_TEST(ends[0] == ends[2]);
@@ -352,9 +356,9 @@ BOOST_AUTO_TEST_CASE(optimistic_answers_stand_and_late_flows_roll_the_model_back
     std::string narrow = EIDOLON_BRIDGE_TEST_DIR "/three-gpus-narrow.yaml";
     auto run = [&](const std::string& options)
     {
-        return s.Run(kBin + "/eidolon run --topology " + narrow + " --gpus 3 --progress off --out " +
-                     (s.dir / "out").string() + " " + options + " -- " + kRanks +
-                     " replay 4194304");
+        return s.Run(kBin + "/eidolon run --topology " + narrow +
+                     " --gpus 3 --progress off --out " + (s.dir / "out").string() + " " + options +
+                     " -- " + kRanks + " replay 4194304");
     };
     Result patient = run("--grace 60");
     BOOST_REQUIRE_MESSAGE(patient.status == 0, patient.err);
@@ -410,9 +414,9 @@ BOOST_AUTO_TEST_CASE(bad_messages_over_zeromq_get_error_replies)
     old.SerializeToString(&bytes);
     eidolon::wire::Envelope refused = ask(bytes);
     BOOST_REQUIRE(refused.has_error());
-    BOOST_TEST(Has(refused.error().message(), "bridge protocol version " +
-                                                  std::to_string(eidolon::wire::kProtocolVersion + 41) +
-                                                  " is not supported"));
+    BOOST_TEST(Has(refused.error().message(),
+                   "bridge protocol version " +
+                       std::to_string(eidolon::wire::kProtocolVersion + 41) + " is not supported"));
 
     // Still serving: a proper Hello is welcomed, and a goodbye ends the run cleanly.
     eidolon::wire::Envelope hello;

@@ -26,11 +26,13 @@ main(int argc, char** argv)
     app.add_option("--transport", args.transport, "packet model transport: tcp, dctcp or rdma");
     app.add_option("--out", args.out, "directory for summary.json and trace.json")
         ->capture_default_str();
-    app.add_option("--watchdog", args.watchdogSeconds, "wall seconds without progress before the "
-                                                       "run ends (0: never)")
+    app.add_option("--watchdog", args.watchdogSeconds,
+                   "wall seconds without progress before the "
+                   "run ends (0: never)")
         ->capture_default_str();
     app.add_option("--progress", args.progress, "auto, on or off")->capture_default_str();
-    app.add_flag("--optimistic", args.optimistic, "do not wait for running ranks (see eidolon run)");
+    app.add_flag("--optimistic", args.optimistic,
+                 "do not wait for running ranks (see eidolon run)");
     app.add_option("--grace", args.graceSeconds,
                    "wall seconds a silent rank is waited for before going on optimistically")
         ->capture_default_str();

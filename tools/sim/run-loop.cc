@@ -20,7 +20,7 @@ namespace
 {
 
 const char* const kNcclVariables[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
-                                       "NCCL_MAX_NCHANNELS", "NCCL_NVLS_ENABLE"};
+                                      "NCCL_MAX_NCHANNELS", "NCCL_NVLS_ENABLE"};
 
 std::string
 SelfDirectory()
@@ -59,11 +59,10 @@ RunSimulation(const RunArguments& args)
             options.ncclEnvironment[name] = value;
         }
     }
-    options.endpoint = attach ? args.endpoint
-                              : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
-                                            std::chrono::steady_clock::now()
-                                                .time_since_epoch()
-                                                .count());
+    options.endpoint =
+        attach ? args.endpoint
+               : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
+                             std::chrono::steady_clock::now().time_since_epoch().count());
     if (options.endpoint.empty())
     {
         throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
@@ -82,9 +81,9 @@ RunSimulation(const RunArguments& args)
     }
     if (nodes > topoNodes || perNode > topoPerNode)
     {
-        throw std::runtime_error(fmt::format(
-            "{}: asked for {} node(s) x {} GPU(s), the topology has {} x {}", options.topologyPath,
-            nodes, perNode, topoNodes, topoPerNode));
+        throw std::runtime_error(
+            fmt::format("{}: asked for {} node(s) x {} GPU(s), the topology has {} x {}",
+                        options.topologyPath, nodes, perNode, topoNodes, topoPerNode));
     }
     int totalGpus = args.gpus > 0 ? args.gpus : nodes * perNode;
 
@@ -94,7 +93,8 @@ RunSimulation(const RunArguments& args)
         std::map<std::string, std::string> common;
         std::string libDir = SelfDirectory() + "/../lib/gpu-emu";
         const char* oldPath = std::getenv("LD_LIBRARY_PATH");
-        common["LD_LIBRARY_PATH"] = libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
+        common["LD_LIBRARY_PATH"] =
+            libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
         common["EIDOLON_SIM_ENDPOINT"] = options.endpoint;
         common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
         common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
@@ -201,17 +201,17 @@ RunSimulation(const RunArguments& args)
         {
             lastProgress = wall();
             std::cerr << "\r\033[K"
-                      << eidolon::run::ProgressLine(server.VirtualNowNs(), wall(), server.Running(),
-                                                    server.Blocked(),
-                                                    std::max(server.Connected(),
-                                                             options.expectedProcesses))
+                      << eidolon::run::ProgressLine(
+                             server.VirtualNowNs(), wall(), server.Running(), server.Blocked(),
+                             std::max(server.Connected(), options.expectedProcesses))
                       << std::flush;
             progressShown = true;
         }
     }
     clearProgress();
     // The ranks' last output (a program's stdout is flushed at exit) and exit statuses.
-    auto drainUntil = std::chrono::steady_clock::now() + std::chrono::seconds(server.Failed() ? 0 : 10);
+    auto drainUntil =
+        std::chrono::steady_clock::now() + std::chrono::seconds(server.Failed() ? 0 : 10);
     while (!attach && launcher.Running() > 0 && std::chrono::steady_clock::now() < drainUntil)
     {
         pump(false);
@@ -220,8 +220,8 @@ RunSimulation(const RunArguments& args)
     {
         for (const auto& exit : launcher.TerminateAll(std::chrono::milliseconds(3000)))
         {
-            server.OnProcessExit(ProcessExit{exit.name, exit.pid, exit.signaled, exit.code,
-                                             exit.Describe()});
+            server.OnProcessExit(
+                ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
         }
     }
     auto report = server.Report(wall());

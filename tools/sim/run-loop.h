@@ -10,9 +10,9 @@ namespace eidolon::sim
 struct RunArguments
 {
     std::string topology = "default";
-    int gpus = 0;         // --gpus N: the first N GPUs of the topology
-    int nodes = 0;        // --nodes N
-    int gpusPerNode = 0;  // --gpus-per-node M
+    int gpus = 0;        // --gpus N: the first N GPUs of the topology
+    int nodes = 0;       // --nodes N
+    int gpusPerNode = 0; // --gpus-per-node M
     std::string model = "flow";
     std::string transport = "dctcp";
     std::string out = "eidolon-out";

@@ -4,8 +4,8 @@
 #include "ns3/flow-model.h"
 #include "wire-version.h"
 
-#include "ns3/simulator.h"
 #include "ns3/boolean.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
 
 #include <fmt/format.h>
@@ -187,7 +187,7 @@ struct SimServer::Node
     int unresolved = 0;
     double start = -1;
     double end = -1;
-    int pendingTransfers = 0; // p2p: transfers of this group not yet done
+    int pendingTransfers = 0;      // p2p: transfers of this group not yet done
     std::vector<size_t> transfers; // p2p: its transfers (indexes into m_transferPool)
     std::vector<NodeIndex> successors;
     std::vector<size_t> syncs;
@@ -252,8 +252,7 @@ SimServer::SimServer(const SimOptions& options, std::ostream& log)
     {
         // The simulator commits history itself, up to where no rank can still add work, so that
         // a late flow (optimistic mode) can roll the model back.
-        cluster.SetNetworkModel("ns3::eidolon::FlowModel", "AutoCommit",
-                                ns3::BooleanValue(false));
+        cluster.SetNetworkModel("ns3::eidolon::FlowModel", "AutoCommit", ns3::BooleanValue(false));
     }
     else
     {
@@ -278,25 +277,25 @@ SimServer::SimServer(const SimOptions& options, std::ostream& log)
     }
     m_gpuStats.resize(m_topology->GpuCount());
     m_network->TraceConnectWithoutContext(
-        "FlowFinished", ns3::MakeBoundCallback(
-                            +[](SimServer* self, const e::FlowRecord& flow)
-                            {
-                                ++self->m_flows;
-                                if (self->m_flowSlices.size() + flow.path.size() >
-                                    self->m_options.maxFlowSlices)
-                                {
-                                    return;
-                                }
-                                for (uint32_t channel : flow.path)
-                                {
-                                    self->m_flowSlices.push_back(eidolon::run::FlowSlice{
-                                        channel, self->m_topology->ChannelName(channel),
-                                        double(flow.start.GetPicoSeconds()) / 1000.0,
-                                        double(flow.finish.GetPicoSeconds()) / 1000.0,
-                                        flow.bytes, fmt::format("flow {}", flow.id)});
-                                }
-                            },
-                            this));
+        "FlowFinished",
+        ns3::MakeBoundCallback(
+            +[](SimServer* self, const e::FlowRecord& flow)
+            {
+                ++self->m_flows;
+                if (self->m_flowSlices.size() + flow.path.size() > self->m_options.maxFlowSlices)
+                {
+                    return;
+                }
+                for (uint32_t channel : flow.path)
+                {
+                    self->m_flowSlices.push_back(
+                        eidolon::run::FlowSlice{channel, self->m_topology->ChannelName(channel),
+                                                double(flow.start.GetPicoSeconds()) / 1000.0,
+                                                double(flow.finish.GetPicoSeconds()) / 1000.0,
+                                                flow.bytes, fmt::format("flow {}", flow.id)});
+                }
+            },
+            this));
     if (!options.endpoint.empty())
     {
         m_context = std::make_unique<zmq::context_t>(1);
@@ -555,8 +554,8 @@ SimServer::HandleBatch(Process& process, const wire::Batch& batch)
 {
     if (batch.seq() < process.nextBatch)
     {
-        throw std::runtime_error(fmt::format("{}: batch {} arrived twice", process.name,
-                                             batch.seq()));
+        throw std::runtime_error(
+            fmt::format("{}: batch {} arrived twice", process.name, batch.seq()));
     }
     if (batch.seq() > process.nextBatch)
     {
@@ -601,9 +600,9 @@ SimServer::GpuOf(const Process& process, int device)
 {
     if (device < 0 || size_t(device) >= process.gpus.size() || process.gpus[device] < 0)
     {
-        throw std::runtime_error(fmt::format(
-            "{}: device {} is not a GPU of the simulated cluster ({} GPUs per node)",
-            process.name, device, m_gpusPerNode));
+        throw std::runtime_error(
+            fmt::format("{}: device {} is not a GPU of the simulated cluster ({} GPUs per node)",
+                        process.name, device, m_gpusPerNode));
     }
     uint32_t gpu = uint32_t(process.gpus[device]);
     if (m_gpuStats[gpu].process.empty())
@@ -620,7 +619,8 @@ SimServer::IngestRecord(Process& process, const wire::Record& record)
 {
     switch (record.body_case())
     {
-    case wire::Record::kSpan: {
+    case wire::Record::kSpan:
+    {
         const wire::Span& span = record.span();
         uint32_t gpu = GpuOf(process, span.device());
         GpuStats& stats = m_gpuStats[gpu];
@@ -634,11 +634,11 @@ SimServer::IngestRecord(Process& process, const wire::Record& record)
             span.start_ns(), span.end_ns(), nlohmann::json()});
         break;
     }
-    case wire::Record::kChain: {
+    case wire::Record::kChain:
+    {
         const wire::Chain& chain = record.chain();
-        NodeIndex index =
-            AddNode(process, chain.id(), chain.device(), chain.stream(), chain.deps(),
-                    chain.ready_ns());
+        NodeIndex index = AddNode(process, chain.id(), chain.device(), chain.stream(), chain.deps(),
+                                  chain.ready_ns());
         Node& node = m_nodes[index];
         node.a = chain.a_ns();
         node.b = chain.b_ns();
@@ -653,14 +653,14 @@ SimServer::IngestRecord(Process& process, const wire::Record& record)
         }
         break;
     }
-    case wire::Record::kCommunication: {
+    case wire::Record::kCommunication:
+    {
         const wire::Communication& c = record.communication();
         if (c.ops_size() == 0)
         {
             throw std::runtime_error(process.name + ": a communication record without ops");
         }
-        NodeIndex index =
-            AddNode(process, c.id(), c.device(), c.stream(), c.deps(), c.ready_ns());
+        NodeIndex index = AddNode(process, c.id(), c.device(), c.stream(), c.deps(), c.ready_ns());
         m_nodes[index].communication = true;
         MatchCommunication(process, index, c);
         if (m_nodes[index].unresolved == 0)
@@ -669,7 +669,8 @@ SimServer::IngestRecord(Process& process, const wire::Record& record)
         }
         break;
     }
-    case wire::Record::kCommJoin: {
+    case wire::Record::kCommJoin:
+    {
         const wire::CommJoin& join = record.comm_join();
         CommInfo& comm = m_comms[join.comm()];
         if (join.leave())
@@ -741,8 +742,8 @@ SimServer::AddNode(Process& process, uint64_t id, int device, uint64_t stream,
     }
     if (!process.Insert(id, index))
     {
-        throw std::runtime_error(fmt::format("{}: record id {} is far beyond the ids so far",
-                                             process.name, id));
+        throw std::runtime_error(
+            fmt::format("{}: record id {} is far beyond the ids so far", process.name, id));
     }
     return index;
 }
@@ -899,7 +900,8 @@ SimServer::Finish(NodeIndex index, double endNs)
         stats.computeNs += node.busy;
     }
     AddSlice(eidolon::run::TraceSlice{
-        gpu, node.stream, std::move(node.label), node.communication ? "collective" : (node.compute ? "compute" : "copy"),
+        gpu, node.stream, std::move(node.label),
+        node.communication ? "collective" : (node.compute ? "compute" : "copy"),
         node.communication ? node.start : std::max(node.start, node.end - node.busy), endNs,
         nlohmann::json()});
     for (NodeIndex successor : node.successors)
@@ -926,8 +928,9 @@ SimServer::CallText(const Process& process, const wire::Communication& record) c
         {
             ops += ", ";
         }
-        ops += fmt::format("{}(count {}, dtype {}, redop {}, root {}, peer {})", CommName(op.kind()),
-                           op.count(), op.dtype(), op.redop(), op.root(), op.peer());
+        ops +=
+            fmt::format("{}(count {}, dtype {}, redop {}, root {}, peer {})", CommName(op.kind()),
+                        op.count(), op.dtype(), op.redop(), op.root(), op.peer());
     }
     return fmt::format("{} (comm rank {} of {}, device {}): {}", process.name, record.comm_rank(),
                        record.comm_size(), record.device(), ops);
@@ -1017,9 +1020,8 @@ SimServer::MatchCommunication(Process& process, NodeIndex index, const wire::Com
         auto& queue = m_transfers[{record.comm(), src, dst}];
         Transfer* slot = nullptr;
         size_t slotIndex = 0;
-        if (!queue.empty() &&
-            (send ? m_transferPool[queue.front()].sendNode : m_transferPool[queue.front()].recvNode) ==
-                SIZE_MAX)
+        if (!queue.empty() && (send ? m_transferPool[queue.front()].sendNode
+                                    : m_transferPool[queue.front()].recvNode) == SIZE_MAX)
         {
             slotIndex = queue.front();
             queue.pop_front(); // now matched on both sides
@@ -1083,20 +1085,20 @@ SimServer::TryStartCollective(Collective& collective)
         starts.push_back(ToTime(m_nodes[member].start));
     }
     auto key = std::make_pair(collective.comm, collective.index);
-    e::CollectivePlan plan = m_collectives->Start(
-        call, starts,
-        ns3::MakeBoundCallback(
-            +[](SimServer* self, uint64_t comm, uint64_t index, uint32_t rank)
-            {
-                Collective& c = self->m_collectiveCalls.at({comm, index});
-                self->Finish(c.members[rank], NowNs());
-                self->RunWorklist();
-                self->AnswerReadySyncs();
-            },
-            this, key.first, key.second));
-    std::string text = fmt::format("{} {} {}/{} {}ch", m_nodes[collective.members[0]].label,
-                                   Bytes(call.bytes), e::ToString(plan.algorithm),
-                                   e::ToString(plan.protocol), plan.channels);
+    e::CollectivePlan plan =
+        m_collectives->Start(call, starts,
+                             ns3::MakeBoundCallback(
+                                 +[](SimServer* self, uint64_t comm, uint64_t index, uint32_t rank)
+                                 {
+                                     Collective& c = self->m_collectiveCalls.at({comm, index});
+                                     self->Finish(c.members[rank], NowNs());
+                                     self->RunWorklist();
+                                     self->AnswerReadySyncs();
+                                 },
+                                 this, key.first, key.second));
+    std::string text =
+        fmt::format("{} {} {}/{} {}ch", m_nodes[collective.members[0]].label, Bytes(call.bytes),
+                    e::ToString(plan.algorithm), e::ToString(plan.protocol), plan.channels);
     for (NodeIndex member : collective.members)
     {
         m_nodes[member].label = text;
@@ -1126,11 +1128,10 @@ SimServer::TryStartTransfer(Transfer& transfer)
     {
         auto it = comm.gpuOfRank.find(r);
         call.gpus.push_back(it == comm.gpuOfRank.end() ? m_topology->GpuDevice(0)
-                                                        : m_topology->GpuDevice(it->second));
+                                                       : m_topology->GpuDevice(it->second));
     }
-    call.transfers.push_back(
-        e::CollectiveCall::Transfer{uint32_t(transfer.src), uint32_t(transfer.dst),
-                                    transfer.sendBytes});
+    call.transfers.push_back(e::CollectiveCall::Transfer{
+        uint32_t(transfer.src), uint32_t(transfer.dst), transfer.sendBytes});
     call.tag = transfer.comm * 0x9e3779b97f4a7c15ULL + uint64_t(transfer.src) * 7919 +
                uint64_t(transfer.dst);
     double start = std::max(sender.start, receiver.start);
@@ -1139,36 +1140,35 @@ SimServer::TryStartTransfer(Transfer& transfer)
     NodeIndex recvNode = transfer.recvNode;
     int src = transfer.src;
     int dst = transfer.dst;
-    m_collectives->Start(
-        call, starts,
-        ns3::MakeBoundCallback(
-            +[](SimServer* self, NodeIndex sendNode, NodeIndex recvNode, int src, int dst,
-                uint32_t rank)
-            {
-                NodeIndex index = SIZE_MAX;
-                if (int(rank) == src)
-                {
-                    index = sendNode;
-                }
-                else if (int(rank) == dst)
-                {
-                    index = recvNode;
-                }
-                if (index == SIZE_MAX)
-                {
-                    return;
-                }
-                Node& node = self->m_nodes[index];
-                // A send to itself is both of the group's sides and is done once.
-                node.pendingTransfers -= src == dst ? 2 : 1;
-                if (node.pendingTransfers == 0)
-                {
-                    self->Finish(index, std::max(node.start, NowNs()));
-                    self->RunWorklist();
-                    self->AnswerReadySyncs();
-                }
-            },
-            this, sendNode, recvNode, src, dst));
+    m_collectives->Start(call, starts,
+                         ns3::MakeBoundCallback(
+                             +[](SimServer* self, NodeIndex sendNode, NodeIndex recvNode, int src,
+                                 int dst, uint32_t rank)
+                             {
+                                 NodeIndex index = SIZE_MAX;
+                                 if (int(rank) == src)
+                                 {
+                                     index = sendNode;
+                                 }
+                                 else if (int(rank) == dst)
+                                 {
+                                     index = recvNode;
+                                 }
+                                 if (index == SIZE_MAX)
+                                 {
+                                     return;
+                                 }
+                                 Node& node = self->m_nodes[index];
+                                 // A send to itself is both of the group's sides and is done once.
+                                 node.pendingTransfers -= src == dst ? 2 : 1;
+                                 if (node.pendingTransfers == 0)
+                                 {
+                                     self->Finish(index, std::max(node.start, NowNs()));
+                                     self->RunWorklist();
+                                     self->AnswerReadySyncs();
+                                 }
+                             },
+                             this, sendNode, recvNode, src, dst));
 }
 
 // ------------------------------------------------------------------ syncs
@@ -1398,9 +1398,8 @@ SimServer::Advance()
     ns3::EventId stop;
     if (std::isfinite(horizon))
     {
-        stop = ns3::Simulator::Schedule(ToTime(horizon) - ns3::Simulator::Now() -
-                                            ns3::PicoSeconds(1),
-                                        &StopNow);
+        stop = ns3::Simulator::Schedule(
+            ToTime(horizon) - ns3::Simulator::Now() - ns3::PicoSeconds(1), &StopNow);
     }
     g_stopRequested = false;
     ns3::Simulator::Run();
@@ -1438,7 +1437,8 @@ SimServer::Advance()
 void
 SimServer::CheckProgress()
 {
-    bool allDone = !m_processes.empty() && (m_expected == 0 || int(m_processes.size()) >= m_expected);
+    bool allDone =
+        !m_processes.empty() && (m_expected == 0 || int(m_processes.size()) >= m_expected);
     for (const auto& process : m_processes)
     {
         allDone = allDone && !process->Live();
@@ -1561,8 +1561,8 @@ SimServer::DescribeBlocked() const
 void
 SimServer::OnProcessExit(const ProcessExit& exit)
 {
-    m_exits.push_back(eidolon::run::ProcessReport{exit.name, exit.pid, true, exit.signaled,
-                                                  exit.code});
+    m_exits.push_back(
+        eidolon::run::ProcessReport{exit.name, exit.pid, true, exit.signaled, exit.code});
     for (auto& process : m_processes)
     {
         if (process->pid == exit.pid)
@@ -1763,17 +1763,17 @@ SimServer::Report(double wallSeconds) const
         }
         if (!known)
         {
-            report.processes.push_back(
-                eidolon::run::ProcessReport{process->name, process->pid, process->goodbye, false, 0});
+            report.processes.push_back(eidolon::run::ProcessReport{process->name, process->pid,
+                                                                   process->goodbye, false, 0});
         }
     }
     report.slices = m_slices;
     if (m_slicesDropped > 0)
     {
-        report.error += fmt::format("{}trace.json holds the first {} device slices; {} more were "
-                                    "counted in the summary but not kept",
-                                    report.error.empty() ? "" : "; ", m_slices.size(),
-                                    m_slicesDropped);
+        report.error +=
+            fmt::format("{}trace.json holds the first {} device slices; {} more were "
+                        "counted in the summary but not kept",
+                        report.error.empty() ? "" : "; ", m_slices.size(), m_slicesDropped);
     }
     report.flowSlices = m_flowSlices;
     return report;

@@ -7,8 +7,8 @@
 
 #include "ns3/collective-model.h"
 #include "ns3/network-model.h"
-#include "run-report.h"
 #include "ns3/topology.h"
+#include "run-report.h"
 #include "wire.pb.h"
 
 #include <zmq.hpp>
@@ -32,15 +32,15 @@ namespace e = ns3::eidolon;
 
 struct SimOptions
 {
-    std::string topologyPath;          // a file, or a shipped name ("default")
-    std::string model = "flow";        // "flow" or "packet"
-    std::string transport = "dctcp";   // packet model only
-    std::string endpoint;              // ipc://... or tcp://127.0.0.1:PORT
-    int expectedProcesses = 0;         // processes that will join (0: learn from their WORLD_SIZE)
-    double watchdogSeconds = 120;      // nothing progresses for this long: report and end
+    std::string topologyPath;        // a file, or a shipped name ("default")
+    std::string model = "flow";      // "flow" or "packet"
+    std::string transport = "dctcp"; // packet model only
+    std::string endpoint;            // ipc://... or tcp://127.0.0.1:PORT
+    int expectedProcesses = 0;       // processes that will join (0: learn from their WORLD_SIZE)
+    double watchdogSeconds = 120;    // nothing progresses for this long: report and end
     std::map<std::string, std::string> ncclEnvironment; // NCCL_ALGO, NCCL_PROTO, ...
-    size_t maxFlowSlices = 200000;     // flows per link kept for trace.json
-    size_t maxSlices = 2000000;        // device slices kept for trace.json (the summary counts all)
+    size_t maxFlowSlices = 200000;                      // flows per link kept for trace.json
+    size_t maxSlices = 2000000; // device slices kept for trace.json (the summary counts all)
     std::string launch = "attach";
     // Optimistic mode: the horizon does not wait for running ranks (answers may come before they
     // are final; work that arrives from the simulated past is started at the present and counted
@@ -165,7 +165,7 @@ private:
     struct CommInfo
     {
         int nranks = 0;
-        std::map<int, uint32_t> gpuOfRank;   // comm rank -> global GPU index
+        std::map<int, uint32_t> gpuOfRank; // comm rank -> global GPU index
         std::map<int, std::string> nameOfRank;
         std::map<int, uint64_t> collectivesOfRank; // collectives each rank has issued so far
     };
@@ -189,7 +189,7 @@ private:
 
     int m_expected = 0;
     bool m_ncclConfigFromRanks = false; // the first Hello decided the NCCL_* settings
-    int64_t m_epochs[3] = {0, 0, 0}; // the ranks' virtual time 0 on the real clocks
+    int64_t m_epochs[3] = {0, 0, 0};    // the ranks' virtual time 0 on the real clocks
     bool m_finished = false;
     std::string m_error;
     uint64_t m_recordsIngested = 0;
