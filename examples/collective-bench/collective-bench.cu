@@ -1426,33 +1426,31 @@ private:
 
 // ------------------------------------------------------------------ the benchmark
 
+// nccl-tests' fixed-width numbers: 2 decimals if they fit in `width`, then 1, then none, then an
+// exponent (`exponentDigits` after the point).
+std::string
+FitWidth(double v, int width, int exponentDigits)
+{
+    char s[64];
+    for (int decimals = 2; decimals >= 0; --decimals)
+    {
+        if (std::snprintf(s, sizeof(s), "%*.*f", width, decimals, v) <= width)
+            return s;
+    }
+    std::snprintf(s, sizeof(s), "%*.*e", width, exponentDigits, v);
+    return s;
+}
+
 std::string
 TimeString(double v)
 {
-    char s[64];
-    // nccl-tests' width-7 rule: 2 decimals if they fit, then 1, then none, then exponent.
-    if (std::snprintf(s, sizeof(s), "%7.2f", v) <= 7)
-        return s;
-    if (std::snprintf(s, sizeof(s), "%7.1f", v) <= 7)
-        return s;
-    if (std::snprintf(s, sizeof(s), "%7.0f", v) <= 7)
-        return s;
-    std::snprintf(s, sizeof(s), "%7.1e", v);
-    return s;
+    return FitWidth(v, 7, 1);
 }
 
 std::string
 BwString(double v)
 {
-    char s[64];
-    if (std::snprintf(s, sizeof(s), "%6.2f", v) <= 6)
-        return s;
-    if (std::snprintf(s, sizeof(s), "%6.1f", v) <= 6)
-        return s;
-    if (std::snprintf(s, sizeof(s), "%6.0f", v) <= 6)
-        return s;
-    std::snprintf(s, sizeof(s), "%6.0e", v);
-    return s;
+    return FitWidth(v, 6, 0);
 }
 
 // One measurement combined over ranks.

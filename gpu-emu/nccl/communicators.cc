@@ -707,47 +707,41 @@ NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asy
 
 // ---------------------------------------------------------------- queries
 
+namespace
+{
+// One field of a communicator's member, with NCCL's checks of the handle and the out pointer.
+ncclResult_t
+QueryMember(const ncclComm_t comm, int* out, const char* function, const char* argument,
+            int CommMember::*field)
+{
+    ApiCall call(CallKind::Untimed);
+    if (ncclResult_t rc = CheckComm(comm, function))
+    {
+        return rc;
+    }
+    if (ncclResult_t rc = CheckPtr(out, function, argument))
+    {
+        return rc;
+    }
+    *out = comm->member.*field;
+    return ncclSuccess;
+}
+} // namespace
+
+// The number of ranks in the communicator.
 NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count)
 {
-    ApiCall call(CallKind::Untimed);
-    if (ncclResult_t rc = CheckComm(comm, "CommCount"))
-    {
-        return rc;
-    }
-    if (ncclResult_t rc = CheckPtr(count, "CommCount", "count"))
-    {
-        return rc;
-    }
-    *count = comm->member.nranks;
-    return ncclSuccess;
+    return QueryMember(comm, count, "CommCount", "count", &CommMember::nranks);
 }
 
+// The CUDA device the communicator runs on.
 NCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device)
 {
-    ApiCall call(CallKind::Untimed);
-    if (ncclResult_t rc = CheckComm(comm, "CommCuDevice"))
-    {
-        return rc;
-    }
-    if (ncclResult_t rc = CheckPtr(device, "CommCuDevice", "device"))
-    {
-        return rc;
-    }
-    *device = comm->member.device;
-    return ncclSuccess;
+    return QueryMember(comm, device, "CommCuDevice", "device", &CommMember::device);
 }
 
+// The caller's rank in the communicator.
 NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank)
 {
-    ApiCall call(CallKind::Untimed);
-    if (ncclResult_t rc = CheckComm(comm, "CommUserRank"))
-    {
-        return rc;
-    }
-    if (ncclResult_t rc = CheckPtr(rank, "CommUserRank", "rank"))
-    {
-        return rc;
-    }
-    *rank = comm->member.rank;
-    return ncclSuccess;
+    return QueryMember(comm, rank, "CommUserRank", "rank", &CommMember::rank);
 }
