@@ -398,13 +398,16 @@ BOOST_AUTO_TEST_CASE(sendrecv_ranks_end_when_their_own_transfers_do)
     // channels; nChannelsMin 32 -> 8 (8 x 3 ranks <= 32). 1 GB: parts above 32 x 512 KiB double
     // 8 -> 16 -> 32 channels, 32 x 20.6 GB/s > 370.8: NVLink-bound. 0.25 GB: 8 -> 16 channels
     // (15.6 MB parts), 16 x 20.6 = 329.6 GB/s: CTA-bound. Latency 8.4 + 3.4 = 11.8 us (Simple).
+    // Rank 1's send and recv are one work (round of delta 1: send to 2, recv from 0), alone on
+    // its channels, so every channel keeps its whole CTA. Each channel's part ends one 512 KiB
+    // step after its last step lands (the receiver copies out of its FIFO): 32 (16) more chunks.
     SimulatorGuard guard;
     Bench b("dgx-h100-1node");
     CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 3);
     call.transfers = {{0, 1, 1000000000}, {1, 2, 250000000}};
     auto ends = b.Run({call});
-    const double big = 11.8 + 1e9 / kNvlPayload * 1e6;
-    const double small = 11.8 + 0.25e9 / (16 * kCta) * 1e6;
+    const double big = 11.8 + (1e9 + 32 * 524288.0) / kNvlPayload * 1e6;
+    const double small = 11.8 + (0.25e9 + 16 * 524288.0) / (16 * kCta) * 1e6;
     BOOST_TEST(Near(ends[0][0], big, 1e-4), ends[0][0] << " vs " << big);
     BOOST_TEST(Near(ends[0][1], big, 1e-4));
     BOOST_TEST(Near(ends[0][2], small, 1e-4), ends[0][2] << " vs " << small);
@@ -414,7 +417,8 @@ BOOST_AUTO_TEST_CASE(sendrecv_ranks_end_when_their_own_transfers_do)
 BOOST_AUTO_TEST_CASE(sendrecv_waits_for_both_ranks_and_self_copies_run_at_hbm_speed)
 {
     // Rank 1 arrives at 100 us: the 0 -> 1 transfer (100 MB, 8 channels: 100 MB / 8 = 12.5 MB
-    // parts, below 16 MiB; 8 x 20.6 = 164.8 GB/s, CTA-bound) starts then. Rank 2 copies 1 GB to
+    // parts, below 16 MiB; 8 x 20.6 = 164.8 GB/s, CTA-bound; plus one 512 KiB FIFO step per
+    // channel) starts then. Rank 2 copies 1 GB to
     // itself: read and write at 3.35 TB/s, 2 x 1e9 / 3.35e12 s = 597.0 us. Rank 3 has nothing to
     // do and is done when it arrives (50 us).
     SimulatorGuard guard;
@@ -423,11 +427,67 @@ BOOST_AUTO_TEST_CASE(sendrecv_waits_for_both_ranks_and_self_copies_run_at_hbm_sp
     call.transfers = {{0, 1, 100000000}, {2, 2, 1000000000}};
     auto ends =
         b.Run({call}, nullptr, {{Seconds(0), MicroSeconds(100), Seconds(0), MicroSeconds(50)}});
-    const double p2p = 100 + 11.8 + 1e8 / (8 * kCta) * 1e6;
+    const double p2p = 100 + 11.8 + (1e8 + 8 * 524288.0) / (8 * kCta) * 1e6;
     BOOST_TEST(Near(ends[0][0], p2p, 1e-4), ends[0][0] << " vs " << p2p);
     BOOST_TEST(Near(ends[0][1], p2p, 1e-4));
     BOOST_TEST(Near(ends[0][2], 2e9 / 3.35e12 * 1e6, 1e-4), ends[0][2]);
     BOOST_TEST(Near(ends[0][3], 50.0, 1e-6));
+}
+
+BOOST_AUTO_TEST_CASE(alltoall_follows_ncclS_p2p_rounds_and_channel_sharing)
+{
+    // 8 GPUs, every rank sends 4 MiB to every rank (itself included): NCCL's 32 MiB alltoall.
+    // One node: the schedule's rounds are the deltas 0, 1, 3, 6, 2, 7, 5, 4; round k sends to
+    // rank + delta and receives from rank - delta. Every op gets 4 channels (nChannelsMin: 32
+    // per peer halved until 8 ranks x 4 <= 32 p2p channels; 1 MiB parts), from base
+    // bitreverse5(k) = 0, 16, 8, 24, 4, 20, 12, 28: the 8 rounds sit on disjoint channels, all
+    // run at once, each op on 4 whole CTAs (4 x 20.6 = 82.4 GB/s). Each GPU's NVLink carries 7
+    // ops out and 7 in: 370.8 / 7 = 53.0 GB/s each, NVLink-bound. Each of an op's 4 parts ends
+    // one 512 KiB step after its last step lands (FIFO copy-out): 4 MiB + 4 x 512 KiB per op.
+    // Latency 11.8 us. Self copies (8 MiB at 3.35 TB/s, 2.5 us) finish first.
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node");
+        CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0);
+        for (uint32_t s = 0; s < 8; ++s)
+        {
+            for (uint32_t d = 0; d < 8; ++d)
+            {
+                call.transfers.push_back({s, d, 4194304});
+            }
+        }
+        auto ends = b.Run({call});
+        const double want = 11.8 + 7 * (4194304.0 + 4 * 524288.0) / kNvlPayload * 1e6; // 130.57
+        for (uint32_t r = 0; r < 8; ++r)
+        {
+            BOOST_TEST(Near(ends[0][r], want, 1e-4),
+                       "rank " << r << ": " << ends[0][r] << " vs " << want);
+        }
+    }
+    // NCCL_MAX_NCHANNELS=4: 4 p2p channels, 4 per peer, nChannelsMin 1. 1 GB per peer: parts
+    // above 16 MiB double the op to 4 channels, so all 8 rounds (the self copy too) share every
+    // channel, in one batch (rounds 0-7). The CTA's 20 warps split 2 per work: 1 send + 1 recv
+    // warp, a tenth of a lone work's 10 send warps (1/9 of its 9 recv warps). Each op: 4 x 20.6
+    // x 0.1 = 8.24 GB/s, CTA-bound (7 x 8.24 is far below 370.8); bytes 1e9 + 4 x 512 KiB.
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node", {{"NCCL_MAX_NCHANNELS", "4"}});
+        CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0);
+        for (uint32_t s = 0; s < 8; ++s)
+        {
+            for (uint32_t d = 0; d < 8; ++d)
+            {
+                call.transfers.push_back({s, d, 1000000000});
+            }
+        }
+        auto ends = b.Run({call});
+        const double want = 11.8 + (1e9 + 4 * 524288.0) / (4 * kCta * 0.1) * 1e6; // 121.6 ms
+        for (uint32_t r = 0; r < 8; ++r)
+        {
+            BOOST_TEST(Near(ends[0][r], want, 1e-4),
+                       "rank " << r << ": " << ends[0][r] << " vs " << want);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(collective_waits_for_its_last_rank_and_reports_every_rank_once)

@@ -1740,6 +1740,95 @@ P2pOpChannels(const NcclCommInfo& comm, uint64_t bytes)
     }
     return std::max(nCh, 1);
 }
+
+constexpr int kP2pWarps = 20;         //!< NCCL_MAX_NTHREADS (640) / WARP_SIZE: the p2p kernel's CTA
+constexpr int kP2pWorksPerBatch = 8;  //!< NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+constexpr int kP2pLoneSendWarps = 10; //!< send warps of a lone send+recv work (20 -> 10 + 9)
+constexpr int kP2pLoneRecvWarps = 9;
+
+/// NCCL's p2p schedule (init.cc ncclP2pSchedule): round -> (node delta, local delta), the same
+/// for every rank; in round k a rank sends to (node + nodeDelta, local + localDelta) and receives
+/// from (node - nodeDelta, local - localDelta). Both loops walk the deltas 0, 1, 3, 6, 10, ...
+/// (mod the next power of two), skipping those out of range. Returns roundOf[nodeDelta * nLocals
+/// + localDelta].
+std::vector<int>
+P2pRounds(uint32_t nNodes, uint32_t nLocals)
+{
+    std::vector<int> roundOf(size_t(nNodes) * nLocals, -1);
+    const uint32_t nodesPow2 = Pow2Up(nNodes);
+    const uint32_t localsPow2 = Pow2Up(nLocals);
+    int round = 0;
+    uint32_t nodeRound = 0;
+    uint32_t nodeDelta = 0;
+    do
+    {
+        if (nodeDelta < nNodes)
+        {
+            uint32_t localRound = 0;
+            uint32_t localDelta = 0;
+            do
+            {
+                if (localDelta < nLocals)
+                {
+                    roundOf[size_t(nodeDelta) * nLocals + localDelta] = round++;
+                }
+                ++localRound;
+                localDelta = (localDelta + localRound) & (localsPow2 - 1);
+            } while (localRound != localsPow2);
+        }
+        ++nodeRound;
+        nodeDelta = (nodeDelta + nodeRound) & (nodesPow2 - 1);
+    } while (nodeRound != nodesPow2);
+    return roundOf;
+}
+
+/// First p2p channel of a round (channel.h ncclP2pChannelBaseForRound): the round itself on one
+/// node; across nodes nodeDelta x ceil(nLocals / 8) + localDelta / 8 (rounds of one batch group
+/// share a base); bit-reversed over log2(p2pnChannels) bits. Part p of an op runs on channel
+/// (base + p) mod p2pnChannels (device.h ncclP2pChannelForPart).
+int
+P2pChannelBase(int round, uint32_t nNodes, uint32_t nLocals, int p2pChannels)
+{
+    int base = round;
+    if (nNodes > 1)
+    {
+        const int group = round / int(nLocals);
+        const int local = round % int(nLocals);
+        base = group * int((nLocals + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch) +
+               local / kP2pWorksPerBatch;
+    }
+    int bits = 0;
+    while ((1 << bits) < p2pChannels)
+    {
+        ++bits;
+    }
+    base &= p2pChannels - 1;
+    int rev = 0;
+    for (int b = 0; b < bits; ++b)
+    {
+        rev |= ((base >> b) & 1) << (bits - 1 - b);
+    }
+    return rev;
+}
+
+/// Warps one work gets when `works` works share a p2p CTA (sendrecv.h RunWorkBatch::run):
+/// nWarps / works each; with both a send and a recv part on this channel the recv gets
+/// (w - 1) / 2 (w / 2 when w <= 4) and the send the rest of the pair, else all w go one way.
+void
+P2pWarps(int works, bool send, bool recv, int* sendWarps, int* recvWarps)
+{
+    const int w = kP2pWarps / std::max(works, 1);
+    if (send && recv)
+    {
+        *recvWarps = w <= 4 ? w / 2 : (w - 1) / 2;
+        *sendWarps = w <= 4 ? *recvWarps : *recvWarps + 1;
+    }
+    else
+    {
+        *sendWarps = send ? w : 0;
+        *recvWarps = recv ? w : 0;
+    }
+}
 } // namespace
 
 CollectivePlan
@@ -2591,6 +2680,96 @@ CollectiveModel::PostSendRecv(const CollectiveCall& call, const NcclCommInfo& co
                        });
         }
     }
+    // NCCL's p2p schedule for the group (enqueue.cc scheduleP2pTasksToPlan / addP2pToPlan): a
+    // transfer runs in the round of its (node, local) delta, on its op's channels from that
+    // round's base; every rank's works on one channel form one batch per group of 8 rounds, and
+    // the batch splits the CTA's warps among them (sendrecv.h). A transfer's channel rate is the
+    // CTA's figure scaled by the warps its send (on the source) and recv (on the destination)
+    // get, over the batches sharing that channel (run one after another, taken as time shares).
+    const int nP2p = std::max(comm.p2pChannels, 1);
+    std::vector<uint32_t> rankNode(n, 0);
+    std::vector<uint32_t> rankLocal(n, 0);
+    std::vector<uint32_t> nodeCount;
+    {
+        std::map<int32_t, uint32_t> nodeIndex;
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            auto it =
+                nodeIndex.emplace(topo->GetDevice(call.gpus[r]).node, uint32_t(nodeIndex.size()));
+            if (it.second)
+            {
+                nodeCount.push_back(0);
+            }
+            rankNode[r] = it.first->second;
+            rankLocal[r] = nodeCount[rankNode[r]]++;
+        }
+    }
+    const uint32_t nNodes = std::max<uint32_t>(1, uint32_t(nodeCount.size()));
+    uint32_t nLocals = 1;
+    for (uint32_t c : nodeCount)
+    {
+        nLocals = std::max(nLocals, c);
+    }
+    const std::vector<int> roundOf = P2pRounds(nNodes, nLocals);
+    auto roundFor = [&](uint32_t s, uint32_t d)
+    {
+        const uint32_t nd = (rankNode[d] + nNodes - rankNode[s]) % nNodes;
+        const uint32_t ld = (rankLocal[d] + nLocals - rankLocal[s]) % nLocals;
+        return std::max(0, roundOf[size_t(nd) * nLocals + ld]);
+    };
+    struct P2pWork
+    {
+        int sendParts = 0;
+        int recvParts = 0;
+    };
+    // works[rank][round]; channelRounds[rank][channel] = rounds with a part there
+    std::vector<std::map<int, P2pWork>> works(n);
+    std::vector<int> opChannels;
+    opChannels.reserve(call.transfers.size());
+    for (const auto& tr : call.transfers)
+    {
+        const int nCh = P2pOpChannels(comm, tr.bytes);
+        opChannels.push_back(nCh);
+        const int k = tr.srcRank == tr.dstRank ? 0 : roundFor(tr.srcRank, tr.dstRank);
+        auto& ws = works[tr.srcRank][k];
+        ws.sendParts = std::max(ws.sendParts, nCh);
+        auto& wr = works[tr.dstRank][k];
+        wr.recvParts = std::max(wr.recvParts, nCh);
+    }
+    std::vector<std::vector<std::vector<int>>> channelRounds(
+        n, std::vector<std::vector<int>>(size_t(nP2p)));
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (const auto& [k, w] : works[r])
+        {
+            const int base = P2pChannelBase(k, nNodes, nLocals, nP2p);
+            const int parts = std::min(std::max(w.sendParts, w.recvParts), nP2p);
+            for (int part = 0; part < parts; ++part)
+            {
+                channelRounds[r][size_t((base + part) & (nP2p - 1))].push_back(k);
+            }
+        }
+    }
+    // Fraction of a lone CTA's rate the send (or recv) of round k on channel c of rank r gets.
+    auto ctaShare = [&](uint32_t r, int k, int c, int part, bool sendSide)
+    {
+        const auto& rounds = channelRounds[r][size_t(c)];
+        std::set<int> batches;
+        int inBatch = 0;
+        for (int other : rounds)
+        {
+            batches.insert(other / kP2pWorksPerBatch);
+            inBatch += (other / kP2pWorksPerBatch == k / kP2pWorksPerBatch) ? 1 : 0;
+        }
+        const P2pWork& w = works[r].at(k);
+        int sw = 0;
+        int rw = 0;
+        P2pWarps(std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts, part < w.recvParts, &sw,
+                 &rw);
+        const double f = sendSide ? std::min(1.0, double(sw) / kP2pLoneSendWarps)
+                                  : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
+        return f / double(std::max<size_t>(1, batches.size()));
+    };
     uint64_t index = 0;
     for (const auto& tr : call.transfers)
     {
@@ -2647,7 +2826,7 @@ CollectiveModel::PostSendRecv(const CollectiveCall& call, const NcclCommInfo& co
             path = topo->Route(src, dst, hash);
         }
         const uint64_t chunk = comm.p2pChunkBytes;
-        const int nCh = P2pOpChannels(comm, tr.bytes);
+        const int nCh = opChannels[index - 1];
         // LL for small intra-node transfers (network connections have no LL buffers).
         const int p = (sameNode && tr.bytes <= uint64_t(nCh) * kP2pLlThreshold) ? kLL : kSimple;
         const double eProto = ProtocolEfficiency(p);
@@ -2688,7 +2867,32 @@ CollectiveModel::PostSendRecv(const CollectiveCall& call, const NcclCommInfo& co
         spec.bytes = uint64_t(std::ceil(payload / (eProto * eLink)));
         spec.start = start;
         spec.tag = call.tag ^ (index * 0x100000001b3ULL);
-        spec.rateCap = nCh * comm.channelBandwidth * eProto / (eProto * eLink);
+        // The transfer's parts on their channels: each at the CTA figure times its warp share.
+        const int k = roundFor(tr.srcRank, tr.dstRank);
+        const int base = P2pChannelBase(k, nNodes, nLocals, nP2p);
+        double ctas = 0;
+        for (int part = 0; part < nCh; ++part)
+        {
+            const int c = (base + part) & (nP2p - 1);
+            ctas += std::min(ctaShare(tr.srcRank, k, c, part, true),
+                             ctaShare(tr.dstRank, k, c, part, false));
+        }
+        if (sameNode && p == kSimple && !viaProxy)
+        {
+            // P2P transport between processes (no direct pointer): the sender fills the
+            // receiver's FIFO one p2p chunk (step) at a time and the receiver's warps copy each
+            // step out once it has landed, so every channel's part ends one step after its last
+            // step arrives: one more chunk (or the whole part if smaller) per channel.
+            const uint64_t partBytes = (((tr.bytes + nCh - 1) / nCh) + 4095) / 4096 * 4096;
+            for (int part = 0; part < nCh; ++part)
+            {
+                const uint64_t beg = std::min<uint64_t>(uint64_t(part) * partBytes, tr.bytes);
+                const uint64_t end = std::min<uint64_t>(uint64_t(part + 1) * partBytes, tr.bytes);
+                payload += double(std::min<uint64_t>(chunk, end - beg));
+            }
+            spec.bytes = uint64_t(std::ceil(payload / (eProto * eLink)));
+        }
+        spec.rateCap = ctas * comm.channelBandwidth * eProto / (eProto * eLink);
         const int64_t pathNs = topo->PathLatencyNs(path);
         spec.extraLatency =
             NanoSeconds(std::max<int64_t>(0, int64_t(std::llround(latUs * 1000)) - pathNs));

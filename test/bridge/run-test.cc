@@ -122,12 +122,14 @@ Has(const std::string& text, const std::string& what)
 //   The transfer starts when both sides are ready, h+69; rank 0's sync returns at its end, T.
 //   rank 1's three kernels were issued long before T (2 us apart) but wait on the receive on their
 //   stream: they run back to back from T, and its sync returns at T + 3 x 64 us.
-// The transfer, as NCCL runs a send/recv between NVLink peers (ns3-module/doc/collective-model.md):
-// Simple protocol, latency = baseLat[Ring][Simple] + hwLat[NVLink][Ring][Simple] = 8.4 + 3.4 us
-// (NCCL's tuning tables), 4 channels of 20 GB/s each (a CTA's NVLink copy rate on sm80; the
-// 100 GB/s link at NVLink's 0.824 payload efficiency, 82.4 GB/s, does not bind):
-//   11.8 us + 4194304 B / 80 GB/s = 11.8 + 52.4288 = 64.2288 us.
-constexpr double kP2p4MiBUs = 11.8 + 4194304.0 / 80e3;
+// The transfer, as NCCL runs a send/recv between NVLink peers of two processes
+// (ns3-module/doc/collective-model.md): Simple protocol, latency = baseLat[Ring][Simple] +
+// hwLat[NVLink][Ring][Simple] = 8.4 + 3.4 us (NCCL's tuning tables); 4 channels of 20 GB/s each
+// (a CTA's NVLink copy rate on sm80; the 100 GB/s link at NVLink's 0.824 payload efficiency,
+// 82.4 GB/s, does not bind), each moving a 1 MiB part through the receiver's FIFO in 512 KiB
+// steps, the last of which is copied out after it lands: one more step per channel, 4 x 512 KiB:
+//   11.8 us + (4194304 + 2097152) B / 80 GB/s = 11.8 + 78.6432 = 90.4432 us.
+constexpr double kP2p4MiBUs = 11.8 + (4194304.0 + 4 * 524288.0) / 80e3;
 
 BOOST_AUTO_TEST_CASE(p2p_waits_for_the_senders_kernel)
 {
@@ -155,7 +157,7 @@ BOOST_AUTO_TEST_CASE(p2p_waits_for_the_senders_kernel)
 // over the same path. The packet model has no per-channel (CTA) rate cap: it moves the 4 MiB at the
 // 100 GB/s link rate less header overhead, pays a connection handshake and slow start, but not
 // NCCL's 11.8 us protocol latency. So it is neither slower than the bare wire (41.9 us + 1 us) nor
-// more than a third slower than the flow model's 64.2 us.
+// more than a third slower than the flow model's 90.4 us.
 BOOST_AUTO_TEST_CASE(p2p_runs_on_the_packet_model_too)
 {
     Scratch s;
@@ -341,13 +343,15 @@ BOOST_AUTO_TEST_CASE(an_attached_rank_that_dies_is_named)
 // Optimistic answers stand; late flows roll the flow model back. Ranks 0 and 2 each send 4 MiB to
 // rank 1, whose link (three-gpus-narrow.yaml) carries 25 GB/s x 0.824 = 20.6 GB/s of payload; in
 // this 3-rank communicator NCCL gives the transfer one channel (20 GB/s), so one transfer alone
-// runs at 20 GB/s and two share 20.6. Rank 2 sleeps 5 s of wall time first, at virtual time ~0.
+// runs at 20 GB/s and two share 20.6 (plus one 512 KiB FIFO step each, as in
+// p2p_waits_for_the_senders_kernel). Rank 2 sleeps 5 s of wall time first, at virtual time ~0.
 // Sends are ready 5 us after they are issued (2 us launch overhead + 3 us launch latency), plus
 // NCCL's 11.8 us (as in p2p_waits_for_the_senders_kernel).
 //  - Waiting for rank 2 (grace 60 s): both transfers share the link from the start: rank 0 is
 //    answered no earlier than 5 + 11.8 + 4194304 / 10.3 GB/s = 424.0 us.
 //  - Going on without it (grace 2 s): rank 0's transfer runs alone, and rank 0 is answered at
-//    5 + 11.8 + 4194304 / 20 GB/s = 226.52 us. Rank 2's send then arrives from the past: the
+//    5 + 11.8 + (4194304 + 524288) / 20 GB/s = 252.73 us. Rank 2's send then arrives from the
+//    past: the
 //    model rolls back to its start and replays with rank 0's transfer pinned to what rank 0 was
 //    shown; rank 2's transfer gets what is left and ends later than rank 0's.
 BOOST_AUTO_TEST_CASE(optimistic_answers_stand_and_late_flows_roll_the_model_back)
@@ -369,7 +373,8 @@ BOOST_AUTO_TEST_CASE(optimistic_answers_stand_and_late_flows_roll_the_model_back
     Result hasty = run("--grace 2");
     BOOST_REQUIRE_MESSAGE(hasty.status == 0, hasty.err);
     double alone = Printed(hasty.out, 0, "synced_us") - Printed(hasty.out, 0, "issued_us");
-    BOOST_TEST(alone == 5.0 + 11.8 + 4194304.0 / 20e3, boost::test_tools::tolerance(1e-5));
+    BOOST_TEST(alone == 5.0 + 11.8 + (4194304.0 + 524288.0) / 20e3,
+               boost::test_tools::tolerance(1e-5));
     double receiver = Printed(hasty.out, 1, "synced_us") - Printed(hasty.out, 1, "issued_us");
     BOOST_TEST(receiver > alone);
     nlohmann::json summary = s.Summary();
