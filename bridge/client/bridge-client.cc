@@ -1,5 +1,6 @@
 #include "bridge-client.h"
 
+#include "config.h"
 #include "diagnostics.h"
 #include "emulator.h"
 #include "host-clock.h"
@@ -31,19 +32,6 @@ using Clock = std::chrono::steady_clock;
 // computes for long on the CPU still lets the simulator's horizon move.
 constexpr auto kBatchAge = std::chrono::milliseconds(2);
 constexpr int kMaxBatchRecords = 4096;
-
-int
-EnvInt(std::initializer_list<const char*> names)
-{
-    for (const char* name : names)
-    {
-        if (const char* value = std::getenv(name); value && *value)
-        {
-            return std::atoi(value);
-        }
-    }
-    return -1;
-}
 
 wire::OpKind
 WireKind(gpu::OpKind kind)
@@ -105,18 +93,17 @@ public:
             std::to_string(getpid()) + "-" + std::to_string(random()) + std::to_string(random());
     }
 
-    bool Join(const std::string& gpu, int numDevices, std::string* error)
+    bool Join(const gpu::Config& config, const std::string& gpu, int numDevices, std::string* error)
     {
         zmq::socket_t& socket = NewSocket();
         wire::Envelope hello;
         hello.set_protocol_version(wire::kProtocolVersion);
         wire::Hello* h = hello.mutable_hello();
-        int rank = EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+        int rank = config.worldRank;
         h->set_world_rank(rank);
-        h->set_world_size(
-            EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
-        h->set_local_rank(EnvInt({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
-        h->set_node(EnvInt({"EIDOLON_NODE"}));
+        h->set_world_size(config.worldSize);
+        h->set_local_rank(config.localRank);
+        h->set_node(config.node);
         h->set_pid(getpid());
         char host[256] = {};
         gethostname(host, sizeof host - 1);
@@ -133,21 +120,16 @@ public:
                 (*h->mutable_nccl_env())[variable.substr(0, equals)] = variable.substr(equals + 1);
             }
         }
-        const char* name = std::getenv("EIDOLON_RANK_NAME");
-        h->set_name(
-            name ? name
-                 : (rank >= 0 ? "rank" + std::to_string(rank) : "pid" + std::to_string(getpid())));
+        h->set_name(!config.rankName.empty() ? config.rankName
+                    : rank >= 0              ? "rank" + std::to_string(rank)
+                                             : "pid" + std::to_string(getpid()));
         Send(socket, hello);
 
-        int timeoutSeconds = EnvInt({"EIDOLON_SIM_CONNECT_TIMEOUT"});
-        if (timeoutSeconds <= 0)
-        {
-            timeoutSeconds = 60;
-        }
+        double timeoutSeconds = config.simConnectTimeoutSeconds;
         zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-        if (zmq::poll(&item, 1, std::chrono::milliseconds(timeoutSeconds * 1000)) <= 0)
+        if (zmq::poll(&item, 1, std::chrono::milliseconds(int64_t(timeoutSeconds * 1000))) <= 0)
         {
-            *error = "no answer within " + std::to_string(timeoutSeconds) + " s";
+            *error = "no answer within " + std::to_string(int(timeoutSeconds)) + " s";
             return false;
         }
         wire::Envelope reply;
@@ -588,13 +570,13 @@ private:
 } // namespace
 
 std::unique_ptr<gpu::DeviceOpSink>
-Connect(const std::string& endpoint, const std::string& gpu, int numDevices,
+Connect(const gpu::Config& config, const std::string& gpu, int numDevices,
         const gpu::HostClock& clock, std::mutex& emulatorLock, std::string* error)
 {
     try
     {
-        auto sink = std::make_unique<BridgeSink>(endpoint, clock, emulatorLock);
-        if (!sink->Join(gpu, numDevices, error))
+        auto sink = std::make_unique<BridgeSink>(config.simEndpoint, clock, emulatorLock);
+        if (!sink->Join(config, gpu, numDevices, error))
         {
             return nullptr;
         }

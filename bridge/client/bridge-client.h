@@ -12,15 +12,16 @@
 namespace eidolon::gpu
 {
 class HostClock;
+struct Config;
 } // namespace eidolon::gpu
 
 namespace eidolon::bridge
 {
 
-// Joins the simulator at `endpoint` (ipc:// or tcp://): says Hello and waits for the Welcome.
-// Null with `error` set when the simulator refuses the process or does not answer in time
-// (EIDOLON_SIM_CONNECT_TIMEOUT seconds, default 60).
-std::unique_ptr<gpu::DeviceOpSink> Connect(const std::string& endpoint, const std::string& gpu,
+// Joins the simulator at `config.simEndpoint` (ipc:// or tcp://): says Hello (who the process is,
+// from `config`) and waits for the Welcome. Null with `error` set when the simulator refuses the
+// process or does not answer within `config.simConnectTimeoutSeconds`.
+std::unique_ptr<gpu::DeviceOpSink> Connect(const gpu::Config& config, const std::string& gpu,
                                            int numDevices, const gpu::HostClock& clock,
                                            std::mutex& emulatorLock, std::string* error);
 

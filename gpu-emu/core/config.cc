@@ -49,6 +49,29 @@ EnvNumber(const char* name, double fallback)
     return value;
 }
 
+// The first of `names` that is set, as a non-negative integer; -1 when none is (a value that is not
+// one is reported and skipped).
+int
+FirstEnvIndex(std::initializer_list<const char*> names)
+{
+    for (const char* name : names)
+    {
+        const char* text = std::getenv(name);
+        if (!text || !*text)
+        {
+            continue;
+        }
+        char* end = nullptr;
+        long value = std::strtol(text, &end, 10);
+        if (*end == '\0' && value >= 0)
+        {
+            return static_cast<int>(value);
+        }
+        Warn(std::string(name) + "='" + text + "' is not a non-negative integer; ignored");
+    }
+    return -1;
+}
+
 } // namespace
 
 Config
@@ -91,6 +114,21 @@ ReadConfig()
     {
         config.simEndpoint = endpoint;
     }
+    config.simConnectTimeoutSeconds =
+        EnvNumber("EIDOLON_SIM_CONNECT_TIMEOUT", config.simConnectTimeoutSeconds);
+    if (config.simConnectTimeoutSeconds <= 0)
+    {
+        config.simConnectTimeoutSeconds = 60; // 0 would give up at once
+    }
+    if (const char* name = std::getenv("EIDOLON_RANK_NAME"))
+    {
+        config.rankName = name;
+    }
+    config.worldRank = FirstEnvIndex({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+    config.worldSize =
+        FirstEnvIndex({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+    config.localRank = FirstEnvIndex({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});
+    config.node = FirstEnvIndex({"EIDOLON_NODE"});
     if (const char* report = std::getenv("EIDOLON_REPORT"))
     {
         config.reportPath = report;

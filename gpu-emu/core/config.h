@@ -20,7 +20,15 @@ struct Config
     std::vector<std::string> profileDbPaths; // EIDOLON_PROFILE_DB (':'-separated JSON files)
     std::string reportPath;                  // EIDOLON_REPORT: JSON pricing report at exit
     int pollsBeforeWait = 2;                 // EIDOLON_POLLS_BEFORE_WAIT
-    std::string simEndpoint;                 // EIDOLON_SIM_ENDPOINT: eidolon-sim to join ("" = none)
+    std::string simEndpoint;              // EIDOLON_SIM_ENDPOINT: eidolon-sim to join ("" = none)
+    double simConnectTimeoutSeconds = 60; // EIDOLON_SIM_CONNECT_TIMEOUT
+    std::string rankName;                 // EIDOLON_RANK_NAME ("" = rank<worldRank>)
+    // Where the launcher put the process: the first of torchrun's / eidolon run's, Open MPI's,
+    // PMI's and Slurm's variables that is set; -1 when none is.
+    int worldRank = -1; // RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID
+    int worldSize = -1; // WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS
+    int localRank = -1; // LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID
+    int node = -1;      // EIDOLON_NODE
 };
 
 // Reads the environment; bad values are reported on stderr and replaced by the default.

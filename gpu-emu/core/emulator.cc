@@ -199,7 +199,7 @@ Emulator::Emulator()
     {
         std::string error;
         std::unique_ptr<DeviceOpSink> sink =
-            bridge::Connect(m_config.simEndpoint, m_spec.name, count, m_clock, m_mutex, &error);
+            bridge::Connect(m_config, m_spec.name, count, m_clock, m_mutex, &error);
         if (!sink)
         {
             // Without the simulator the program would print numbers that mean nothing: no GPU.

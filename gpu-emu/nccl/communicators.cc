@@ -28,26 +28,6 @@ Live()
     return *live;
 }
 
-// The world rank of this process from the launcher's environment, else 0.
-int64_t
-WorldRank()
-{
-    for (const char* name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"})
-    {
-        const char* value = std::getenv(name);
-        if (value && *value)
-        {
-            char* end = nullptr;
-            long long rank = std::strtoll(value, &end, 10);
-            if (end && *end == '\0' && rank >= 0)
-            {
-                return rank;
-            }
-        }
-    }
-    return 0;
-}
-
 // Deterministic: magic, world rank, and how many ids this process made before. Never random, so
 // that two runs of a program see the same communicator ids and the same virtual times.
 ncclUniqueId
@@ -56,7 +36,8 @@ NextUniqueId()
     static uint64_t counter = 0; // under the emulator lock
     ncclUniqueId id;
     std::memset(&id, 0, sizeof(id));
-    uint64_t fields[3] = {kUniqueIdMagic, uint64_t(WorldRank()), counter++};
+    int rank = Emulator::Get().Settings().worldRank; // -1 when no launcher said
+    uint64_t fields[3] = {kUniqueIdMagic, uint64_t(std::max(rank, 0)), counter++};
     std::memcpy(id.internal, fields, sizeof(fields));
     return id;
 }
