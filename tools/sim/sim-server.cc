@@ -1036,11 +1036,16 @@ SimServer::MatchCommunication(Process& process, NodeIndex index, const wire::Com
         slot->comm = record.comm();
         slot->src = src;
         slot->dst = dst;
-        node.transfers.push_back(slotIndex);
+        // A node waits for each of its transfers once: a send to itself is both sides of one.
+        bool counted = (send ? slot->recvNode : slot->sendNode) == index;
         uint64_t bytes = op.count() * uint64_t(std::max(1, op.type_size()));
         (send ? slot->sendNode : slot->recvNode) = index;
         (send ? slot->sendBytes : slot->recvBytes) = bytes;
-        ++node.pendingTransfers;
+        if (!counted)
+        {
+            node.transfers.push_back(slotIndex);
+            ++node.pendingTransfers;
+        }
         if (slot->sendNode != SIZE_MAX && slot->recvNode != SIZE_MAX &&
             slot->sendBytes != slot->recvBytes)
         {
@@ -1159,9 +1164,7 @@ SimServer::TryStartTransfer(Transfer& transfer)
                                      return;
                                  }
                                  Node& node = self->m_nodes[index];
-                                 // A send to itself is both of the group's sides and is done once.
-                                 node.pendingTransfers -= src == dst ? 2 : 1;
-                                 if (node.pendingTransfers == 0)
+                                 if (--node.pendingTransfers == 0)
                                  {
                                      self->Finish(index, std::max(node.start, NowNs()));
                                      self->RunWorklist();
