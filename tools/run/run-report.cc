@@ -178,6 +178,28 @@ PackLanes(const std::vector<std::pair<double, double>>& intervals)
     return lane;
 }
 
+// Lanes for the slices `indices` of one track (PackLanes on their spans), written into
+// lane[index]; returns how many lanes the track needs.
+template<typename Slice>
+size_t
+AssignLanes(const std::vector<Slice>& slices, const std::vector<size_t>& indices,
+            std::vector<size_t>& lane)
+{
+    std::vector<std::pair<double, double>> intervals;
+    for (size_t i : indices)
+    {
+        intervals.push_back(Span(slices[i].startNs, slices[i].endNs));
+    }
+    auto lanes = PackLanes(intervals);
+    size_t count = 1;
+    for (size_t k = 0; k < indices.size(); ++k)
+    {
+        lane[indices[k]] = lanes[k];
+        count = std::max(count, lanes[k] + 1);
+    }
+    return count;
+}
+
 /// Tracks of one trace process: lane 0 of track key k is tid k; extra lanes get tids past the
 /// highest key, with sort indices that keep them next to their lane 0.
 struct TrackLayout
@@ -380,20 +402,7 @@ WriteTraceJson(const RunReport& report, const std::string& path)
         std::map<uint64_t, size_t> lanesPerStream;
         for (const auto& [stream, indices] : streams)
         {
-            std::vector<std::pair<double, double>> intervals;
-            for (size_t i : indices)
-            {
-                const auto& s = report.slices[i];
-                intervals.push_back(Span(s.startNs, s.endNs));
-            }
-            auto lanes = PackLanes(intervals);
-            size_t count = 1;
-            for (size_t k = 0; k < indices.size(); ++k)
-            {
-                sliceLane[indices[k]] = lanes[k];
-                count = std::max(count, lanes[k] + 1);
-            }
-            lanesPerStream[stream] = count;
+            lanesPerStream[stream] = AssignLanes(report.slices, indices, sliceLane);
         }
         auto layout = LayOut(lanesPerStream);
         int64_t sortIndex = 0;
@@ -452,20 +461,7 @@ WriteTraceJson(const RunReport& report, const std::string& path)
         std::map<uint64_t, size_t> lanesPerChannel;
         for (const auto& [channel, indices] : byChannel)
         {
-            std::vector<std::pair<double, double>> intervals;
-            for (size_t i : indices)
-            {
-                const auto& f = report.flowSlices[i];
-                intervals.push_back(Span(f.startNs, f.endNs));
-            }
-            auto lanes = PackLanes(intervals);
-            size_t count = 1;
-            for (size_t k = 0; k < indices.size(); ++k)
-            {
-                flowLane[indices[k]] = lanes[k];
-                count = std::max(count, lanes[k] + 1);
-            }
-            lanesPerChannel[channel] = count;
+            lanesPerChannel[channel] = AssignLanes(report.flowSlices, indices, flowLane);
         }
         auto layout = LayOut(lanesPerChannel);
         int64_t sortIndex = 0;
