@@ -565,13 +565,21 @@ FluidNetwork::Commit(int64_t t)
         m_undo.pop_front();
     }
     // Retire flows whose whole life lies before t: no rollback can reach them any more.
-    std::vector<uint32_t> still;
+    // (In place: Commit runs at every FlowModel wake, so it allocates nothing.)
+    size_t kept = 0;
     for (uint32_t slot : m_lingering)
     {
         const Flow& f = m_flows[slot];
-        (f.drain + f.latencyNs < t) ? Retire(slot) : still.push_back(slot);
+        if (f.drain + f.latencyNs < t)
+        {
+            Retire(slot);
+        }
+        else
+        {
+            m_lingering[kept++] = slot;
+        }
     }
-    m_lingering.swap(still);
+    m_lingering.resize(kept);
     while (m_retireCursor < CompletionCount())
     {
         uint32_t slot = SlotOf(CompletionAt(m_retireCursor));
