@@ -20,6 +20,32 @@ namespace
 
 constexpr int kCublasVersion = CUBLAS_VERSION;
 
+// Stores a setting on the handle (cublasSet*).
+template<typename T>
+cublasStatus_t
+SetSetting(cublasHandle_t handle, T cublasContext::*field, T value)
+{
+    if (!handle)
+    {
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    handle->*field = value;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+// Reads a setting of the handle (cublasGet*).
+template<typename T>
+cublasStatus_t
+GetSetting(cublasHandle_t handle, T cublasContext::*field, T* value)
+{
+    if (!handle || !value)
+    {
+        return handle ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_NOT_INITIALIZED;
+    }
+    *value = handle->*field;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 bool
 Tf32Allowed(const cublasContext* handle)
 {
@@ -123,48 +149,28 @@ cublasGetCudartVersion()
 EIDOLON_EXPORT cublasStatus_t
 cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream)
 {
-    if (!handle)
-    {
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    handle->stream = stream;
-    return CUBLAS_STATUS_SUCCESS;
+    return SetSetting(handle, &cublasContext::stream, stream);
 }
 
 // The handle's stream.
 EIDOLON_EXPORT cublasStatus_t
 cublasGetStream_v2(cublasHandle_t handle, cudaStream_t* stream)
 {
-    if (!handle || !stream)
-    {
-        return handle ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    *stream = handle->stream;
-    return CUBLAS_STATUS_SUCCESS;
+    return GetSetting(handle, &cublasContext::stream, stream);
 }
 
 // Math mode (CUBLAS_TF32_TENSOR_OP_MATH lets fp32 GEMMs run at the TF32 rate).
 EIDOLON_EXPORT cublasStatus_t
 cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
 {
-    if (!handle)
-    {
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    handle->mathMode = mode;
-    return CUBLAS_STATUS_SUCCESS;
+    return SetSetting(handle, &cublasContext::mathMode, mode);
 }
 
 // The handle's math mode.
 EIDOLON_EXPORT cublasStatus_t
 cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode)
 {
-    if (!handle || !mode)
-    {
-        return handle ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    *mode = handle->mathMode;
-    return CUBLAS_STATUS_SUCCESS;
+    return GetSetting(handle, &cublasContext::mathMode, mode);
 }
 
 // A user workspace: accepted (the model does not depend on it).
@@ -178,36 +184,21 @@ cublasSetWorkspace_v2(cublasHandle_t handle, void*, size_t)
 EIDOLON_EXPORT cublasStatus_t
 cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode)
 {
-    if (!handle)
-    {
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    handle->pointerMode = mode;
-    return CUBLAS_STATUS_SUCCESS;
+    return SetSetting(handle, &cublasContext::pointerMode, mode);
 }
 
 // The handle's pointer mode.
 EIDOLON_EXPORT cublasStatus_t
 cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t* mode)
 {
-    if (!handle || !mode)
-    {
-        return handle ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    *mode = handle->pointerMode;
-    return CUBLAS_STATUS_SUCCESS;
+    return GetSetting(handle, &cublasContext::pointerMode, mode);
 }
 
 // Atomics mode: recorded.
 EIDOLON_EXPORT cublasStatus_t
 cublasSetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t mode)
 {
-    if (!handle)
-    {
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    handle->atomicsMode = mode;
-    return CUBLAS_STATUS_SUCCESS;
+    return SetSetting(handle, &cublasContext::atomicsMode, mode);
 }
 
 // Symbolic name of a status.
