@@ -1,7 +1,7 @@
 #include "config.h"
 
 #include "diagnostics.h"
-#include "units.h"
+#include "spec/spec-units.h"
 
 #include <cstdlib>
 #include <sstream>
@@ -90,7 +90,7 @@ ReadConfig()
     config.deviceCount = static_cast<int>(EnvNumber("EIDOLON_NUM_GPUS", config.deviceCount));
     if (const char* capacity = std::getenv("EIDOLON_MEMORY_CAPACITY"); capacity && *capacity)
     {
-        auto bytes = ParseBytes(capacity);
+        auto bytes = spec::TryParseBytes(capacity);
         if (bytes && *bytes > 0)
         {
             config.memoryCapacityOverride = static_cast<uint64_t>(*bytes);

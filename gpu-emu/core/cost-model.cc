@@ -93,7 +93,7 @@ FamilyOf(const std::string& demangledName)
 double
 PeakFlops(DType mathType, const GpuSpec& spec)
 {
-    const DenseFlops& f = spec.denseFlops;
+    const DenseFlops& f = DenseFlopsOf(spec);
     double peak = 0;
     switch (mathType)
     {
@@ -130,8 +130,8 @@ RooflineModel::PriceKernel(const KernelLaunch& launch, const GpuSpec& spec)
             ? *launch.kernel->family
             : FamilyOf(launch.kernel ? launch.kernel->name : std::string());
     double threads = static_cast<double>(launch.grid.Count() * launch.block.Count());
-    Ns memory = threads * family.bytesPerThread / spec.hbmBytesPerSecond * 1e9;
-    Ns compute = threads * family.flopsPerThread / spec.denseFlops.fp32 * 1e9;
+    Ns memory = threads * family.bytesPerThread / spec.hbmBandwidth * 1e9;
+    Ns compute = threads * family.flopsPerThread / DenseFlopsOf(spec).fp32 * 1e9;
     return std::max({memory, compute, m_minKernelNs});
 }
 
@@ -150,7 +150,7 @@ GemmModel::PriceGemm(const GemmShape& s, const GpuSpec& spec)
     double bytes =
         double(s.batch) * (double(s.m) * s.k + double(s.k) * s.n) * DTypeBytes(s.inputType) +
         double(s.batch) * double(s.m) * s.n * s.outputBytes;
-    Ns memory = bytes / spec.hbmBytesPerSecond * 1e9;
+    Ns memory = bytes / spec.hbmBandwidth * 1e9;
     return std::max({compute, memory, m_minKernelNs});
 }
 

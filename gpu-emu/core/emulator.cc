@@ -502,7 +502,7 @@ Emulator::ReadyTime(Stream& stream, std::vector<uint64_t>* deps)
     }
     stream.waitDeps.clear();
     return std::max(
-        {m_clock.Now() + m_spec.launchLatencyNs, stream.tail, ImplicitOrder(stream, deps)});
+        {m_clock.Now() + m_spec.launchLatencyUs * 1e3, stream.tail, ImplicitOrder(stream, deps)});
 }
 
 Placement
@@ -792,7 +792,7 @@ Emulator::SubmitGemm(void* streamHandle, const GemmShape& shape, const std::stri
         return false;
     }
     Price price = m_costs.PriceGemm(shape, m_spec);
-    m_clock.Charge(m_spec.launchOverheadNs);
+    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     Place(*stream, OpKind::Gemm, price.duration, label, price.provider, 0);
     return true;
 }
@@ -833,7 +833,7 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
                 DeviceOf(dst) != DeviceOf(src);
     uint64_t bytes = uint64_t(width) * rows;
     Price price = PriceCopy(priced(srcKind), priced(dstKind), bytes, peer);
-    m_clock.Charge(m_spec.launchOverheadNs);
+    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     static const std::string label = "memcpy";
     return Place(stream, OpKind::Copy, price.duration, label, price.provider, bytes);
 }
@@ -850,7 +850,7 @@ Emulator::Memset(Stream& stream, void* dst, size_t pitch, int value, size_t widt
     }
     uint64_t bytes = uint64_t(width) * rows;
     Price price = PriceMemset(bytes);
-    m_clock.Charge(m_spec.launchOverheadNs);
+    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     static const std::string label = "memset";
     return Place(stream, OpKind::Memset, price.duration, label, price.provider, bytes);
 }
@@ -865,22 +865,21 @@ Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer) c
     }
     if (from == MemoryKind::Host || to == MemoryKind::Host)
     {
-        return {double(bytes) / (m_spec.pcieBytesPerSecond * efficiency) * 1e9, "copy-pcie"};
+        return {double(bytes) / (m_spec.pcieBandwidth * efficiency) * 1e9, "copy-pcie"};
     }
     if (peer)
     {
-        double rate = m_spec.nvlinkBytesPerSecond > 0 ? m_spec.nvlinkBytesPerSecond
-                                                      : m_spec.pcieBytesPerSecond;
+        double rate = m_spec.nvlinkBandwidth > 0 ? m_spec.nvlinkBandwidth : m_spec.pcieBandwidth;
         return {double(bytes) / (rate * efficiency) * 1e9, "copy-peer"};
     }
     // On one device a copy reads and writes every byte.
-    return {2.0 * double(bytes) / m_spec.hbmBytesPerSecond * 1e9, "copy-device"};
+    return {2.0 * double(bytes) / m_spec.hbmBandwidth * 1e9, "copy-device"};
 }
 
 Price
 Emulator::PriceMemset(uint64_t bytes) const
 {
-    return {double(bytes) / m_spec.hbmBytesPerSecond * 1e9, "memset"};
+    return {double(bytes) / m_spec.hbmBandwidth * 1e9, "memset"};
 }
 
 // ------------------------------------------------------------------ communication
@@ -941,7 +940,7 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
     {
         return true;
     }
-    m_clock.Charge(m_spec.launchOverheadNs);
+    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     std::string label = CommOpName(ops.front().kind);
     if (member.nranks == 1)
     {

@@ -65,22 +65,23 @@ AttributeValue(cudaDeviceAttr attr, const GpuSpec& spec, const Device& device, i
         value = spec.smCount;
         return true;
     case cudaDevAttrComputeCapabilityMajor:
-        value = spec.ccMajor;
+        value = spec.computeCapabilityMajor;
         return true;
     case cudaDevAttrComputeCapabilityMinor:
-        value = spec.ccMinor;
+        value = spec.computeCapabilityMinor;
         return true;
     case cudaDevAttrL2CacheSize:
-        value = static_cast<int>(spec.l2Bytes);
+        value = static_cast<int>(spec.l2CacheBytes);
         return true;
     case cudaDevAttrMaxThreadsPerMultiProcessor:
         value = spec.maxThreadsPerSm;
         return true;
     case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
-        value = static_cast<int>(spec.sharedMemoryPerSm);
+        value = static_cast<int>(spec.sharedMemoryPerSmBytes);
         return true;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin:
-        value = static_cast<int>(spec.sharedMemoryPerSm > 1024 ? spec.sharedMemoryPerSm - 1024 : 0);
+        value = static_cast<int>(
+            spec.sharedMemoryPerSmBytes > 1024 ? spec.sharedMemoryPerSmBytes - 1024 : 0);
         return true;
     case cudaDevAttrPciBusId:
         value = PciBusOf(device.index);

@@ -37,8 +37,8 @@ FillProperties(cudaDeviceProp& prop, const GpuSpec& spec, const Device& device)
     prop.maxGridSize[1] = 65535;
     prop.maxGridSize[2] = 65535;
     prop.totalConstMem = 65536;
-    prop.major = spec.ccMajor;
-    prop.minor = spec.ccMinor;
+    prop.major = spec.computeCapabilityMajor;
+    prop.minor = spec.computeCapabilityMinor;
     prop.textureAlignment = 512;
     prop.texturePitchAlignment = 32;
     prop.multiProcessorCount = spec.smCount;
@@ -50,13 +50,13 @@ FillProperties(cudaDeviceProp& prop, const GpuSpec& spec, const Device& device)
     prop.asyncEngineCount = 2;
     prop.unifiedAddressing = 1;
     prop.memoryBusWidth = spec.memoryBusWidthBits;
-    prop.l2CacheSize = static_cast<int>(spec.l2Bytes);
-    prop.persistingL2CacheMaxSize = static_cast<int>(spec.l2Bytes * 3 / 4);
+    prop.l2CacheSize = static_cast<int>(spec.l2CacheBytes);
+    prop.persistingL2CacheMaxSize = static_cast<int>(spec.l2CacheBytes * 3 / 4);
     prop.maxThreadsPerMultiProcessor = spec.maxThreadsPerSm;
     prop.streamPrioritiesSupported = 1;
     prop.globalL1CacheSupported = 1;
     prop.localL1CacheSupported = 1;
-    prop.sharedMemPerMultiprocessor = spec.sharedMemoryPerSm;
+    prop.sharedMemPerMultiprocessor = spec.sharedMemoryPerSmBytes;
     prop.regsPerMultiprocessor = 65536;
     prop.managedMemory = 1;
     prop.hostNativeAtomicSupported = 0;
@@ -64,14 +64,15 @@ FillProperties(cudaDeviceProp& prop, const GpuSpec& spec, const Device& device)
     prop.computePreemptionSupported = 1;
     prop.canUseHostPointerForRegisteredMem = 1;
     prop.cooperativeLaunch = 1;
-    prop.sharedMemPerBlockOptin = spec.sharedMemoryPerSm > 1024 ? spec.sharedMemoryPerSm - 1024 : 0;
+    prop.sharedMemPerBlockOptin =
+        spec.sharedMemoryPerSmBytes > 1024 ? spec.sharedMemoryPerSmBytes - 1024 : 0;
     prop.maxBlocksPerMultiProcessor = 32;
     prop.accessPolicyMaxWindowSize = 134213632;
     prop.reservedSharedMemPerBlock = 1024;
     prop.hostRegisterSupported = 1;
     prop.memoryPoolsSupported = 1;
     prop.memoryPoolSupportedHandleTypes = 1;
-    prop.clusterLaunch = spec.ccMajor >= 9;
+    prop.clusterLaunch = spec.computeCapabilityMajor >= 9;
     prop.unifiedFunctionPointers = 1;
     prop.deviceNumaId = -1;
     prop.hostNumaId = -1;
@@ -348,9 +349,9 @@ cudaGetDeviceProperties_v2(CudaDeviceProp12* prop, int device)
     prop->deviceOverlap = 1;
     prop->computeMode = cudaComputeModeDefault;
     prop->maxTexture1DLinear = 1 << 27;
+    const DenseFlops flops = DenseFlopsOf(spec);
     prop->singleToDoublePrecisionPerfRatio =
-        spec.denseFlops.fp64 > 0 ? static_cast<int>(spec.denseFlops.fp32 / spec.denseFlops.fp64)
-                                 : 32;
+        flops.fp64 > 0 ? static_cast<int>(flops.fp32 / flops.fp64) : 32;
     prop->cooperativeMultiDeviceLaunch = 1;
     return cudaSuccess;
 }

@@ -72,7 +72,7 @@ LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaSt
     }
     KernelLaunch launch{kernel, ToDim3(grid), ToDim3(block), sharedMem, kernel->argBytes};
     Price price = emu.Costs().PriceKernel(launch, emu.Spec());
-    emu.Clock().Charge(emu.Spec().launchOverheadNs);
+    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
     emu.Place(*stream, OpKind::Kernel, price.duration, kernel->name, price.provider, 0);
     return cudaSuccess;
 }
@@ -97,7 +97,7 @@ LaunchHostFunction(cudaStream_t handle, void (*function)(void*), void* userData,
         {
             return Fail(stream ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
         }
-        emu.Clock().Charge(emu.Spec().launchOverheadNs);
+        emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
         static const std::string label = "host function";
         emu.Place(*stream, OpKind::Kernel, 0, label, "host-function", 0);
     }
@@ -381,7 +381,7 @@ cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func)
     *attr = cudaFuncAttributes{};
     attr->maxThreadsPerBlock = 1024;
     attr->numRegs = 32;
-    attr->ptxVersion = spec.ccMajor * 10 + spec.ccMinor;
+    attr->ptxVersion = spec.computeCapabilityMajor * 10 + spec.computeCapabilityMinor;
     attr->binaryVersion = attr->ptxVersion;
     attr->maxDynamicSharedSizeBytes = 48 * 1024;
     return cudaSuccess;
@@ -432,7 +432,8 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, const voi
     int blocks = std::min(32, spec.maxThreadsPerSm / blockSize);
     if (dynamicSMemSize > 0)
     {
-        blocks = std::min<int>(blocks, static_cast<int>(spec.sharedMemoryPerSm / dynamicSMemSize));
+        blocks =
+            std::min<int>(blocks, static_cast<int>(spec.sharedMemoryPerSmBytes / dynamicSMemSize));
     }
     *numBlocks = blocks;
     return cudaSuccess;

@@ -77,7 +77,7 @@ RecordEvent(cudaEvent_t handle, cudaStream_t streamHandle, bool perThread)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    emu.Clock().Charge(emu.Spec().launchOverheadNs);
+    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
     emu.RecordEvent(*event, *stream);
     return cudaSuccess;
 }

@@ -95,7 +95,7 @@ Launch(CUfunction function, Dim3 grid, Dim3 block, unsigned sharedMem, CUstream 
     }
     Price price =
         emu.Costs().PriceKernel(KernelLaunch{kernel, grid, block, sharedMem, -1}, emu.Spec());
-    emu.Clock().Charge(emu.Spec().launchOverheadNs);
+    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
     emu.Place(*stream, OpKind::Kernel, price.duration, kernel->name, price.provider, 0);
     return CUDA_SUCCESS;
 }
@@ -375,8 +375,8 @@ cuDeviceComputeCapability(int* major, int* minor, CUdevice device)
     {
         return CUDA_ERROR_INVALID_DEVICE;
     }
-    *major = call.Emu().Spec().ccMajor;
-    *minor = call.Emu().Spec().ccMinor;
+    *major = call.Emu().Spec().computeCapabilityMajor;
+    *minor = call.Emu().Spec().computeCapabilityMinor;
     return CUDA_SUCCESS;
 }
 
@@ -706,11 +706,11 @@ cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction functi
         break;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
-        *value = spec.ccMajor * 10 + spec.ccMinor;
+        *value = spec.computeCapabilityMajor * 10 + spec.computeCapabilityMinor;
         break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-        *value =
-            static_cast<int>(spec.sharedMemoryPerSm > 1024 ? spec.sharedMemoryPerSm - 1024 : 0);
+        *value = static_cast<int>(
+            spec.sharedMemoryPerSmBytes > 1024 ? spec.sharedMemoryPerSmBytes - 1024 : 0);
         break;
     default:
         *value = 0;
@@ -1163,7 +1163,7 @@ cuEventRecord(CUevent handle, CUstream streamHandle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    emu.Clock().Charge(emu.Spec().launchOverheadNs);
+    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
     emu.RecordEvent(*event, *stream);
     return CUDA_SUCCESS;
 }

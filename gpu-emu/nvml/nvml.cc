@@ -331,8 +331,8 @@ nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor)
     {
         return g_initialized ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
     }
-    *major = Emulator::Get().Spec().ccMajor;
-    *minor = Emulator::Get().Spec().ccMinor;
+    *major = Emulator::Get().Spec().computeCapabilityMajor;
+    *minor = Emulator::Get().Spec().computeCapabilityMinor;
     return NVML_SUCCESS;
 }
 

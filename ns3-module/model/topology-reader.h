@@ -1,7 +1,7 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  *
- * eidolon: reading cluster descriptions (YAML, SimAI/HPCC text) and GPU spec files.
+ * eidolon: reading cluster descriptions (YAML, SimAI/HPCC text).
  */
 #ifndef EIDOLON_TOPOLOGY_READER_H
 #define EIDOLON_TOPOLOGY_READER_H
@@ -74,13 +74,12 @@ struct TextTopology
 TextTopology ParseTextTopology(const std::string& text, const std::string& nameForMessages,
                                const std::string& defaultGpuModel);
 
-/// Reads one GPU spec file (doc/gpu-spec.md); throws TopologyError naming file, line and field.
-GpuSpec ReadGpuSpec(const std::string& path);
-/// Reads every *.yaml in dir, keyed by GpuSpec::name (which must equal the file's stem).
-std::map<std::string, GpuSpec> LoadGpuSpecs(const std::string& dir);
-
-/// Looks a model up; throws TopologyError listing the known models if it is absent.
-const GpuSpec& FindGpuSpec(const std::map<std::string, GpuSpec>& specs, const std::string& model);
+// GPU spec files (doc/gpu-spec.md) are read by the spec library (ns3/gpu-spec.h):
+// ReadGpuSpec(path), LoadGpuSpecs(dir) keyed by name, FindGpuSpec(specs, model); each throws
+// TopologyError naming file, line and field.
+using ::eidolon::spec::FindGpuSpec;
+using ::eidolon::spec::LoadGpuSpecs;
+using ::eidolon::spec::ReadGpuSpec;
 
 } // namespace eidolon
 } // namespace ns3

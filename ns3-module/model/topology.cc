@@ -40,34 +40,6 @@ Lower(std::string s)
     return s;
 }
 
-/// Splits "400 Gbps" into (400, "gbps"); throws if there is no leading number.
-std::pair<double, std::string>
-SplitQuantity(const std::string& text, const char* what)
-{
-    std::string t;
-    for (char c : text)
-    {
-        if (!std::isspace(static_cast<unsigned char>(c)))
-        {
-            t.push_back(c);
-        }
-    }
-    size_t used = 0;
-    double value = 0;
-    try
-    {
-        value = std::stod(t, &used);
-    }
-    catch (const std::exception&)
-    {
-        throw TopologyError(std::string("not a ") + what + ": '" + text + "'");
-    }
-    if (!std::isfinite(value))
-    {
-        throw TopologyError(std::string("not a ") + what + ": '" + text + "'");
-    }
-    return {value, Lower(t.substr(used))};
-}
 } // namespace
 
 const char*
@@ -150,78 +122,6 @@ LinkKindFromString(const std::string& text)
         return LinkKind::Net;
     }
     throw TopologyError("unknown link type '" + text + "' (expected nvlink, pcie or net)");
-}
-
-double
-ParseBandwidth(const std::string& text)
-{
-    auto [value, unit] = SplitQuantity(text, "bandwidth");
-    // bits per second or bytes per second, decimal prefixes as networking and NVIDIA use them.
-    static const std::map<std::string, double> units = {
-        {"bps", 1.0 / 8},  {"b/s", 1.0 / 8},  {"kbps", 1e3 / 8}, {"kb/s", 1e3 / 8},
-        {"mbps", 1e6 / 8}, {"mb/s", 1e6 / 8}, {"gbps", 1e9 / 8}, {"gb/s", 1e9 / 8},
-        {"tbps", 1e12 / 8}, {"tb/s", 1e12 / 8},
-    };
-    static const std::map<std::string, double> byteUnits = {
-        {"bps", 1.0}, {"kbps", 1e3}, {"mbps", 1e6}, {"gbps", 1e9}, {"tbps", 1e12},
-        {"b/s", 1.0}, {"kb/s", 1e3}, {"mb/s", 1e6}, {"gb/s", 1e9}, {"tb/s", 1e12},
-    };
-    // Case matters for the unit: "Gbps"/"Gb/s" are bits, "GBps"/"GB/s" are bytes. Re-read the
-    // original text's unit letters to tell them apart.
-    std::string original;
-    for (char c : text)
-    {
-        if (!std::isspace(static_cast<unsigned char>(c)))
-        {
-            original.push_back(c);
-        }
-    }
-    std::string rawUnit = original.substr(original.size() - unit.size());
-    bool bytes = rawUnit.find('B') != std::string::npos;
-    const auto& table = bytes ? byteUnits : units;
-    auto it = table.find(unit);
-    if (it == table.end() || value <= 0)
-    {
-        throw TopologyError("not a positive bandwidth: '" + text +
-                            "' (write e.g. 400Gbps, 400Gb/s, 450GB/s, 64GBps)");
-    }
-    return value * it->second;
-}
-
-int64_t
-ParseLatencyNs(const std::string& text)
-{
-    auto [value, unit] = SplitQuantity(text, "latency");
-    static const std::map<std::string, double> units = {
-        {"", 1.0}, {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9},
-    };
-    auto it = units.find(unit);
-    if (it == units.end() || value < 0)
-    {
-        throw TopologyError("not a latency: '" + text + "' (write e.g. 500ns, 1us, 1.5us)");
-    }
-    if (unit.empty() && value != 0)
-    {
-        throw TopologyError("latency '" + text + "' has no unit (write e.g. 500ns or 1us)");
-    }
-    return static_cast<int64_t>(std::llround(value * it->second));
-}
-
-uint64_t
-ParseBytes(const std::string& text)
-{
-    auto [value, unit] = SplitQuantity(text, "size");
-    static const std::map<std::string, double> units = {
-        {"", 1.0},       {"b", 1.0},
-        {"kb", 1e3},     {"mb", 1e6},     {"gb", 1e9},     {"tb", 1e12},
-        {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0},
-    };
-    auto it = units.find(unit);
-    if (it == units.end() || value < 0)
-    {
-        throw TopologyError("not a size: '" + text + "' (write e.g. 80GiB or 141GB)");
-    }
-    return static_cast<uint64_t>(std::llround(value * it->second));
 }
 
 Topology::Topology() = default;

@@ -6,13 +6,14 @@
 #ifndef EIDOLON_TOPOLOGY_H
 #define EIDOLON_TOPOLOGY_H
 
+#include "ns3/gpu-spec.h"
 #include "ns3/simple-ref-count.h"
+#include "ns3/spec-units.h"
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -49,34 +50,9 @@ enum class LinkKind
 const char* ToString(LinkKind kind);
 LinkKind LinkKindFromString(const std::string& text);
 
-/// Public figures of one GPU model (topologies/gpus/*.yaml); rates are dense (no sparsity).
-struct GpuSpec
-{
-    std::string name;             //!< e.g. "H100-SXM5-80GB"
-    std::string marketingName;    //!< what cudaGetDeviceProperties reports, e.g. "NVIDIA H100 80GB HBM3"
-    int computeCapabilityMajor = 0;
-    int computeCapabilityMinor = 0;
-    int smCount = 0;
-    double boostClockMhz = 0;
-    double memoryClockMhz = 0;
-    int memoryBusWidthBits = 0;
-    uint64_t memoryBytes = 0;     //!< capacity as NVIDIA states it (e.g. 80 GiB)
-    uint64_t memoryUsableBytes = 0; //!< total that cudaMemGetInfo reports (0: not given)
-    double hbmBandwidth = 0;      //!< bytes/s
-    uint64_t l2CacheBytes = 0;
-    uint64_t sharedMemoryPerSmBytes = 0;
-    int maxThreadsPerSm = 0;
-    std::map<std::string, double> denseTflops; //!< dtype ("fp64","tf32","bf16","fp16","fp8","int8") -> TFLOP/s
-    int nvlinkLinks = 0;
-    double nvlinkBandwidth = 0;   //!< bytes/s per direction, all links together
-    int nvlinkGeneration = 0;
-    int pcieGeneration = 0;
-    double pcieBandwidth = 0;     //!< bytes/s per direction (x16)
-    double copyEngineEfficiency = 0.9; //!< fraction of link rate a cudaMemcpy achieves
-    double launchOverheadUs = 0;  //!< host-side cost of one kernel launch
-    double launchLatencyUs = 0;   //!< from launch call to kernel start on an idle stream
-    std::vector<std::string> sources; //!< where each figure comes from
-};
+/// Public figures of one GPU model (topologies/gpus/*.yaml): the spec library's, read by
+/// ReadGpuSpec (ns3/gpu-spec.h).
+using GpuSpec = ::eidolon::spec::GpuSpec;
 
 /// One box in the cluster graph.
 struct Device
@@ -100,12 +76,9 @@ struct Link
     LinkKind kind = LinkKind::Net;
 };
 
-/// A bad topology: what and where (file, line, field) in one message.
-class TopologyError : public std::runtime_error
-{
-public:
-    using std::runtime_error::runtime_error;
-};
+/// A bad topology or GPU spec: what and where (file, line, field) in one message. The spec
+/// library's error, so that both kinds of file reach the same handlers.
+using TopologyError = ::eidolon::spec::SpecError;
 
 /// Figures `eidolon topo check` prints.
 struct TopologySummary
@@ -205,12 +178,11 @@ private:
     mutable std::unordered_map<uint32_t, std::unique_ptr<std::vector<uint32_t>>> m_distCache;
 };
 
-/// Parses "400Gbps", "400Gb/s", "50GB/s", "450 GBps", "1.6Tbps" into bytes/s; throws on junk.
-double ParseBandwidth(const std::string& text);
-/// Parses "500ns", "1us", "1.5 us", "2ms", "0" into nanoseconds; throws on junk.
-int64_t ParseLatencyNs(const std::string& text);
-/// Parses "80GiB", "80GB", "141 GB" into bytes; throws on junk.
-uint64_t ParseBytes(const std::string& text);
+// The units of topology files, from the spec library (ns3/spec-units.h): ParseBandwidth (bytes/s),
+// ParseLatencyNs, ParseBytes; each throws TopologyError on junk.
+using ::eidolon::spec::ParseBandwidth;
+using ::eidolon::spec::ParseBytes;
+using ::eidolon::spec::ParseLatencyNs;
 
 } // namespace eidolon
 } // namespace ns3

@@ -1,0 +1,185 @@
+// The spec library (spec/): units and GPU spec files, without ns-3. Expected values are the unit
+// definitions and the figures of test/gpu-emu/gpus/TEST-GPU.yaml, worked out by hand.
+#define BOOST_TEST_MODULE spec
+#include "spec/gpu-spec.h"
+#include "spec/spec-units.h"
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+using namespace eidolon::spec;
+
+namespace
+{
+const std::string kTestGpuDir = EIDOLON_SOURCE_DIR "/test/gpu-emu/gpus";
+
+/// TEST-GPU.yaml with `from` replaced by `to`, written as <tmp>/<dir>/TEST-GPU.yaml.
+std::string
+EditedTestGpu(const std::string& dir, const std::string& from, const std::string& to)
+{
+    std::string text;
+    {
+        std::ifstream in(kTestGpuDir + "/TEST-GPU.yaml");
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    text.replace(text.find(from), from.size(), to);
+    auto path = std::filesystem::temp_directory_path() / ("eidolon-spec-test-" + dir);
+    std::filesystem::create_directories(path);
+    path /= "TEST-GPU.yaml";
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+/// The message of the SpecError that reading path throws ("" if none).
+std::string
+ErrorOf(const std::string& path)
+{
+    try
+    {
+        ReadGpuSpec(path);
+    }
+    catch (const SpecError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(units)
+
+BOOST_AUTO_TEST_CASE(bandwidth_bits_and_bytes)
+{
+    // 400 Gb/s is 400e9 bits/s = 50e9 bytes/s; "GB/s" means bytes.
+    BOOST_TEST(ParseBandwidth("400Gbps") == 50e9);
+    BOOST_TEST(ParseBandwidth("400 Gb/s") == 50e9);
+    BOOST_TEST(ParseBandwidth("450GB/s") == 450e9);
+    BOOST_TEST(ParseBandwidth("64GBps") == 64e9);
+    BOOST_TEST(ParseBandwidth("1.6Tbps") == 200e9);
+    BOOST_TEST(ParseBandwidth("3.35TB/s") == 3.35e12);
+    // Binary prefixes: 64 GiB/s = 64 * 2^30 bytes/s.
+    BOOST_TEST(ParseBandwidth("64 GiB/s") == 64.0 * 1024 * 1024 * 1024);
+    BOOST_CHECK_THROW(ParseBandwidth("fast"), SpecError);
+    BOOST_CHECK_THROW(ParseBandwidth("0Gbps"), SpecError);
+    BOOST_CHECK_THROW(ParseBandwidth("-5GB/s"), SpecError);
+    BOOST_CHECK_THROW(ParseBandwidth("10 furlongs"), SpecError);
+    BOOST_CHECK_THROW(ParseBandwidth("450"), SpecError); // a rate needs a unit
+    BOOST_TEST(*TryParseBandwidth("400Gb/s") == 50e9);
+    BOOST_TEST(!TryParseBandwidth("fast"));
+}
+
+BOOST_AUTO_TEST_CASE(latency)
+{
+    BOOST_TEST(ParseLatencyNs("500ns") == 500);
+    BOOST_TEST(ParseLatencyNs("1us") == 1000);
+    BOOST_TEST(ParseLatencyNs("1.5 us") == 1500);
+    BOOST_TEST(ParseLatencyNs("2ms") == 2000000);
+    BOOST_TEST(ParseLatencyNs("0") == 0);
+    BOOST_CHECK_THROW(ParseLatencyNs("5"), SpecError); // a bare number has no unit
+    BOOST_CHECK_THROW(ParseLatencyNs("soon"), SpecError);
+}
+
+BOOST_AUTO_TEST_CASE(sizes)
+{
+    BOOST_TEST(ParseBytes("80GiB") == 80ULL * 1024 * 1024 * 1024);
+    BOOST_TEST(ParseBytes("50MiB") == 50ULL * 1024 * 1024);
+    BOOST_TEST(ParseBytes("228KiB") == 228ULL * 1024);
+    BOOST_TEST(ParseBytes("141GB") == 141000000000ULL);
+    BOOST_TEST(ParseBytes("1.5GB") == 1500000000ULL);
+    BOOST_TEST(ParseBytes("4096") == 4096ULL);
+    BOOST_CHECK_THROW(ParseBytes("lots"), SpecError);
+    BOOST_CHECK_THROW(ParseBytes("3XB"), SpecError);
+    BOOST_TEST(*TryParseBytes("1GiB") == 1ULL << 30);
+    BOOST_TEST(!TryParseBytes("lots"));
+}
+
+BOOST_AUTO_TEST_CASE(messages_say_what_was_expected)
+{
+    try
+    {
+        ParseBandwidth("10 furlongs");
+        BOOST_FAIL("no error");
+    }
+    catch (const SpecError& e)
+    {
+        BOOST_TEST(std::string(e.what()) ==
+                   "not a positive bandwidth: '10 furlongs' (write e.g. 400Gbps, 400Gb/s, "
+                   "450GB/s, 64GBps)");
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(gpu_spec)
+
+BOOST_AUTO_TEST_CASE(reads_test_gpu)
+{
+    GpuSpec s = ReadGpuSpec(kTestGpuDir + "/TEST-GPU.yaml");
+    BOOST_TEST(s.name == "TEST-GPU");
+    BOOST_TEST(s.computeCapabilityMajor == 8);
+    BOOST_TEST(s.smCount == 100);
+    BOOST_TEST(s.memoryBytes == 1ULL << 30);
+    // No memory_usable in the file: a program sees all of memory.
+    BOOST_TEST(s.memoryUsableBytes == 1ULL << 30);
+    BOOST_TEST(s.hbmBandwidth == 1e12);
+    BOOST_TEST(s.l2CacheBytes == 40ULL << 20);
+    BOOST_TEST(s.sharedMemoryPerSmBytes == 164ULL << 10);
+    BOOST_TEST(s.nvlinkBandwidth == 300e9);
+    BOOST_TEST(s.pcieBandwidth == 32e9);
+    BOOST_TEST(s.launchOverheadUs == 2.0);
+    BOOST_TEST(s.denseTflops.at("bf16") == 200);
+    // The FLOP/s view: 200 TFLOP/s = 200e12 FLOP/s; 10 TFLOP/s fp32 = 10e12.
+    DenseFlops f = DenseFlopsOf(s);
+    BOOST_TEST(f.bf16 == 200e12);
+    BOOST_TEST(f.fp32 == 10e12);
+    BOOST_TEST(f.int8 == 400e12);
+}
+
+BOOST_AUTO_TEST_CASE(absent_dtype_is_zero)
+{
+    std::string p = EditedTestGpu("fp8", "fp8: 400", "fp8: null");
+    GpuSpec s = ReadGpuSpec(p);
+    BOOST_TEST(s.denseTflops.count("fp8") == 0u);
+    BOOST_TEST(DenseFlopsOf(s).fp8 == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_file_line_and_field)
+{
+    // memory is on line 9 of TEST-GPU.yaml.
+    std::string p = EditedTestGpu("memory", "memory: 1GiB", "memory: lots");
+    std::string m = ErrorOf(p);
+    BOOST_TEST(m.find(p + ":9: field 'memory': not a size: 'lots'") == 0u, m);
+    p = EditedTestGpu("fp32", "fp32: 10, ", "");
+    m = ErrorOf(p);
+    BOOST_TEST(m.find("field 'dense_tflops': no fp32 rate") != std::string::npos, m);
+    p = EditedTestGpu("usable", "memory: 1GiB", "memory: 1GiB\nmemory_usable: 2GiB");
+    m = ErrorOf(p);
+    BOOST_TEST(m.find(p + ":10: field 'memory_usable': exceeds memory") == 0u, m);
+    p = EditedTestGpu("stray", "sm_count: 100", "sm_count: 100\nsm_cuont: 100");
+    m = ErrorOf(p);
+    BOOST_TEST(m.find(p + ":6: unknown key 'sm_cuont' in GPU spec") == 0u, m);
+}
+
+BOOST_AUTO_TEST_CASE(find_by_name_in_directories)
+{
+    GpuSpec s = FindGpuSpec("TEST-GPU", {"/nonexistent", kTestGpuDir});
+    BOOST_TEST(s.smCount == 100);
+    try
+    {
+        FindGpuSpec("NO-SUCH-GPU", {kTestGpuDir});
+        BOOST_FAIL("no error");
+    }
+    catch (const SpecError& e)
+    {
+        BOOST_TEST(std::string(e.what()).find(kTestGpuDir + "/NO-SUCH-GPU.yaml") !=
+                   std::string::npos);
+    }
+    auto specs = LoadGpuSpecs(kTestGpuDir);
+    BOOST_TEST(FindGpuSpec(specs, "TEST-GPU").smCount == 100);
+    BOOST_CHECK_THROW(FindGpuSpec(specs, "X100"), SpecError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
