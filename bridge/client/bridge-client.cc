@@ -1,9 +1,5 @@
 #include "bridge-client.h"
 
-#include "config.h"
-#include "diagnostics.h"
-#include "emulator.h"
-#include "host-clock.h"
 #include "wire-version.h"
 #include "wire.pb.h"
 
@@ -16,6 +12,7 @@ extern char** environ;
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <unordered_map>
@@ -82,10 +79,9 @@ WireCommKind(gpu::CommOpKind kind)
 class BridgeSink : public gpu::DeviceOpSink
 {
 public:
-    BridgeSink(const std::string& endpoint, const gpu::HostClock& clock, std::mutex& lock)
-        : m_endpoint(endpoint)
-        , m_clock(clock)
-        , m_lock(lock)
+    explicit BridgeSink(const gpu::RankHost& host)
+        : m_host(host)
+        , m_endpoint(host.Identity().simEndpoint)
         , m_context(1)
     {
         std::random_device random;
@@ -93,8 +89,10 @@ public:
             std::to_string(getpid()) + "-" + std::to_string(random()) + std::to_string(random());
     }
 
-    bool Join(const gpu::Config& config, const std::string& gpu, int numDevices, std::string* error)
+    bool Join(std::string* error)
     {
+        const gpu::RankIdentity& config = m_host.Identity();
+        std::lock_guard<std::mutex> state(m_state);
         zmq::socket_t& socket = NewSocket();
         wire::Envelope hello;
         hello.set_protocol_version(wire::kProtocolVersion);
@@ -108,8 +106,8 @@ public:
         char host[256] = {};
         gethostname(host, sizeof host - 1);
         h->set_hostname(host);
-        h->set_num_devices(numDevices);
-        h->set_gpu(gpu);
+        h->set_num_devices(config.numDevices);
+        h->set_gpu(config.gpu);
         h->set_process_token(m_token);
         for (char** entry = environ; entry && *entry; ++entry)
         {
@@ -120,12 +118,12 @@ public:
                 (*h->mutable_nccl_env())[variable.substr(0, equals)] = variable.substr(equals + 1);
             }
         }
-        h->set_name(!config.rankName.empty() ? config.rankName
-                    : rank >= 0              ? "rank" + std::to_string(rank)
-                                             : "pid" + std::to_string(getpid()));
+        h->set_name(!config.name.empty() ? config.name
+                    : rank >= 0          ? "rank" + std::to_string(rank)
+                                         : "pid" + std::to_string(getpid()));
         Send(socket, hello);
 
-        double timeoutSeconds = config.simConnectTimeoutSeconds;
+        double timeoutSeconds = config.connectTimeoutSeconds;
         zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
         if (zmq::poll(&item, 1, std::chrono::milliseconds(int64_t(timeoutSeconds * 1000))) <= 0)
         {
@@ -167,6 +165,7 @@ public:
 
     void OnOp(const gpu::DeviceOp& op) override
     {
+        std::lock_guard<std::mutex> state(m_state);
         auto it = m_openSpan.find(op.streamId);
         if (it != m_openSpan.end())
         {
@@ -192,6 +191,7 @@ public:
 
     uint64_t OnPendingOp(const gpu::PendingOp& op) override
     {
+        std::lock_guard<std::mutex> state(m_state);
         m_openSpan.erase(op.streamId);
         auto it = m_openChain.find(op.streamId);
         if (it != m_openChain.end() && op.deps.size() == 1 && op.deps[0] == it->second.id)
@@ -227,10 +227,15 @@ public:
         return id;
     }
 
-    void Seal(uint64_t streamId) override { m_openChain.erase(streamId); }
+    void Seal(uint64_t streamId) override
+    {
+        std::lock_guard<std::mutex> state(m_state);
+        m_openChain.erase(streamId);
+    }
 
     uint64_t OnCommunication(const gpu::CommunicationRecord& record) override
     {
+        std::lock_guard<std::mutex> state(m_state);
         m_openSpan.erase(record.streamId);
         m_openChain.erase(record.streamId);
         Touch();
@@ -261,12 +266,13 @@ public:
             w->set_peer(op.peer);
         }
         // Other ranks may be waiting for this one: send it now.
-        Flush(ThreadSocket());
+        Flush(ThreadSocket(), m_host.Now());
         return id;
     }
 
     bool OnComm(const gpu::CommMember& member, bool leave, std::string*) override
     {
+        std::lock_guard<std::mutex> state(m_state);
         Touch();
         wire::CommJoin* join = m_batch.add_records()->mutable_comm_join();
         join->set_comm(member.commId);
@@ -274,39 +280,37 @@ public:
         join->set_rank(member.rank);
         join->set_device(member.device);
         join->set_leave(leave);
-        Flush(ThreadSocket());
+        Flush(ThreadSocket(), m_host.Now());
         return true;
     }
 
     std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int drivingThreads,
                             const std::string& what, std::mutex& lock) override
     {
-        zmq::socket_t& socket = ThreadSocket();
-        Flush(socket);
         wire::Envelope request;
         request.set_protocol_version(wire::kProtocolVersion);
         wire::SyncRequest* sync = request.mutable_sync();
-        uint64_t id = ++m_nextRequest;
-        sync->set_request(id);
         for (uint64_t op : ops)
         {
             sync->add_ops(op);
         }
-        sync->set_after_batch(m_sentSeq);
         sync->set_clock_ns(now);
         sync->set_driving_threads(drivingThreads);
         sync->set_what(what);
-        Send(socket, request);
+        auto [socketPtr, id] = FlushAndRequest(&request, sync);
+        zmq::socket_t& socket = *socketPtr;
 
         std::vector<Ns> ends(ops.size(), now);
-        lock.unlock(); // other threads of the process may go on issuing work meanwhile
+        // Neither lock is held while waiting: the caller's (emulator) lock so that other threads
+        // of the process may go on issuing work, ours so that they and the flusher can send it.
+        lock.unlock();
         wire::Envelope reply;
         std::string error;
         while (true)
         {
             if (!Receive(socket, &reply, &error))
             {
-                gpu::Warn("bridge: " + error);
+                m_host.Warn("bridge: " + error);
                 continue;
             }
             if (reply.has_sync_reply() && reply.sync_reply().request() == id)
@@ -325,7 +329,7 @@ public:
             }
             if (reply.has_error())
             {
-                gpu::Warn("eidolon-sim: " + reply.error().message());
+                m_host.Warn("eidolon-sim: " + reply.error().message());
                 if (reply.error().fatal())
                 {
                     break; // the run is over; the launcher stops this process
@@ -340,13 +344,9 @@ public:
                   Ns now, int drivingThreads, std::mutex& lock, Ns* time,
                   std::string* error) override
     {
-        zmq::socket_t& socket = ThreadSocket();
-        Flush(socket);
         wire::Envelope request;
         request.set_protocol_version(wire::kProtocolVersion);
         wire::ExchangeRequest* x = request.mutable_exchange();
-        uint64_t id = ++m_nextRequest;
-        x->set_request(id);
         x->set_key(key);
         x->set_participants(participants);
         for (const auto& [index, payload] : mine)
@@ -355,12 +355,12 @@ public:
             entry->set_index(index);
             entry->set_payload(payload);
         }
-        x->set_after_batch(m_sentSeq);
         x->set_clock_ns(now);
         x->set_driving_threads(drivingThreads);
         x->set_what("exchange " + key);
-        Send(socket, request);
-        lock.unlock();
+        auto [socketPtr, id] = FlushAndRequest(&request, x);
+        zmq::socket_t& socket = *socketPtr;
+        lock.unlock(); // as in Resolve: no lock held while waiting
         bool ok = false;
         wire::Envelope reply;
         std::string problem;
@@ -368,7 +368,7 @@ public:
         {
             if (!Receive(socket, &reply, &problem))
             {
-                gpu::Warn("bridge: " + problem);
+                m_host.Warn("bridge: " + problem);
                 continue;
             }
             if (reply.has_exchange_reply() && reply.exchange_reply().request() == id)
@@ -389,7 +389,7 @@ public:
                 {
                     break;
                 }
-                gpu::Warn(*error);
+                m_host.Warn(*error);
             }
         }
         lock.lock();
@@ -399,8 +399,9 @@ public:
     void OnExit(Ns now, const std::vector<gpu::DeviceUsage>& usage,
                 const std::vector<gpu::ProviderUsage>& pricing) override
     {
+        std::unique_lock<std::mutex> state(m_state);
         zmq::socket_t& socket = ThreadSocket();
-        Flush(socket);
+        Flush(socket, m_host.Now());
         wire::Envelope bye;
         bye.set_protocol_version(wire::kProtocolVersion);
         wire::Goodbye* g = bye.mutable_goodbye();
@@ -421,11 +422,12 @@ public:
             w->set_ns(p.ns);
         }
         Send(socket, bye);
+        m_exiting = true; // nothing may follow the Goodbye: the flusher stops
+        state.unlock();
         // Wait (briefly) for the acknowledgement: ZeroMQ sends from its own thread, and exit would
         // drop a message still queued.
         zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
         zmq::poll(&item, 1, std::chrono::milliseconds(5000));
-        m_exiting = true;
     }
 
 private:
@@ -499,26 +501,44 @@ private:
         }
     }
 
+    // Under m_state: sends the batch, numbers the request (`body` is the request inside `envelope`)
+    // after that batch, and sends it on the calling thread's socket; returns the socket (the
+    // calling thread's own, to wait on without m_state) and the request id.
+    template<typename Body>
+    std::pair<zmq::socket_t*, uint64_t> FlushAndRequest(wire::Envelope* envelope, Body* body)
+    {
+        std::lock_guard<std::mutex> state(m_state);
+        zmq::socket_t& socket = ThreadSocket();
+        Flush(socket, m_host.Now());
+        uint64_t id = ++m_nextRequest;
+        body->set_request(id);
+        body->set_after_batch(m_sentSeq);
+        Send(socket, *envelope);
+        return {&socket, id};
+    }
+
     void MaybeFlushFull()
     {
         if (m_batch.records_size() >= kMaxBatchRecords)
         {
-            Flush(ThreadSocket());
+            Flush(ThreadSocket(), m_host.Now());
         }
     }
 
-    // Sends the batch (called with the emulator lock held).
-    void Flush(zmq::socket_t& socket)
+    // Sends the batch with the host clock `now` (called with m_state held). The reported clock
+    // never goes back: the flusher may have read `now` before a sink call reported a later one.
+    void Flush(zmq::socket_t& socket, Ns now)
     {
         m_openChain.clear();
         m_openSpan.clear();
-        if (m_batch.records_size() == 0 && m_clock.Now() == m_reportedClock)
+        const Ns clock = std::max(now, m_reportedClock);
+        if (m_batch.records_size() == 0 && clock == m_reportedClock)
         {
             return;
         }
         m_batch.set_seq(++m_sentSeq);
-        m_batch.set_clock_ns(m_clock.Now());
-        m_reportedClock = m_clock.Now();
+        m_batch.set_clock_ns(clock);
+        m_reportedClock = clock;
         wire::Envelope envelope;
         envelope.set_protocol_version(wire::kProtocolVersion);
         envelope.mutable_batch()->Swap(&m_batch);
@@ -531,26 +551,32 @@ private:
     void FlushLoop()
     {
         // Everything this thread does (ZeroMQ reads clocks too) passes the clock interposers.
-        ++gpu::ApiDepth();
+        m_host.AdoptThread();
         while (!m_exiting)
         {
             std::this_thread::sleep_for(kBatchAge);
-            std::lock_guard<std::mutex> guard(m_lock);
+            // The clock first, with m_state not held: sink calls take m_state inside the host's
+            // lock, so taking them in the other order could deadlock.
+            const Ns now = m_host.NowFromOwnThread();
+            std::lock_guard<std::mutex> state(m_state);
             if (m_exiting)
             {
                 break;
             }
             bool stale = m_batch.records_size() > 0 && Clock::now() - m_batchStarted >= kBatchAge;
-            if (stale || m_clock.Now() != m_reportedClock)
+            if (stale || now > m_reportedClock)
             {
-                Flush(ThreadSocket());
+                Flush(ThreadSocket(), now);
             }
         }
     }
 
+    const gpu::RankHost& m_host;
     std::string m_endpoint;
-    const gpu::HostClock& m_clock;
-    std::mutex& m_lock;
+    // Guards everything below that sink calls and the flusher share (sockets map, batch, open
+    // records, counters). Sink calls take it inside the emulator's lock; nothing takes the
+    // emulator's lock while holding it, and no thread waits for the simulator holding it.
+    std::mutex m_state;
     zmq::context_t m_context;
     std::string m_token;
     wire::Welcome m_welcome;
@@ -570,13 +596,12 @@ private:
 } // namespace
 
 std::unique_ptr<gpu::DeviceOpSink>
-Connect(const gpu::Config& config, const std::string& gpu, int numDevices,
-        const gpu::HostClock& clock, std::mutex& emulatorLock, std::string* error)
+Connect(const gpu::RankHost& host, std::string* error)
 {
     try
     {
-        auto sink = std::make_unique<BridgeSink>(config.simEndpoint, clock, emulatorLock);
-        if (!sink->Join(config, gpu, numDevices, error))
+        auto sink = std::make_unique<BridgeSink>(host);
+        if (!sink->Join(error))
         {
             return nullptr;
         }

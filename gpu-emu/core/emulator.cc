@@ -128,6 +128,35 @@ DeviceAddressSpace::Give(uint64_t address, uint64_t bytes)
 namespace
 {
 std::atomic<Emulator*> g_instance{nullptr};
+
+// The rank as the bridge client sees it (rank-host.h): no access to our lock beyond a clock read.
+class EmulatorRankHost final : public RankHost
+{
+public:
+    EmulatorRankHost(Emulator& emulator, RankIdentity identity)
+        : m_emulator(emulator)
+        , m_identity(std::move(identity))
+    {
+    }
+
+    const RankIdentity& Identity() const override { return m_identity; }
+
+    Ns Now() const override { return m_emulator.Clock().Now(); }
+
+    Ns NowFromOwnThread() const override
+    {
+        std::lock_guard<std::mutex> guard(m_emulator.Mutex());
+        return m_emulator.Clock().Now();
+    }
+
+    void AdoptThread() const override { ++ApiDepth(); }
+
+    void Warn(const std::string& message) const override { gpu::Warn(message); }
+
+private:
+    Emulator& m_emulator;
+    RankIdentity m_identity;
+};
 } // namespace
 
 Emulator&
@@ -198,8 +227,17 @@ Emulator::Emulator()
     if (m_ready && !m_config.simEndpoint.empty())
     {
         std::string error;
-        std::unique_ptr<DeviceOpSink> sink =
-            bridge::Connect(m_config, m_spec.name, count, m_clock, m_mutex, &error);
+        RankIdentity identity{m_config.worldRank,
+                              m_config.worldSize,
+                              m_config.localRank,
+                              m_config.node,
+                              m_config.rankName,
+                              m_spec.name,
+                              count,
+                              m_config.simEndpoint,
+                              m_config.simConnectTimeoutSeconds};
+        m_rankHost = std::make_unique<EmulatorRankHost>(*this, std::move(identity));
+        std::unique_ptr<DeviceOpSink> sink = bridge::Connect(*m_rankHost, &error);
         if (!sink)
         {
             // Without the simulator the program would print numbers that mean nothing: no GPU.

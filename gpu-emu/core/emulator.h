@@ -10,6 +10,7 @@
 #include "gpu-spec.h"
 #include "host-clock.h"
 #include "profile-db.h"
+#include "rank-host.h"
 
 #include <deque>
 #include <map>
@@ -302,6 +303,7 @@ private:
     std::unordered_map<const void*, Symbol> m_symbols;
     CostModel m_costs;
     ProfileDb* m_profiles = nullptr;
+    std::unique_ptr<RankHost> m_rankHost; // what the bridge client sees of us; outlives m_sink
     std::unique_ptr<DeviceOpSink> m_sink;
     std::unordered_map<uint64_t, Ns> m_resolved; // pending record -> final end, once answered
 };
