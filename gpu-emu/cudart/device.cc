@@ -1,5 +1,5 @@
 // Device API family: count, selection, properties and attributes from the GPU spec, peer access.
-#include "device-attributes.h"
+#include "../driver/device-attributes.h"
 #include "runtime-common.h"
 
 #include <cuda_profiler_api.h>
@@ -10,6 +10,16 @@
 #include <cstring>
 
 using namespace eidolon::gpu;
+
+// The runtime reads device attributes from the driver's table: cudaDeviceAttr and
+// CUdevice_attribute number every attribute alike.
+static_assert(int(cudaDevAttrMaxThreadsPerBlock) ==
+                      int(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK) &&
+                  int(cudaDevAttrComputeCapabilityMajor) ==
+                      int(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) &&
+                  int(cudaDevAttrMemoryPoolsSupported) ==
+                      int(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED),
+              "cudaDeviceAttr and CUdevice_attribute differ");
 using namespace eidolon::gpu::rt;
 
 namespace
@@ -369,7 +379,8 @@ cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device)
     {
         return Fail(cudaErrorInvalidDevice);
     }
-    if (!AttributeValue(attr, call.Emu().Spec(), call.Emu().DeviceAt(device), *value))
+    if (!AttributeValue(static_cast<CUdevice_attribute>(attr), call.Emu().Spec(),
+                        call.Emu().DeviceAt(device), *value))
     {
         *value = 0; // unknown attributes read as 0 (feature absent), as for a conservative device
     }

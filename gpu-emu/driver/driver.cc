@@ -5,7 +5,7 @@
 #include "../core/diagnostics.h"
 #include "../core/emulator.h"
 #include "../core/fatbin.h"
-#include "../cudart/device-attributes.h"
+#include "device-attributes.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -354,8 +354,7 @@ cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice device)
     {
         return CUDA_ERROR_INVALID_DEVICE;
     }
-    if (!AttributeValue(static_cast<cudaDeviceAttr>(attribute), call.Emu().Spec(),
-                        call.Emu().DeviceAt(device), *value))
+    if (!AttributeValue(attribute, call.Emu().Spec(), call.Emu().DeviceAt(device), *value))
     {
         *value = 0;
     }
