@@ -3,7 +3,9 @@
  *
  * eidolon: collectives the way NCCL runs them (algorithm, protocol, channels, chunking), turned
  * into flows over the topology. INTERFACE CONTRACT (the simulator, eidolon-sim, codes against
- * this); the implementation lives in collective-model.cc.
+ * this). The implementation is split by concern (collective-model.cc lists the files): NCCL's
+ * configuration, its tuning tables, its topology search, its cost model and choice, and the
+ * schedules that turn a choice into flows; their headers are internal to the module.
  */
 #ifndef EIDOLON_COLLECTIVE_MODEL_H
 #define EIDOLON_COLLECTIVE_MODEL_H
@@ -177,7 +179,12 @@ struct CollectivePlan
     double ncclEstimateUs = 0;
 };
 
-struct NcclTables; //!< NCCL's constant tables for one release (collective-model.cc)
+namespace nccl
+{
+struct SearchSettings;  //!< nccl-topology-search.h
+struct CostSettings;    //!< nccl-cost-model.h
+struct ScheduleContext; //!< collective-schedule.h
+} // namespace nccl
 
 /**
  * \ingroup eidolon
@@ -224,23 +231,14 @@ protected:
     void DoDispose() override;
 
 private:
-    struct FlowJob;
-    const NcclTables& GetTables() const;
-    double ProtocolEfficiency(int protocol) const;
     Ptr<const Topology> GetTopology() const;
     void IndexTopology() const;
-    NcclCommInfo Analyze(const std::vector<uint32_t>& gpus) const;
     CollectivePlan ChooseFor(const CollectiveCall& call, const NcclCommInfo& comm) const;
-    void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, NcclCostTable& table,
-                      bool applyEnv) const;
-    int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
-                   NcclProtocol protocol) const;
-    std::vector<std::vector<uint32_t>> RingOrders(const CollectiveCall& call,
-                                                  const NcclCommInfo& comm, int channels) const;
-    void PostCollective(const CollectiveCall& call, const NcclCommInfo& comm,
-                        const CollectivePlan& plan, Time start, DoneCallback done);
-    void PostSendRecv(const CollectiveCall& call, const NcclCommInfo& comm,
-                      const std::vector<Time>& starts, DoneCallback done);
+    /// What each concern takes from the attributes and the configuration.
+    nccl::SearchSettings GetSearchSettings() const;
+    nccl::CostSettings GetCostSettings() const;
+    nccl::ScheduleContext GetScheduleContext() const;
+    bool IsAmdCpu() const;
 
     Ptr<NetworkModel> m_network;
     NcclConfig m_config;

@@ -1,0 +1,586 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon: a collective's data movement, as NCCL's chosen algorithm runs it, turned into flows.
+ * Every channel (CTA) of the plan becomes a flow (NVLSTree: one per channel and head) along the
+ * GPU-to-GPU hops its data takes; the flow model shares each link among all flows, so concurrent
+ * collectives contend. Sources: doc/collective-model.md ("Layer 2").
+ */
+#include "collective-schedule.h"
+
+#include "nccl-topology-search.h"
+#include "nccl-tuning-tables.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonCollectiveSchedule");
+
+namespace nccl
+{
+namespace
+{
+/// Per-flow description before the efficiency of the bottleneck link class is applied.
+struct Pipe
+{
+    std::vector<uint32_t> path; //!< directed channels, a channel listed k times is used k times
+    double payload = 0;         //!< bytes of data each listed channel carries
+    double payloadCap = 0;      //!< bytes/s of data the senders (CTAs) can issue, 0: none
+    bool nvls = false;          //!< NVLink hops run multimem operations
+    /// The hops are not one chain (a tree, a switch's fan-in and fan-out): the latency is the
+    /// algorithm's alone, not the sum of the hops' latencies.
+    bool branching = false;
+    /// Store-and-forward pipeline: a chunk crosses `stages` stages at the flow's rate one after
+    /// the other, so the last chunk leaves (stages - 1) chunk-times after a pure fluid flow would
+    /// (charged as that many more chunks of payload).
+    uint32_t stages = 1;
+    double chunk = 0;
+};
+
+/// Completion bookkeeping shared by the flows of one collective: all ranks finish with the last.
+struct CollectiveJob
+{
+    CollectiveModel::DoneCallback done;
+    uint64_t outstanding = 0;
+    uint32_t ranks = 0;
+
+    void FinishAll()
+    {
+        for (uint32_t r = 0; r < ranks; ++r)
+        {
+            if (!done.IsNull())
+            {
+                done(r);
+            }
+        }
+    }
+};
+
+/// What building the pipes of one call needs: the call, its routes and its per-channel figures.
+struct PipeInputs
+{
+    const Topology& topo;
+    const CollectiveCall& call;
+    const NcclCommInfo& comm;
+    int f = 0;      //!< NCCL function
+    int p = 0;      //!< protocol
+    uint32_t n = 0; //!< ranks
+    int C = 1;      //!< channels of the plan
+    double S = 0;   //!< bytes of the call
+    double cta = 0; //!< bytes/s of data one channel's senders can issue
+    uint64_t hashBase = 0;
+
+    /// The route from comm rank `from`'s GPU to `to`'s: ECMP hashed by the call's identity and
+    /// `salt`, so paths never depend on posting order.
+    std::vector<uint32_t> Route(uint32_t from, uint32_t to, uint64_t salt) const
+    {
+        return topo.Route(call.gpus[from], call.gpus[to],
+                          hashBase ^ (salt * 0xc2b2ae3d27d4eb4fULL));
+    }
+
+    void Append(std::vector<uint32_t>& path, uint32_t from, uint32_t to, uint64_t salt) const
+    {
+        const std::vector<uint32_t> hop = Route(from, to, salt);
+        path.insert(path.end(), hop.begin(), hop.end());
+    }
+};
+
+/// NCCL's chunk size for NVLS (calcCollChunking): at most NCCL_NVLS_CHUNKSIZE (128 KiB), smaller
+/// when the op has few chunks per head and channel (ops = channels x heads).
+double
+NvlsChunk(uint64_t nBytes, int channels, uint32_t heads)
+{
+    double chunk = 128 * 1024;
+    const double ops = double(channels) * heads;
+    if (nBytes < 64 * ops * chunk)
+    {
+        chunk = std::min(chunk, 64.0 * 1024);
+    }
+    if (nBytes < 8 * ops * chunk)
+    {
+        chunk = std::min(chunk, 32.0 * 1024);
+    }
+    if (nBytes < 2 * ops * chunk)
+    {
+        chunk = std::min(chunk, 16.0 * 1024);
+    }
+    return chunk;
+}
+
+/// NVLSTree: NVLS chunk capped at 64 KiB from 4 nodes, then 256/128/64/32 KiB below
+/// 32/16/4/1 x ops x chunk.
+double
+NvlsTreeChunk(uint64_t nBytes, int channels, uint32_t heads, uint32_t nNodes)
+{
+    double chunk = 128 * 1024;
+    if (nNodes >= 4)
+    {
+        chunk = 64 * 1024;
+    }
+    const double ops = double(channels) * heads;
+    const double base = chunk;
+    if (nBytes < 32 * ops * base)
+    {
+        chunk = std::min(chunk, 256.0 * 1024);
+    }
+    if (nBytes < 16 * ops * base)
+    {
+        chunk = std::min(chunk, 128.0 * 1024);
+    }
+    if (nBytes < 4 * ops * base)
+    {
+        chunk = std::min(chunk, 64.0 * 1024);
+    }
+    if (nBytes < 1 * ops * base)
+    {
+        chunk = std::min(chunk, 32.0 * 1024);
+    }
+    return chunk;
+}
+
+/// Tree Simple: one 512 KiB step per chunk, halved until the op has about 8 x depth chunks per
+/// channel (down to 128 KiB), 4 x depth (64 KiB), depth (32 KiB).
+double
+TreeChunk(uint64_t nBytes, int channels, int depth)
+{
+    double chunk = 512 * 1024;
+    auto per = [&] { return double(nBytes) / (channels * chunk); };
+    while (per() < depth * 8 && chunk > 131072)
+    {
+        chunk /= 2;
+    }
+    while (per() < depth * 4 && chunk > 65536)
+    {
+        chunk /= 2;
+    }
+    while (per() < depth && chunk > 32768)
+    {
+        chunk /= 2;
+    }
+    return chunk;
+}
+
+/// Per-channel data rate the senders can issue: one CTA's copy rate times the protocol's data
+/// fraction, and NCCL's own per-channel protocol limits (LL total, LL128 per search channel)
+/// spread over the channels that run.
+double
+CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, double eProto,
+        bool amd)
+{
+    const int ccIdx = CompCapIndex(comm.minCompCap);
+    const int index2 = comm.nNodes <= 2 ? int(comm.nNodes) - 1 : 2;
+    const int index1 = comm.nNodes == 1 ? ccIdx : (amd ? 1 : 0);
+    double cta = comm.channelBandwidth * eProto;
+    const double commCh = std::max(comm.channels, 1);
+    if (a == kRing && p == kLL)
+    {
+        cta = std::min(cta, t.llMaxBw[index1][index2] * 1e9 / C);
+    }
+    if (a == kRing && p == kLL128)
+    {
+        cta =
+            std::min(cta, t.perChMaxRingLL128[ccIdx][index2] * 1e9 * comm.ring.nChannels / commCh);
+    }
+    if (a == kTree)
+    {
+        // A tree CTA runs the reduce and the broadcast half at once: each direction gets half of
+        // it. NCCL's own per-channel tree caps are bus bandwidths per search channel: half of
+        // that, spread over the CTAs, is the per-channel rate of each direction.
+        cta /= 2;
+        const double treeCh = comm.tree.nChannels;
+        cta = std::min(cta, 0.5 * t.perChMaxTree[ccIdx][index2] * 1e9 * treeCh / commCh);
+        if (p == kLL)
+        {
+            cta = std::min(cta, 0.5 * t.llMaxBw[index1][index2] * 1e9 / C);
+        }
+        if (p == kLL128)
+        {
+            cta = std::min(cta, 0.5 * t.perChMaxTreeLL128[ccIdx][index2] * 1e9 * treeCh / commCh);
+        }
+    }
+    return cta;
+}
+
+/// Ring: per channel, the whole ring (AllReduce, AllGather, ReduceScatter) or the chain from the
+/// root (Broadcast) or into it (Reduce) along the ring.
+void
+RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
+{
+    const uint32_t n = in.n;
+    const auto rings = RingOrders(in.topo, in.call.gpus, in.C);
+    for (int c = 0; c < in.C; ++c)
+    {
+        const auto& ring = rings[c];
+        Pipe pipe;
+        pipe.payloadCap = in.cta;
+        if (in.f == kBroadcast || in.f == kReduce)
+        {
+            uint32_t pos = uint32_t(std::find(ring.begin(), ring.end(), uint32_t(in.call.root)) -
+                                    ring.begin());
+            if (pos >= n)
+            {
+                pos = 0;
+            }
+            const uint32_t first = in.f == kBroadcast ? pos : (pos + 1) % n;
+            for (uint32_t i = 0; i + 1 < n; ++i)
+            {
+                in.Append(pipe.path, ring[(first + i) % n], ring[(first + i + 1) % n], uint64_t(c));
+            }
+            pipe.payload = in.S / in.C;
+        }
+        else
+        {
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                in.Append(pipe.path, ring[i], ring[(i + 1) % n], uint64_t(c));
+            }
+            const double share = in.f == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
+            pipe.payload = share * in.S / in.C;
+        }
+        pipes.push_back(std::move(pipe));
+    }
+}
+
+/// Tree: per channel, the intra-node chain (the node's GPUs in local order from the channel's
+/// rail, first GPU at the head) both ways, and the node-level tree between the heads both ways
+/// (reduce up, broadcast down concurrently). Channels of the first half use tree 0, the second
+/// half tree 1.
+void
+TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
+{
+    const NcclCommInfo& comm = in.comm;
+    const auto nodeRanks = GroupRanksByNode(in.topo, in.call.gpus, NodeOrder::FirstRank);
+    const int nNodes = int(nodeRanks.size());
+    for (int c = 0; c < in.C; ++c)
+    {
+        const int treeIdx = (comm.channels >= 2 && c >= comm.channels / 2) ? 1 : 0;
+        Pipe pipe;
+        pipe.payloadCap = in.cta;
+        pipe.branching = true;
+        std::vector<std::vector<uint32_t>> chains(nNodes);
+        for (int k = 0; k < nNodes; ++k)
+        {
+            // Every node's head is on the same rail, so tree edges stay on one leaf.
+            const auto& local = nodeRanks[k];
+            for (size_t i = 0; i < local.size(); ++i)
+            {
+                chains[k].push_back(local[(size_t(c) + i) % local.size()]);
+            }
+        }
+        const NodeTree tree = DoubleBinaryTree(nNodes, treeIdx);
+        // An Euler tour of the tree: every chain hop and every tree edge once each way, as one
+        // contiguous walk from the root's head back to it (a model that cuts explicit paths into
+        // GPU-to-GPU connections sees each of them).
+        std::function<void(int)> visit = [&](int k)
+        {
+            const auto& chain = chains[k];
+            for (size_t i = 0; i + 1 < chain.size(); ++i)
+            {
+                in.Append(pipe.path, chain[i], chain[i + 1], c);
+            }
+            for (size_t i = chain.size(); i-- > 1;)
+            {
+                in.Append(pipe.path, chain[i], chain[i - 1], c);
+            }
+            for (int child : tree.children[k])
+            {
+                in.Append(pipe.path, chains[k].front(), chains[child].front(), c);
+                visit(child);
+                in.Append(pipe.path, chains[child].front(), chains[k].front(), c);
+            }
+        };
+        visit(tree.root);
+        pipe.payload = in.S / in.C;
+        if (in.p == kSimple)
+        {
+            // Reduce up then broadcast down, chunk by chunk: the stages that run at the
+            // bottleneck's rate are the network hops across nodes, the chain hops on one node.
+            const int depth = int(comm.ppn) - 1 + Log2i(comm.nNodes);
+            pipe.chunk = TreeChunk(in.call.bytes, in.C, std::max(depth, 1));
+            pipe.stages = comm.nNodes > 1 ? 2 * CeilLog2(comm.nNodes) : 2 * (comm.ppn - 1);
+        }
+        pipes.push_back(std::move(pipe));
+    }
+}
+
+/// Inside a node, a walk through the switch from GPU to GPU and back to the first crosses every
+/// GPU's uplink and downlink once.
+void
+AppendNodeRing(const PipeInputs& in, std::vector<uint32_t>& path,
+               const std::vector<uint32_t>& local, size_t first, uint64_t salt)
+{
+    const size_t g = local.size();
+    for (size_t i = 0; i < g && g > 1; ++i)
+    {
+        in.Append(path, local[(first + i) % g], local[(first + i + 1) % g], salt);
+    }
+}
+
+/// NVLS (one node): the switch reduces and multicasts. Per channel, every GPU's NVLink uplink
+/// carries its data to the switch (the heads' multimem reductions read it) and every downlink the
+/// multicast result, plus the heads' own share in the other direction.
+void
+NvlsPipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& nodes,
+          std::vector<Pipe>& pipes)
+{
+    const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
+    const double chunk = NvlsChunk(in.call.bytes, in.C, heads);
+    for (int c = 0; c < in.C; ++c)
+    {
+        Pipe pipe;
+        pipe.nvls = true;
+        pipe.branching = true;
+        pipe.payloadCap = in.cta;
+        AppendNodeRing(in, pipe.path, nodes[0], 0, uint64_t(c));
+        if (in.f == kAllReduce)
+        {
+            // Each GPU's data up to the switch (read by the heads' reductions) and the multicast
+            // result down, plus the heads' share the other way: (1 + 1/heads) x S each way.
+            // Scatter, reduce+multicast and gather are three stages per loop of heads x chunk.
+            pipe.payload = (1.0 + 1.0 / heads) * in.S / in.C;
+            pipe.stages = 3;
+            pipe.chunk = (1.0 + 1.0 / heads) * heads * chunk;
+        }
+        else
+        {
+            // AllGather: each GPU stores its S/n through the multicast address and receives all
+            // S; ReduceScatter the reverse. The flow carries the heavier direction's S on both
+            // (the lighter direction is overcounted).
+            pipe.payload = in.S / in.C;
+            pipe.stages = 2;
+            pipe.chunk = heads * chunk;
+        }
+        pipes.push_back(std::move(pipe));
+    }
+}
+
+/// NVLSTree: per channel and head h, every node reduces head h's share in the switch (every GPU's
+/// uplink, the head's downlink), the heads run the double binary tree across nodes over their
+/// NICs (reduce up, broadcast down), and the result is multicast back (the head's uplink, every
+/// downlink). As one contiguous walk: an Euler tour of the node tree, going once round each node
+/// through the switch (every uplink and downlink once; the head's extra uplink and downlink use
+/// is left out).
+void
+NvlsTreePipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& nodes,
+              std::vector<Pipe>& pipes)
+{
+    const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
+    const int nNodes = int(nodes.size());
+    const double chunk = NvlsTreeChunk(in.call.bytes, in.C, heads, uint32_t(nNodes));
+    for (int c = 0; c < in.C; ++c)
+    {
+        const NodeTree tree = DoubleBinaryTree(nNodes, c % 2);
+        for (uint32_t h = 0; h < heads; ++h)
+        {
+            Pipe pipe;
+            pipe.nvls = true;
+            pipe.branching = true;
+            pipe.payloadCap = in.cta;
+            const uint64_t salt = uint64_t(c) * 64 + h;
+            auto head = [&](int k) { return nodes[k][h % nodes[k].size()]; };
+            std::function<void(int)> visit = [&](int k)
+            {
+                AppendNodeRing(in, pipe.path, nodes[k], h % nodes[k].size(), salt);
+                for (int child : tree.children[k])
+                {
+                    in.Append(pipe.path, head(k), head(child), salt);
+                    visit(child);
+                    in.Append(pipe.path, head(child), head(k), salt);
+                }
+            };
+            visit(tree.root);
+            pipe.payload = in.S / (double(in.C) * heads);
+            // Chunks cross the tree's network hops (up, then down) store-and-forward.
+            pipe.stages = 2 * CeilLog2(uint32_t(nNodes));
+            pipe.chunk = chunk;
+            pipes.push_back(std::move(pipe));
+        }
+    }
+}
+
+/// PAT (one rank per node): exchanges with peers at distance 2^k, volume (n-1)/n x S per rank
+/// over all rounds, rounds pipelined.
+void
+PatPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
+{
+    const uint32_t n = in.n;
+    std::vector<uint32_t> dist;
+    for (uint32_t d = 1; d < n; d <<= 1)
+    {
+        dist.push_back(d);
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (uint32_t d : dist)
+        {
+            const uint32_t blocks = std::min(d, n - d);
+            Pipe pipe;
+            pipe.payloadCap = in.cta * in.C / dist.size();
+            const uint32_t peer = in.f == kAllGather ? (r + d) % n : (r + n - d) % n;
+            pipe.path = in.Route(r, peer, d);
+            pipe.payload = blocks * in.S / n;
+            pipes.push_back(std::move(pipe));
+        }
+    }
+}
+
+/// Posts the pipes as flows: the bottleneck class of each flow decides its wire efficiency; the
+/// latency is NCCL's for the algorithm/protocol, of which the links' own latency is a part.
+void
+PostPipes(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
+          double eProto, double latencyUs, Time start, std::vector<Pipe>& pipes,
+          CollectiveModel::DoneCallback done)
+{
+    const Topology& topo = *ctx.topology;
+    auto job = std::make_shared<CollectiveJob>();
+    job->done = done;
+    job->ranks = comm.nRanks;
+    job->outstanding = pipes.size();
+    const int64_t latencyNs = int64_t(std::llround(latencyUs * 1000.0));
+    if (pipes.empty())
+    {
+        ScheduleAt(start, [job]() { job->FinishAll(); });
+        return;
+    }
+    uint64_t salt = 0;
+    for (Pipe& pipe : pipes)
+    {
+        const double eLink = BottleneckEfficiency(
+            ctx, pipe.path, comm.nvlinkEfficiency * (pipe.nvls ? comm.nvlsEfficiency : 1.0));
+        FlowSpec spec;
+        spec.src = pipe.path.empty() ? call.gpus[0] : topo.ChannelFrom(pipe.path.front());
+        spec.dst = pipe.path.empty() ? call.gpus[0] : topo.ChannelTo(pipe.path.back());
+        double payload = pipe.payload;
+        if (pipe.stages > 1 && pipe.chunk > 0)
+        {
+            payload += (pipe.stages - 1) * std::min(pipe.chunk, pipe.payload);
+        }
+        spec.bytes = uint64_t(std::ceil(payload / (eProto * eLink)));
+        spec.start = start;
+        spec.tag = call.tag ^ (++salt * 0x100000001b3ULL);
+        spec.rateCap = pipe.payloadCap > 0 ? pipe.payloadCap / (eProto * eLink) : 0;
+        // The flow model adds the path's latency itself: a chain pays at least its hops, a
+        // branching flow exactly the algorithm's latency (its critical path, not its hop sum).
+        const int64_t pathNs = topo.PathLatencyNs(pipe.path);
+        spec.extraLatency = NanoSeconds(pipe.branching ? latencyNs - pathNs
+                                                       : std::max<int64_t>(0, latencyNs - pathNs));
+        spec.path = std::move(pipe.path);
+        ctx.network->AddFlow(spec,
+                             [job](const FlowRecord&)
+                             {
+                                 if (--job->outstanding == 0)
+                                 {
+                                     job->FinishAll();
+                                 }
+                             });
+    }
+}
+} // namespace
+
+void
+ScheduleAt(Time at, std::function<void()> fn)
+{
+    Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
+    Simulator::Schedule(delay, [fn]() { fn(); });
+}
+
+double
+BottleneckEfficiency(const ScheduleContext& ctx, const std::vector<uint32_t>& path,
+                     double nvlinkEfficiency)
+{
+    const Topology& topo = *ctx.topology;
+    std::map<uint32_t, uint32_t> uses;
+    for (uint32_t ch : path)
+    {
+        ++uses[ch];
+    }
+    double worst = std::numeric_limits<double>::infinity();
+    double eLink = 1.0;
+    for (const auto& [ch, k] : uses)
+    {
+        double e;
+        switch (topo.ChannelKind(ch))
+        {
+        case LinkKind::NvLink:
+            e = nvlinkEfficiency;
+            break;
+        case LinkKind::Pcie:
+            e = ctx.pcieEfficiency;
+            break;
+        default:
+            e = ctx.netEfficiency;
+            break;
+        }
+        double rate = topo.ChannelBandwidth(ch) * e / k;
+        if (rate < worst)
+        {
+            worst = rate;
+            eLink = e;
+        }
+    }
+    return eLink;
+}
+
+void
+PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
+               const CollectivePlan& plan, double latencyUs, Time start,
+               CollectiveModel::DoneCallback done)
+{
+    const int a = int(plan.algorithm);
+    PipeInputs in{*ctx.topology, call, comm};
+    in.f = FuncOf(call.kind);
+    in.p = int(plan.protocol);
+    in.n = comm.nRanks;
+    in.C = std::max(1, plan.channels);
+    in.S = double(call.bytes);
+    const double eProto = ctx.protocolEfficiency[in.p];
+    in.cta = CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p, in.C, eProto, ctx.amdCpu);
+    in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
+
+    std::vector<Pipe> pipes;
+    if (a == kRing)
+    {
+        RingPipes(in, pipes);
+    }
+    else if (a == kTree)
+    {
+        TreePipes(in, pipes);
+    }
+    else if (a == kNvls || a == kNvlsTree)
+    {
+        const auto nodes = GroupRanksByNode(in.topo, call.gpus, NodeOrder::NodeId);
+        if (a == kNvls)
+        {
+            NvlsPipes(in, nodes, pipes);
+        }
+        else
+        {
+            NvlsTreePipes(in, nodes, pipes);
+        }
+    }
+    else if (a == kPat)
+    {
+        PatPipes(in, pipes);
+    }
+    else
+    {
+        NS_FATAL_ERROR("CollectiveModel: algorithm " << kAlgoNames[a] << " has no data movement");
+    }
+    PostPipes(ctx, call, comm, eProto, latencyUs, start, pipes, done);
+}
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3

@@ -1,0 +1,63 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon (collective model, internal): the schedule that turns NCCL's choice for a collective
+ * into flows on the network model: per channel, the path its data takes through the topology
+ * (ring, chain, tree, NVLS switch walks, PAT exchanges), what it carries, what its CTA can issue
+ * and the latency it adds. p2p-schedule.h does the same for a group of sends and receives.
+ */
+#ifndef EIDOLON_COLLECTIVE_SCHEDULE_H
+#define EIDOLON_COLLECTIVE_SCHEDULE_H
+
+#include "collective-model.h"
+#include "nccl-indices.h"
+#include "network-model.h"
+#include "topology.h"
+
+#include "ns3/nstime.h"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace ns3
+{
+namespace eidolon
+{
+namespace nccl
+{
+
+/// Where a schedule posts its flows, and how wire bytes relate to data bytes.
+struct ScheduleContext
+{
+    Ptr<const Topology> topology;
+    Ptr<NetworkModel> network;
+    uint32_t ncclVersion = 0;
+    bool amdCpu = false;                     //!< selects NCCL's LL bandwidth row across nodes
+    double protocolEfficiency[kProtos] = {}; //!< data fraction of what LL, LL128, Simple write
+    double pcieEfficiency = 0;               //!< payload fraction of a PCIe link
+    double netEfficiency = 0;                //!< payload fraction of a NIC port
+    bool pxn = true;                         //!< inter-node p2p through the destination's rail
+};
+
+/// Runs `fn` at `at` (now if `at` has passed).
+void ScheduleAt(Time at, std::function<void()> fn);
+
+/// The payload efficiency of the link class that limits `path` (directed channels, a channel
+/// listed k times carries k shares): NVLink at `nvlinkEfficiency`, PCIe and network at the
+/// context's figures.
+double BottleneckEfficiency(const ScheduleContext& ctx, const std::vector<uint32_t>& path,
+                            double nvlinkEfficiency);
+
+/// Posts the flows of collective `call` run as `plan` from `start` (its last rank's arrival);
+/// every rank's `done` fires when the last flow ends. `latencyUs` is the plan's latency
+/// (nccl::PlanLatencyUs).
+void PostCollective(const ScheduleContext& ctx, const CollectiveCall& call,
+                    const NcclCommInfo& comm, const CollectivePlan& plan, double latencyUs,
+                    Time start, CollectiveModel::DoneCallback done);
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3
+
+#endif // EIDOLON_COLLECTIVE_SCHEDULE_H

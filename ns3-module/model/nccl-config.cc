@@ -1,0 +1,322 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon: NCCL's environment variables (NCCL_ALGO, NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS,
+ * NCCL_NVLS_ENABLE, NCCL_NVLS_NCHANNELS, NCCL_PAT_ENABLE) read and checked as NCCL parses them
+ * (src/graph/tuning.cc parseList and friends, restated).
+ */
+#include "nccl-config.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+#include <stdexcept>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonNcclConfig");
+
+using namespace nccl;
+
+namespace
+{
+
+std::string
+Lower(std::string s)
+{
+    for (char& ch : s)
+    {
+        ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    return s;
+}
+
+std::string
+Trim(const std::string& s)
+{
+    size_t a = s.find_first_not_of(" \t\r\n");
+    if (a == std::string::npos)
+    {
+        return "";
+    }
+    size_t b = s.find_last_not_of(" \t\r\n");
+    return s.substr(a, b - a + 1);
+}
+
+std::vector<std::string>
+Split(const std::string& s, char sep)
+{
+    std::vector<std::string> out;
+    std::string cur;
+    for (char ch : s)
+    {
+        if (ch == sep)
+        {
+            out.push_back(cur);
+            cur.clear();
+        }
+        else
+        {
+            cur += ch;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+
+/// One NCCL list ("ring,tree", "^LL128"): tokens compared case-insensitively; '^' inverts.
+/// NCCL skips empty tokens. An unknown token is an error (newer NCCL refuses it too).
+void
+ParseList(const std::string& var, const std::string& text, const char* const names[], int n,
+          bool* enable)
+{
+    std::string s = Trim(text);
+    bool def = false;
+    bool set = true;
+    if (!s.empty() && s[0] == '^')
+    {
+        def = true;
+        set = false;
+        s = s.substr(1);
+    }
+    for (int i = 0; i < n; ++i)
+    {
+        enable[i] = def;
+    }
+    for (const std::string& raw : Split(s, ','))
+    {
+        std::string tok = Lower(Trim(raw));
+        if (tok.empty())
+        {
+            continue;
+        }
+        bool matched = false;
+        for (int i = 0; i < n; ++i)
+        {
+            if (tok == Lower(names[i]))
+            {
+                enable[i] = set;
+                matched = true;
+            }
+        }
+        if (!matched && names == kAlgoNames && tok == "collnet")
+        {
+            enable[kCollNetDirect] = enable[kCollNetChain] = set;
+            matched = true;
+        }
+        if (!matched)
+        {
+            std::ostringstream known;
+            for (int i = 0; i < n; ++i)
+            {
+                known << (i ? ", " : "") << names[i];
+            }
+            throw std::invalid_argument(var + "='" + text + "': unknown name '" + Trim(raw) +
+                                        "' (known: " + known.str() + ")");
+        }
+    }
+}
+
+/// NCCL_ALGO / NCCL_PROTO: a list for every function, or "func:list;func:list" (functions not
+/// named keep everything enabled). mask[f][i].
+template<int N>
+void
+ParseFunctionLists(const std::string& var, const std::string& text, const char* const names[],
+                   bool mask[kFuncs][N], bool* named = nullptr)
+{
+    for (int f = 0; f < kFuncs; ++f)
+    {
+        for (int i = 0; i < N; ++i)
+        {
+            mask[f][i] = true;
+        }
+        if (named)
+        {
+            named[f] = false;
+        }
+    }
+    if (Trim(text).empty())
+    {
+        return;
+    }
+    if (text.find(':') == std::string::npos)
+    {
+        bool one[N];
+        ParseList(var, text, names, N, one);
+        for (int f = 0; f < kFuncs; ++f)
+        {
+            std::copy(one, one + N, mask[f]);
+            if (named)
+            {
+                named[f] = true;
+            }
+        }
+        return;
+    }
+    for (const std::string& part : Split(text, ';'))
+    {
+        if (Trim(part).empty())
+        {
+            continue;
+        }
+        size_t colon = part.find(':');
+        if (colon == std::string::npos)
+        {
+            throw std::invalid_argument(var + "='" + text + "': '" + Trim(part) +
+                                        "' is not of the form function:list");
+        }
+        std::string fn = Lower(Trim(part.substr(0, colon)));
+        int f = -1;
+        for (int i = 0; i < kFuncs; ++i)
+        {
+            if (fn == Lower(kFuncNames[i]))
+            {
+                f = i;
+            }
+        }
+        if (f < 0)
+        {
+            throw std::invalid_argument(var + "='" + text + "': unknown function '" +
+                                        Trim(part.substr(0, colon)) +
+                                        "' (known: Broadcast, Reduce, AllGather, ReduceScatter, "
+                                        "AllReduce)");
+        }
+        ParseList(var, part.substr(colon + 1), names, N, mask[f]);
+        if (named)
+        {
+            named[f] = true;
+        }
+    }
+}
+
+int
+ParseInt(const std::string& var, const std::string& text, int lo, int hi)
+{
+    std::string s = Trim(text);
+    size_t used = 0;
+    long long v = 0;
+    try
+    {
+        v = std::stoll(s, &used, 0);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    if (s.empty() || used != s.size())
+    {
+        throw std::invalid_argument(var + "='" + text + "': not an integer");
+    }
+    if (v < lo || v > hi)
+    {
+        throw std::invalid_argument(var + "=" + s + ": out of range [" + std::to_string(lo) + ", " +
+                                    std::to_string(hi) + "]");
+    }
+    return int(v);
+}
+
+} // namespace
+
+namespace nccl
+{
+
+EnableMasks
+ParseEnableMasks(const NcclConfig& config, bool applyEnv)
+{
+    EnableMasks m;
+    ParseFunctionLists<kAlgos>("NCCL_ALGO", applyEnv ? config.algo : "", kAlgoNames, m.algo);
+    ParseFunctionLists<kProtos>("NCCL_PROTO", applyEnv ? config.proto : "", kProtoNames, m.proto,
+                                m.protoNamed);
+    return m;
+}
+
+} // namespace nccl
+
+void
+NcclConfig::Validate() const
+{
+    bool algoMask[kFuncs][kAlgos];
+    bool protoMask[kFuncs][kProtos];
+    ParseFunctionLists<kAlgos>("NCCL_ALGO", algo, kAlgoNames, algoMask);
+    ParseFunctionLists<kProtos>("NCCL_PROTO", proto, kProtoNames, protoMask);
+    if (minChannels < -1 || minChannels > kMaxChannels)
+    {
+        throw std::invalid_argument("NCCL_MIN_NCHANNELS=" + std::to_string(minChannels) +
+                                    ": out of range [0, 64]");
+    }
+    if (maxChannels != -1 && (maxChannels < 1 || maxChannels > kMaxChannels))
+    {
+        throw std::invalid_argument("NCCL_MAX_NCHANNELS=" + std::to_string(maxChannels) +
+                                    ": out of range [1, 64]");
+    }
+    if (nvlsEnable < -1 || nvlsEnable > 2)
+    {
+        throw std::invalid_argument("NCCL_NVLS_ENABLE=" + std::to_string(nvlsEnable) +
+                                    ": must be 0, 1 or 2");
+    }
+    if (nvlsChannels != -1 && (nvlsChannels < 1 || nvlsChannels > kMaxChannels))
+    {
+        throw std::invalid_argument("NCCL_NVLS_NCHANNELS=" + std::to_string(nvlsChannels) +
+                                    ": out of range [1, 64]");
+    }
+    if (patEnable < -1 || patEnable > 2)
+    {
+        throw std::invalid_argument("NCCL_PAT_ENABLE=" + std::to_string(patEnable) +
+                                    ": must be 0, 1 or 2");
+    }
+}
+
+NcclConfig
+NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
+{
+    NcclConfig c;
+    auto get = [&](const char* name, std::string* out)
+    {
+        auto it = env.find(name);
+        if (it == env.end() || Trim(it->second).empty())
+        {
+            return false;
+        }
+        *out = it->second;
+        return true;
+    };
+    std::string v;
+    if (get("NCCL_ALGO", &v))
+    {
+        c.algo = v;
+    }
+    if (get("NCCL_PROTO", &v))
+    {
+        c.proto = v;
+    }
+    if (get("NCCL_MIN_NCHANNELS", &v))
+    {
+        c.minChannels = ParseInt("NCCL_MIN_NCHANNELS", v, 0, kMaxChannels);
+    }
+    if (get("NCCL_MAX_NCHANNELS", &v))
+    {
+        c.maxChannels = ParseInt("NCCL_MAX_NCHANNELS", v, 1, kMaxChannels);
+    }
+    if (get("NCCL_NVLS_ENABLE", &v))
+    {
+        c.nvlsEnable = ParseInt("NCCL_NVLS_ENABLE", v, 0, 2);
+    }
+    if (get("NCCL_NVLS_NCHANNELS", &v))
+    {
+        c.nvlsChannels = ParseInt("NCCL_NVLS_NCHANNELS", v, 1, kMaxChannels);
+    }
+    if (get("NCCL_PAT_ENABLE", &v))
+    {
+        c.patEnable = ParseInt("NCCL_PAT_ENABLE", v, 0, 2);
+    }
+    c.Validate();
+    return c;
+}
+
+} // namespace eidolon
+} // namespace ns3

@@ -1,0 +1,39 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon (collective model, internal): NCCL's configuration as the environment gives it. The
+ * public NcclConfig (collective-model.h) holds the variables; nccl-config.cc reads and checks them
+ * as NCCL does, and turns NCCL_ALGO / NCCL_PROTO into the masks NCCL's enable rules apply.
+ */
+#ifndef EIDOLON_NCCL_CONFIG_H
+#define EIDOLON_NCCL_CONFIG_H
+
+#include "collective-model.h"
+#include "nccl-indices.h"
+
+namespace ns3
+{
+namespace eidolon
+{
+namespace nccl
+{
+
+/// What NCCL_ALGO and NCCL_PROTO leave enabled, per function (NCCL's orders).
+struct EnableMasks
+{
+    bool algo[kFuncs][kAlgos];
+    bool proto[kFuncs][kProtos];
+    /// NCCL_PROTO names the function: its list then decides LL128 even where NCCL's platform
+    /// rule would keep it off.
+    bool protoNamed[kFuncs];
+};
+
+/// The masks of `config`; with `applyEnv` false, NCCL's defaults (everything enabled, nothing
+/// named), as NCCL's own choice without the environment.
+EnableMasks ParseEnableMasks(const NcclConfig& config, bool applyEnv);
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3
+
+#endif // EIDOLON_NCCL_CONFIG_H

@@ -1,0 +1,473 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon: NCCL's cost model reproduced from src/graph/tuning.cc (ncclTopoTuneModel and
+ * ncclTopoGetAlgoTime; NCCL 2.30.7, and 2.20.3 for releases before 2.23). Constants and their
+ * sources: doc/collective-model.md and ../shared/notes/nccl-model-facts.md.
+ */
+#include "nccl-cost-model.h"
+
+#include "nccl-config.h"
+#include "nccl-indices.h"
+#include "nccl-tuning-tables.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonNcclCostModel");
+
+namespace nccl
+{
+namespace
+{
+/// The figures of one call that NCCL's formulas share.
+struct CostInputs
+{
+    const TuningTables& t;
+    int coll = 0;
+    int nRanks = 0;
+    int nNodes = 0;
+    double ppnF = 0; //!< ranks per node, not rounded (bandwidth)
+    int ppn = 0;     //!< ranks per node, rounded down (latency)
+    double llMaxBw = 0;
+    double perChMaxTree = 0;
+    double perChMaxRingLL128 = 0;
+    double perChMaxTreeLL128 = 0;
+    double perChMaxNvlsTree = 0;
+    double nvlsEff = 0;
+    double netOverheadBase = 0;
+    int nsteps = 0;      //!< ring steps
+    int nInterSteps = 0; //!< of which cross nodes
+};
+
+CostInputs
+MakeInputs(const TuningTables& t, int coll, const NcclCommInfo& comm, bool amd)
+{
+    CostInputs in{t};
+    in.coll = coll;
+    const int nRanks = int(comm.nRanks);
+    const int nNodes = int(comm.nNodes);
+    in.nRanks = nRanks;
+    in.nNodes = nNodes;
+    in.ppnF = double(nRanks) / nNodes;
+    in.ppn = int(comm.ppn);
+    const int ccIdx = CompCapIndex(comm.minCompCap);
+    const int index2 = nNodes <= 2 ? nNodes - 1 : 2;
+    const int index1 = nNodes == 1 ? ccIdx : (amd ? 1 : 0);
+    in.llMaxBw = t.llMaxBw[index1][index2];
+    in.perChMaxTree = t.perChMaxTree[ccIdx][index2];
+    in.perChMaxRingLL128 = t.perChMaxRingLL128[ccIdx][index2];
+    in.perChMaxTreeLL128 = t.perChMaxTreeLL128[ccIdx][index2];
+    in.perChMaxNvlsTree = t.perChMaxNvlsTree[ccIdx][index2];
+    in.nvlsEff = t.nvlsEff[ccIdx];
+    in.netOverheadBase = amd ? 2.0 : 1.0;
+
+    in.nsteps = coll == kAllReduce                               ? 2 * (nRanks - 1)
+                : (coll == kReduceScatter || coll == kAllGather) ? nRanks - 1
+                                                                 : nRanks;
+    if (t.modern)
+    {
+        in.nInterSteps = nNodes == 1                                      ? 0
+                         : coll == kAllReduce                             ? 2 * (nNodes - 1)
+                         : (coll == kReduceScatter || coll == kAllGather) ? nNodes - 1
+                                                                          : nNodes;
+    }
+    else
+    {
+        in.nInterSteps = coll == kAllReduce ? (nNodes > 1 ? 2 * nNodes : 0)
+                         : (coll == kReduceScatter || coll == kAllGather) ? nNodes - 1
+                                                                          : nNodes;
+    }
+    return in;
+}
+
+/// The graph an algorithm runs on.
+const NcclCommInfo::Graph&
+GraphOf(const NcclCommInfo& comm, int a)
+{
+    static const NcclCommInfo::Graph none;
+    switch (a)
+    {
+    case kTree:
+    case kPat:
+        return comm.tree;
+    case kRing:
+        return comm.ring;
+    case kNvls:
+    case kNvlsTree:
+        return comm.nvlsGraph;
+    default:
+        return none; // CollNet: no SHARP-capable switches in the topology
+    }
+}
+
+/// The algorithms NCCL implements for a function.
+bool
+Supported(const TuningTables& t, int coll, int a)
+{
+    switch (coll)
+    {
+    case kBroadcast:
+    case kReduce:
+        return a == kRing;
+    case kAllGather:
+    case kReduceScatter:
+        return a == kRing || a == kNvls || a == kCollNetDirect || (t.modern && a == kPat);
+    case kAllReduce:
+        return a != kPat;
+    }
+    return false;
+}
+
+/// Bus bandwidth (GB/s) of algorithm a, protocol p by the 2.23+ formulas; nothing where NCCL
+/// skips the pair (an NVLS graph of fewer than two heads).
+std::optional<double>
+ModernBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
+{
+    const int coll = in.coll;
+    const bool collnet = a == kCollNetDirect || a == kCollNetChain;
+    double bw = (in.nNodes <= 2 || collnet) ? g.bwIntra : g.bwInter;
+    if (a == kNvls || a == kNvlsTree)
+    {
+        if (g.nChannels < 2)
+        {
+            return std::nullopt;
+        }
+        double intraBw = g.bwIntra * in.nvlsEff * (g.nChannels - 1) / g.nChannels;
+        intraBw *= coll == kAllReduce ? 2.0 : (in.ppnF - 1) / in.ppnF;
+        double interBw = g.bwInter * ((a == kNvlsTree && in.nNodes <= 2) ? 2.0 : 1.0);
+        bw = std::min(intraBw, interBw);
+        if (a == kNvlsTree)
+        {
+            bw = std::min(bw, in.perChMaxNvlsTree);
+        }
+    }
+    double busBw = g.nChannels * bw;
+    if (a == kRing && p == kLL)
+    {
+        busBw = std::min(in.llMaxBw, 0.5 * busBw);
+    }
+    if (a == kRing && p == kLL128)
+    {
+        busBw = std::min(0.92 * busBw, g.nChannels * in.perChMaxRingLL128);
+    }
+    if (a == kTree && coll == kAllReduce)
+    {
+        busBw = std::min(0.92 * busBw, g.nChannels * in.perChMaxTree);
+    }
+    if (a == kTree && p == kLL)
+    {
+        busBw = std::min(busBw / 3.8, in.llMaxBw);
+    }
+    if (a == kTree && p == kLL128)
+    {
+        busBw = std::min(busBw * (in.nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                         g.nChannels * in.perChMaxTreeLL128);
+    }
+    if (a == kPat)
+    {
+        busBw *= 0.75;
+    }
+    double ratio = 1.0;
+    if (a == kRing || ((a == kNvls || a == kNvlsTree) && coll == kAllReduce))
+    {
+        ratio = double(in.nRanks) / in.nsteps;
+    }
+    else if (a == kTree || a == kCollNetDirect || a == kCollNetChain)
+    {
+        ratio = (coll == kAllReduce) ? 0.5 : 1.0;
+    }
+    busBw *= ratio;
+    return busBw;
+}
+
+/// Bus bandwidth (GB/s) of algorithm a, protocol p by the 2.20.3 formulas.
+double
+LegacyBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
+{
+    const int coll = in.coll;
+    const bool collnet = a == kCollNetDirect || a == kCollNetChain;
+    double bw = (in.nNodes <= 2 || collnet) ? g.bwIntra : g.bwInter;
+    if (a == kNvls)
+    {
+        bw = std::min(g.bwIntra, g.bwInter);
+    }
+    if (a == kNvlsTree)
+    {
+        bw = std::min(g.bwIntra, in.nNodes <= 2 ? g.bwInter : g.bwInter / 2);
+    }
+    double busBw = g.nChannels * bw;
+    if (a == kRing && p == kLL)
+    {
+        double f = (in.nNodes > 1 || coll == kAllReduce || coll == kReduce) ? 0.25 : 1.0 / 3.0;
+        busBw = std::min(in.llMaxBw, busBw * f);
+    }
+    if (a == kRing && p == kLL128)
+    {
+        busBw = std::min(busBw * (in.ppnF < 2 ? 0.7 : 0.92), g.nChannels * in.perChMaxRingLL128);
+    }
+    if (a == kTree)
+    {
+        busBw = std::min(busBw * .92, g.nChannels * in.perChMaxTree);
+    }
+    if (a == kTree && p == kLL)
+    {
+        busBw = std::min(busBw / 3.8, in.llMaxBw);
+    }
+    if (a == kTree && p == kLL128)
+    {
+        busBw = std::min(busBw * (in.nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                         g.nChannels * in.perChMaxTreeLL128);
+    }
+    double ratio = 1.0;
+    if (a == kRing)
+    {
+        ratio = double(in.nRanks) / in.nsteps;
+    }
+    else if (a == kNvls || a == kNvlsTree)
+    {
+        ratio = 5.0 / 6.0;
+    }
+    else
+    {
+        ratio = 0.5;
+    }
+    busBw *= ratio;
+    return busBw;
+}
+
+/// Latency (us) of algorithm a, protocol p.
+double
+Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
+{
+    const TuningTables& t = in.t;
+    const int coll = in.coll;
+    const int intraHw = g.nvlinkIntra ? kHwNvlink : kHwPci;
+    double intraLat = t.hwLat[intraHw][a][p];
+    double interLat = t.hwLat[kHwNet][a][p];
+    if (t.modern && in.ppn == 1)
+    {
+        interLat = t.hwLat[kHwNet][kTree][p];
+    }
+    double lat = t.baseLat[a][p];
+    if (a == kRing)
+    {
+        if (coll == kBroadcast || coll == kReduce)
+        {
+            double hwl = t.hwLat[in.nNodes == 1 ? intraHw : kHwNet][kRing][p];
+            lat += hwl; // rings are the same on every channel (sameChannels)
+        }
+        else
+        {
+            if (in.nNodes > 1)
+            {
+                double overhead = in.netOverheadBase * (p == kSimple ? 3 : 1);
+                intraLat = std::max(intraLat, overhead);
+            }
+            lat += (in.nsteps - in.nInterSteps) * intraLat + in.nInterSteps * interLat;
+        }
+    }
+    else if (a == kTree)
+    {
+        lat += 2 * ((in.ppn - 1) * intraLat + Log2i(uint64_t(in.nNodes)) * interLat);
+    }
+    else if (a == kNvls)
+    {
+        lat = intraLat + (in.nNodes > 1 ? interLat : 0);
+    }
+    else if (a == kNvlsTree)
+    {
+        lat += intraLat + 2 * Log2i(uint64_t(in.nNodes)) * interLat;
+    }
+    else if (a == kPat)
+    {
+        lat = 8.0 + Log2i(uint64_t(in.nNodes)) * interLat / 3.5 + 2.8 * in.nRanks;
+    }
+    return lat;
+}
+
+/// Enable rules: LL128 platform rule, NVLSTree only across nodes, CollNet (and multi-node NVLS,
+/// which needs it) without SHARP switches, PAT only with one rank per node; then NCCL_ALGO and
+/// NCCL_PROTO. A disabled pair gets bandwidth 0.
+void
+ApplyEnableRules(const CostInputs& in, const NcclCommInfo& comm, const EnableMasks& masks,
+                 NcclCostTable& table)
+{
+    const int coll = in.coll;
+    for (int a = 0; a < kAlgos; ++a)
+    {
+        const NcclCommInfo::Graph& g = GraphOf(comm, a);
+        bool algoOn = masks.algo[coll][a];
+        if (a == kNvlsTree && in.nNodes == 1)
+        {
+            algoOn = false;
+        }
+        if (a == kCollNetDirect || a == kCollNetChain || (a == kNvls && in.nNodes > 1))
+        {
+            algoOn = false;
+        }
+        if ((a == kNvls || a == kNvlsTree) && !comm.nvls)
+        {
+            algoOn = false;
+        }
+        if (a == kPat && !comm.pat)
+        {
+            algoOn = false;
+        }
+        for (int p = 0; p < kProtos; ++p)
+        {
+            bool on = algoOn && masks.proto[coll][p];
+            if (p == kLL128 && !g.ll128 && !masks.protoNamed[coll])
+            {
+                // LL128 defaults to "auto": on only where NCCL's platform rule allows it. Once
+                // NCCL_PROTO is given for the function, the list decides (as in NCCL, where
+                // "^LL" enables LL128 explicitly).
+                on = false;
+            }
+            if (!on)
+            {
+                table.bandwidthGBps[a][p] = 0;
+            }
+        }
+    }
+}
+
+/// NCCL's time estimate per algorithm/protocol: latency + bytes / bandwidth, with the tree
+/// correction by size and the multi-node ring Simple latency factor.
+void
+EstimateTimes(const CostInputs& in, const NcclCommInfo& comm, uint64_t nBytes, NcclCostTable& table)
+{
+    const TuningTables& t = in.t;
+    const int coll = in.coll;
+    for (int a = 0; a < kAlgos; ++a)
+    {
+        for (int p = 0; p < kProtos; ++p)
+        {
+            double bw = table.bandwidthGBps[a][p];
+            double lat = table.latencyUs[a][p];
+            if (bw <= 0)
+            {
+                table.timeUs[a][p] = -1;
+                continue;
+            }
+            int logSize = Log2i(nBytes >> 6);
+            int entries = int(t.treeCorrection[p].size());
+            int limit = t.modern ? 23 : entries;
+            if (a == kTree && coll == kAllReduce && logSize >= 0 && logSize < limit &&
+                logSize < entries)
+            {
+                bw *= t.treeCorrection[p][logSize];
+            }
+            if (t.modern && a == kNvlsTree && coll == kAllReduce && comm.minCompCap >= 100 &&
+                logSize >= 0 && logSize < 24 && logSize < entries)
+            {
+                bw *= t.treeCorrection[p][logSize];
+            }
+            if (a == kRing && p == kSimple && in.nNodes > 1 && coll == kAllReduce &&
+                double(nBytes) / (double(comm.channels) * in.nRanks) >= 64)
+            {
+                lat *= comm.minCompCap < 80 ? 1.9 : 1.4;
+            }
+            table.timeUs[a][p] = lat + double(nBytes) / (1000.0 * bw);
+        }
+    }
+}
+} // namespace
+
+void
+ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings,
+             bool applyEnv, NcclCostTable& table)
+{
+    const TuningTables& t = GetTuningTables(settings.ncclVersion);
+    const int coll = FuncOf(call.kind);
+    for (int a = 0; a < kAlgos; ++a)
+    {
+        for (int p = 0; p < kProtos; ++p)
+        {
+            table.latencyUs[a][p] = 0;
+            table.bandwidthGBps[a][p] = 0;
+            table.timeUs[a][p] = -1;
+        }
+    }
+    if (coll < 0 || comm.nRanks <= 1)
+    {
+        return;
+    }
+    const CostInputs in = MakeInputs(t, coll, comm, settings.amdCpu);
+    for (int a = 0; a < kAlgos; ++a)
+    {
+        if (!Supported(t, coll, a))
+        {
+            continue;
+        }
+        const NcclCommInfo::Graph& g = GraphOf(comm, a);
+        for (int p = 0; p < kProtos; ++p)
+        {
+            if ((a == kNvls || a == kNvlsTree || a == kPat || a == kCollNetDirect ||
+                 a == kCollNetChain) &&
+                p != kSimple)
+            {
+                continue;
+            }
+            if (g.nChannels == 0)
+            {
+                continue;
+            }
+            double busBw;
+            if (t.modern)
+            {
+                std::optional<double> bw = ModernBusBandwidth(in, g, a, p);
+                if (!bw)
+                {
+                    continue;
+                }
+                busBw = *bw;
+            }
+            else
+            {
+                busBw = LegacyBusBandwidth(in, g, a, p);
+            }
+            table.bandwidthGBps[a][p] = busBw;
+            table.latencyUs[a][p] = Latency(in, g, a, p);
+        }
+    }
+    ApplyEnableRules(in, comm, ParseEnableMasks(settings.config, applyEnv), table);
+    EstimateTimes(in, comm, call.bytes, table);
+}
+
+double
+PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const CollectivePlan& plan,
+              const CostSettings& settings)
+{
+    const int a = int(plan.algorithm);
+    const int p = int(plan.protocol);
+    const int f = FuncOf(call.kind);
+    if (f < 0 || comm.nRanks <= 1)
+    {
+        return 0;
+    }
+    if (a == kRing && p != kLL && (f == kBroadcast || f == kReduce))
+    {
+        // A Simple chain forwards whole steps, each hop after its own handshake: every hop adds
+        // its step latency. (LL and LL128 forward line by line, so back-to-back operations stream
+        // through the chain and NCCL's one-hop figure for identical rings holds.)
+        const TuningTables& t = GetTuningTables(settings.ncclVersion);
+        const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
+        return t.baseLat[kRing][p] + (comm.nNodes - 1) * t.hwLat[kHwNet][kRing][p] +
+               (comm.nRanks - comm.nNodes) * t.hwLat[intraHw][kRing][p];
+    }
+    NcclCostTable table;
+    ComputeCosts(call, comm, settings, false, table);
+    return table.latencyUs[a][p];
+}
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3

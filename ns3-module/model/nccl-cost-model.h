@@ -1,0 +1,46 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon (collective model, internal): NCCL's cost model (src/graph/tuning.cc): per algorithm
+ * and protocol, the latency and bus bandwidth of a call on a communicator, the enable rules
+ * (platform, environment) and NCCL's time estimate latency + bytes / bandwidth.
+ */
+#ifndef EIDOLON_NCCL_COST_MODEL_H
+#define EIDOLON_NCCL_COST_MODEL_H
+
+#include "collective-model.h"
+
+#include <cstdint>
+
+namespace ns3
+{
+namespace eidolon
+{
+namespace nccl
+{
+
+/// What the cost model takes besides the call and the communicator.
+struct CostSettings
+{
+    uint32_t ncclVersion = 0;
+    NcclConfig config;
+    bool amdCpu = false; //!< NCCL's LL bandwidth row on multi-node, network post overhead
+};
+
+/// NCCL's table for `call` on `comm`. With `applyEnv` false, NCCL_ALGO and NCCL_PROTO are ignored
+/// (NCCL's own choice); the platform rules hold either way. SendRecv and one-rank communicators
+/// get an empty table (every time negative).
+void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm,
+                  const CostSettings& settings, bool applyEnv, NcclCostTable& table);
+
+/// The latency (us) the timing adds to the data movement of `plan`: NCCL's own latency formula
+/// for the algorithm/protocol, except for Simple chains (Broadcast/Reduce on a ring), where every
+/// hop adds its step latency.
+double PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
+                     const CollectivePlan& plan, const CostSettings& settings);
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3
+
+#endif // EIDOLON_NCCL_COST_MODEL_H

@@ -1,0 +1,187 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon: NCCL's choice of algorithm, protocol and channels (src/enqueue.cc topoGetAlgoInfo,
+ * getNChannels/calcCollChunking, scheduleP2pTasksToPlan; nccl-model-facts.md 2.2-2.4).
+ */
+#include "nccl-selection.h"
+
+#include "nccl-indices.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonNcclSelection");
+
+namespace nccl
+{
+namespace
+{
+constexpr uint64_t kMinTrafficPerChannel = 32 * 1024; //!< bytes of traffic per cell
+
+/// The (algorithm, protocol) of least estimated time; false where every time is negative.
+bool
+PickFastest(const NcclCostTable& table, int* bestA, int* bestP, double* best)
+{
+    for (int a = 0; a < kAlgos; ++a)
+    {
+        for (int p = 0; p < kProtos; ++p)
+        {
+            double tt = table.timeUs[a][p];
+            if (tt >= 0 && tt < *best)
+            {
+                *best = tt;
+                *bestA = a;
+                *bestP = p;
+            }
+        }
+    }
+    return *bestA >= 0;
+}
+} // namespace
+
+CollectivePlan
+SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings,
+           uint64_t& fallbacks)
+{
+    CollectivePlan plan;
+    if (call.kind == CollectiveKind::SendRecv)
+    {
+        // Reported: the largest transfer's channels (each transfer picks its own protocol).
+        plan.algorithm = NcclAlgorithm::Ring;
+        plan.protocol = NcclProtocol::Simple;
+        uint64_t largest = 0;
+        for (const auto& tr : call.transfers)
+        {
+            largest = std::max(largest, tr.bytes);
+        }
+        plan.channels = P2pOpChannels(comm, largest);
+        return plan;
+    }
+    if (comm.nRanks <= 1)
+    {
+        return plan; // Ring/Simple, nothing to move
+    }
+    NcclCostTable table;
+    ComputeCosts(call, comm, settings, true, table);
+    int bestA = -1;
+    int bestP = -1;
+    double best = std::numeric_limits<double>::infinity();
+    if (!PickFastest(table, &bestA, &bestP, &best))
+    {
+        // Nothing the environment allows can run here (e.g. NCCL_ALGO=CollNetDirect without
+        // SHARP switches, or NVLS without NVSwitch): fall back to NCCL's own choice.
+        if ((fallbacks++ % 1000) == 0)
+        {
+            NS_LOG_WARN("NCCL_ALGO='" << settings.config.algo << "' NCCL_PROTO='"
+                                      << settings.config.proto
+                                      << "' leave no algorithm/protocol this topology supports for "
+                                      << ToString(call.kind)
+                                      << " (CollNet needs SHARP-capable switches, NVLS an NVSwitch "
+                                         "and sm90+); using NCCL's default choice");
+        }
+        ComputeCosts(call, comm, settings, false, table);
+        PickFastest(table, &bestA, &bestP, &best);
+    }
+    if (bestA < 0)
+    {
+        bestA = kRing;
+        bestP = kSimple;
+        best = 0;
+    }
+    plan.algorithm = NcclAlgorithm(bestA);
+    plan.protocol = NcclProtocol(bestP);
+    plan.ncclEstimateUs = best;
+    plan.channels = OpChannels(call, comm, plan.algorithm, plan.protocol);
+    NS_LOG_DEBUG(ToString(call.kind)
+                 << " " << call.bytes << " B on " << comm.nRanks << " ranks -> "
+                 << ToString(plan.algorithm) << "/" << ToString(plan.protocol) << " x"
+                 << plan.channels << " (NCCL estimate " << plan.ncclEstimateUs << " us)");
+    return plan;
+}
+
+int
+OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
+           NcclProtocol protocol)
+{
+    const int a = int(algorithm);
+    const int p = int(protocol);
+    const uint32_t n = comm.nRanks;
+    int nc;
+    if (a == kNvls)
+    {
+        nc = comm.nNodes == 1 ? comm.nvlsChannels : std::min(comm.nvlsChannels, comm.channels);
+    }
+    else if (a == kNvlsTree)
+    {
+        nc = comm.nvlsChannels;
+    }
+    else
+    {
+        // Fewer channels for small operations: while the op has less than a channel's worth of
+        // bytes per thread, drop a channel (thresholds: LL 8 B/thread x nRanks on rings, LL128
+        // 8, Simple 64; threads 512, LL128 640).
+        nc = comm.channels;
+        int nt = p == kLL128 ? 640 : 512;
+        if (a == kRing && p == kSimple && comm.ring.bwIntra * comm.ring.nChannels <= 12)
+        {
+            nt = 256;
+        }
+        uint64_t thr = p == kSimple ? 64 : 8;
+        if (a == kRing && p == kLL)
+        {
+            thr *= n;
+        }
+        while (nc >= 2 && call.bytes < uint64_t(nc) * nt * thr)
+        {
+            --nc;
+        }
+    }
+    // The scheduler cuts an op into cells of 32 KiB of traffic and fills channels with them.
+    const int f = FuncOf(call.kind);
+    uint64_t perRank = (f == kAllGather || f == kReduceScatter)
+                           ? call.bytes / std::max<uint32_t>(n, 1)
+                           : call.bytes;
+    uint64_t perByte = f == kAllReduce ? 2 : (f == kAllGather || f == kReduceScatter) ? n : 1;
+    uint64_t traffic = perRank * perByte * (p == kLL ? 4 : 1);
+    uint64_t cells =
+        std::max<uint64_t>(1, (traffic + kMinTrafficPerChannel - 1) / kMinTrafficPerChannel);
+    nc = int(std::min<uint64_t>(uint64_t(std::max(nc, 1)), cells));
+    return std::max(nc, 1);
+}
+
+/// Channels NCCL gives one point-to-point operation (scheduleP2pTasksToPlan): start at
+/// nChannelsMin (channels per peer halved until nChannelsMin x nRanks fits the p2p channels), at
+/// least chunk/8 (one node) or chunk/2 (across nodes) per channel, doubled while parts exceed
+/// 32 x chunk (one node) or one chunk (across nodes), up to twice half the per-peer channels.
+int
+P2pOpChannels(const NcclCommInfo& comm, uint64_t bytes)
+{
+    const uint64_t chunk = comm.p2pChunkBytes;
+    const bool multi = comm.nNodes > 1;
+    const uint64_t minPart = multi ? chunk / 2 : chunk / 8;
+    const uint64_t maxPart = multi ? chunk : 32 * chunk;
+    int nMin = std::max(comm.p2pChannelsPerPeer, 1);
+    while (nMin > 1 && uint64_t(nMin) * comm.nRanks > uint64_t(comm.p2pChannels))
+    {
+        nMin /= 2;
+    }
+    int nCh = int(
+        std::min<uint64_t>(uint64_t(nMin), std::max<uint64_t>(1, (bytes + minPart - 1) / minPart)));
+    while (bytes / uint64_t(nCh) > maxPart && nCh <= comm.p2pChannelsPerPeer / 2)
+    {
+        nCh *= 2;
+    }
+    return std::max(nCh, 1);
+}
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3

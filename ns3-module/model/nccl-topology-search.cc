@@ -1,0 +1,738 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon: NCCL's topology search, reproduced (nccl-model-facts.md 3.2-3.6; NCCL 2.30.7
+ * src/graph/search.cc, connect.cc, trees.cc, src/init.cc for the channel counts).
+ */
+#include "nccl-topology-search.h"
+
+#include "nccl-indices.h"
+#include "nccl-tuning-tables.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonNcclTopologySearch");
+
+namespace nccl
+{
+namespace
+{
+constexpr int kSearchMaxChannels = 32; //!< ring search maxChannels
+/// NCCL's PCIe figure over the link rate after encoding: Gen5 x16 is 48 GB/s to NCCL (16 lanes x
+/// 240 / 80) where the link carries 63 GB/s; Gen4 x16 is 24 against 31.5.
+constexpr double kNcclPcieFactor = 48.0 / 63.0;
+
+/// NCCL's per-link NVLink bandwidth (GB/s) by compute capability (src/graph/topo.h).
+double
+NcclNvlinkPerLink(int cc)
+{
+    if (cc >= 100)
+    {
+        return 40.1;
+    }
+    if (cc >= 90)
+    {
+        return 20.6;
+    }
+    if (cc == 86)
+    {
+        return 12.0;
+    }
+    if (cc >= 70)
+    {
+        return 20.0;
+    }
+    return 18.0;
+}
+
+/// Candidate per-channel speeds of NCCL's search (GB/s), src/graph/search.cc.
+const std::vector<double>&
+IntraSpeeds(int cc, uint32_t version)
+{
+    static const std::vector<double> sm80 = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+    static const std::vector<double> sm90 = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+    static const std::vector<double> sm100 = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+    static const std::vector<double> sm100Old = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18};
+    if (cc >= 100)
+    {
+        return version >= 22902 ? sm100 : sm100Old; // 45.0 added in 2.29.2
+    }
+    return cc >= 90 ? sm90 : sm80;
+}
+
+const std::vector<double>&
+InterSpeeds(int cc)
+{
+    static const std::vector<double> sm80 = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
+                                             7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
+    static const std::vector<double> sm90 = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
+                                             15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+    static const std::vector<double> sm100 = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
+                                              20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
+    if (cc >= 100)
+    {
+        return sm100;
+    }
+    return cc >= 90 ? sm90 : sm80;
+}
+
+/// NCCL's double binary tree over node indices (src/graph/trees.cc, restated): parent of r in
+/// the first tree, -1 for the root.
+int
+BtreeParent(int n, int r)
+{
+    if (r == 0)
+    {
+        return -1;
+    }
+    int bit = 1;
+    while (bit < n && !(bit & r))
+    {
+        bit <<= 1;
+    }
+    int up = (r ^ bit) | (bit << 1);
+    if (up >= n)
+    {
+        up = r ^ bit;
+    }
+    return up;
+}
+
+/// Parent of node r in tree t (0 or 1): the second tree is the mirror image (even n) or the first
+/// shifted by one node (odd n), so every node is a leaf in (roughly) one of them.
+int
+DtreeParent(int n, int r, int t)
+{
+    if (t == 0)
+    {
+        return BtreeParent(n, r);
+    }
+    if (n % 2 == 1)
+    {
+        int p = BtreeParent(n, (r - 1 + n) % n);
+        return p < 0 ? -1 : (p + 1) % n;
+    }
+    int p = BtreeParent(n, n - 1 - r);
+    return p < 0 ? -1 : n - 1 - p;
+}
+
+/// What the topology says about one rank's GPU.
+struct GpuFacts
+{
+    uint32_t device = 0;
+    int32_t node = -1;
+    int32_t local = -1;
+    int cc = 0;
+    double nvlink = 0; //!< bytes/s, all NVLink links of the GPU
+    bool nvswitch = false;
+    uint32_t nvswitchDevice = 0;
+    double pcie = 0;    //!< bytes/s of the GPU's PCIe uplink
+    int64_t nic = -1;   //!< nearest NIC device
+    double nicBw = 0;   //!< bytes/s of that NIC's network port
+    double nicPath = 0; //!< bytes/s, narrowest PCIe link between GPU and NIC
+    double rawPerLink = 25e9;
+    double hbm = 0;
+};
+
+/// What NCCL's search sees of the communicator as a whole (GB/s).
+struct CommBandwidths
+{
+    bool nvlinkAll = true; //!< every GPU has NVLink
+    double intraTotal = 0; //!< intra-node bandwidth per GPU, the smallest
+    double pathBw = 0;     //!< GPU to NIC to network, the narrowest
+    double nicBwMin = 0;   //!< NIC port, the smallest
+    uint32_t nicsPerNode = 0;
+};
+
+/// The nearest NIC over PCIe switches (the GPU-NIC affinity NCCL relies on), preferring the NIC
+/// of the GPU's own local index at the same depth, and the narrowest PCIe link on the way.
+void
+FindNearestNic(const Topology& topo, const DeviceLinks& links, GpuFacts& f)
+{
+    struct Visit
+    {
+        uint32_t dev;
+        int depth;
+        double narrow;
+    };
+    std::deque<Visit> queue{{f.device, 0, std::numeric_limits<double>::infinity()}};
+    std::set<uint32_t> seen{f.device};
+    int foundDepth = -1;
+    while (!queue.empty())
+    {
+        Visit v = queue.front();
+        queue.pop_front();
+        if (foundDepth >= 0 && v.depth > foundDepth)
+        {
+            break;
+        }
+        for (uint32_t li : links[v.dev])
+        {
+            const Link& l = topo.Links()[li];
+            uint32_t other = l.a == v.dev ? l.b : l.a;
+            if (seen.count(other) || l.kind != LinkKind::Pcie)
+            {
+                continue;
+            }
+            seen.insert(other);
+            const Device& od = topo.GetDevice(other);
+            double narrow = std::min(v.narrow, l.bandwidth);
+            if (od.kind == DeviceKind::Nic)
+            {
+                bool better = f.nic < 0 || (od.localIndex == f.local &&
+                                            topo.GetDevice(uint32_t(f.nic)).localIndex != f.local);
+                if (better)
+                {
+                    f.nic = other;
+                    f.nicPath = narrow;
+                    foundDepth = v.depth + 1;
+                }
+            }
+            else if (od.kind == DeviceKind::PcieSwitch && v.depth < 3)
+            {
+                queue.push_back({other, v.depth + 1, narrow});
+            }
+        }
+    }
+    if (f.nic >= 0)
+    {
+        for (uint32_t li : links[uint32_t(f.nic)])
+        {
+            const Link& l = topo.Links()[li];
+            if (l.kind == LinkKind::Net)
+            {
+                f.nicBw = std::max(f.nicBw, l.bandwidth);
+            }
+        }
+    }
+}
+
+/// Comm rank `rank`'s GPU: its architecture from the GPU spec (sm90 when the topology has none),
+/// its NVLink and PCIe bandwidth, its NVSwitch and its nearest NIC.
+GpuFacts
+DescribeGpu(const Topology& topo, const DeviceLinks& links, uint32_t rank, uint32_t device)
+{
+    GpuFacts f;
+    f.device = device;
+    const Device& d = topo.GetDevice(device);
+    NS_ABORT_MSG_UNLESS(d.kind == DeviceKind::Gpu, "CollectiveModel: comm rank "
+                                                       << rank << " is device '" << d.name
+                                                       << "', not a GPU");
+    f.node = d.node;
+    f.local = d.localIndex;
+    f.cc = 90;
+    try
+    {
+        const GpuSpec& spec = topo.GpuSpecOf(uint32_t(d.gpuIndex));
+        f.cc = spec.computeCapabilityMajor * 10 + spec.computeCapabilityMinor;
+        if (spec.nvlinkLinks > 0 && spec.nvlinkBandwidth > 0)
+        {
+            f.rawPerLink = spec.nvlinkBandwidth / spec.nvlinkLinks;
+        }
+        f.hbm = spec.hbmBandwidth;
+    }
+    catch (const std::exception& e)
+    {
+        NS_LOG_WARN("no GPU spec for " << d.name << " (" << e.what() << "): assuming sm90");
+    }
+    for (uint32_t li : links[device])
+    {
+        const Link& l = topo.Links()[li];
+        uint32_t other = l.a == device ? l.b : l.a;
+        const Device& od = topo.GetDevice(other);
+        if (l.kind == LinkKind::NvLink)
+        {
+            f.nvlink += l.bandwidth;
+            if (od.kind == DeviceKind::NvSwitch)
+            {
+                f.nvswitch = true;
+                f.nvswitchDevice = other;
+            }
+        }
+        else if (l.kind == LinkKind::Pcie)
+        {
+            f.pcie = std::max(f.pcie, l.bandwidth);
+        }
+    }
+    FindNearestNic(topo, links, f);
+    return f;
+}
+
+/// NCCL's view of the bandwidths (GB/s): NVLink at `nvlinkEff` of its line rate (PCIe at 48/63
+/// when some GPU has no NVLink), the GPU-NIC path and the NIC ports, NICs per node.
+CommBandwidths
+SummarizeBandwidths(const std::vector<GpuFacts>& facts,
+                    const std::map<int32_t, std::vector<uint32_t>>& byNode, double nvlinkEff)
+{
+    CommBandwidths b;
+    for (const GpuFacts& f : facts)
+    {
+        b.nvlinkAll = b.nvlinkAll && f.nvlink > 0;
+    }
+    double intraTotal = std::numeric_limits<double>::infinity();
+    double pathBw = std::numeric_limits<double>::infinity();
+    double nicBwMin = std::numeric_limits<double>::infinity();
+    for (const GpuFacts& f : facts)
+    {
+        double bw = b.nvlinkAll ? f.nvlink * nvlinkEff / 1e9 : f.pcie * kNcclPcieFactor / 1e9;
+        intraTotal = std::min(intraTotal, bw);
+        if (f.nic >= 0)
+        {
+            pathBw = std::min(pathBw, std::min(f.nicBw / 1e9, f.nicPath * kNcclPcieFactor / 1e9));
+            nicBwMin = std::min(nicBwMin, f.nicBw / 1e9);
+        }
+        else
+        {
+            pathBw = std::min(pathBw, 0.1);
+            nicBwMin = std::min(nicBwMin, 0.1);
+        }
+    }
+    if (!std::isfinite(intraTotal) || intraTotal <= 0)
+    {
+        intraTotal = 0.1;
+    }
+    uint32_t nicsPerNode = std::numeric_limits<uint32_t>::max();
+    for (const auto& [node, ranks] : byNode)
+    {
+        std::set<int64_t> nics;
+        for (uint32_t r : ranks)
+        {
+            if (facts[r].nic >= 0)
+            {
+                nics.insert(facts[r].nic);
+            }
+        }
+        nicsPerNode = std::min<uint32_t>(nicsPerNode, std::max<uint32_t>(1, uint32_t(nics.size())));
+    }
+    b.intraTotal = intraTotal;
+    b.pathBw = pathBw;
+    b.nicBwMin = nicBwMin;
+    b.nicsPerNode = nicsPerNode;
+    return b;
+}
+
+/// Search rule: a solution is doubled (per-channel bandwidth halved) unless its speed is below
+/// 25 GB/s or, on sm90+, below 50 GB/s with more than 4 channels.
+void
+DuplicateGraph(NcclCommInfo::Graph& g, int minCompCap)
+{
+    if (g.nChannels == 0 || g.bwIntra < 25 ||
+        (minCompCap > 80 && g.bwIntra < 50 && g.nChannels > 4))
+    {
+        return;
+    }
+    int n = std::min(2 * g.nChannels, kSearchMaxChannels);
+    double f = double(g.nChannels) / n;
+    g.nChannels = n;
+    g.bwIntra *= f;
+    g.bwInter *= f;
+}
+
+/// The ring graph: on one node the speed of NCCL's per-arch list giving the most channels x speed
+/// within the GPU's intra-node bandwidth; across nodes the same over the NICs (channels per NIC
+/// port, limited by the intra-node hops a ring makes on each node).
+NcclCommInfo::Graph
+SearchRing(const NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& intra,
+           const std::vector<double>& inter)
+{
+    NcclCommInfo::Graph ring;
+    ring.nvlinkIntra = b.nvlinkAll;
+    double best = 0;
+    if (c.nNodes == 1)
+    {
+        for (double s : intra)
+        {
+            if (s > b.intraTotal + 1e-9)
+            {
+                continue;
+            }
+            int n = std::min(kSearchMaxChannels, int(std::floor(b.intraTotal / s + 1e-9)));
+            if (n * s > best + 1e-9)
+            {
+                best = n * s;
+                ring.nChannels = n;
+                ring.bwIntra = ring.bwInter = s;
+            }
+        }
+    }
+    else
+    {
+        for (double s : inter)
+        {
+            if (s > b.pathBw + 1e-9)
+            {
+                continue;
+            }
+            int n = int(b.nicsPerNode) * std::max(0, int(std::floor(b.nicBwMin / s + 1e-9)));
+            if (c.ppn > 1)
+            {
+                n = std::min(n, int(std::floor(b.intraTotal / (s * (c.ppn - 1) / c.ppn) + 1e-9)));
+            }
+            n = std::min(n, kSearchMaxChannels);
+            if (n > 0 && n * s > best + 1e-9)
+            {
+                best = n * s;
+                ring.nChannels = n;
+                ring.bwIntra = ring.bwInter = s;
+            }
+        }
+    }
+    if (ring.nChannels == 0)
+    {
+        ring.nChannels = 1;
+        ring.bwIntra = ring.bwInter = 0.1;
+    }
+    return ring;
+}
+
+/// The tree graph: the ring's solution; across nodes, pass 2 raises its intra bandwidth (up to
+/// twice the inter one) where the NVLink chain has room for it.
+NcclCommInfo::Graph
+SearchTree(const NcclCommInfo::Graph& ring, const NcclCommInfo& c, const CommBandwidths& b,
+           const std::vector<double>& intra)
+{
+    NcclCommInfo::Graph tree = ring;
+    if (c.nNodes > 1)
+    {
+        for (double s : intra)
+        {
+            if (s > tree.bwIntra && s <= 2 * tree.bwInter &&
+                tree.nChannels * s <= b.intraTotal + 1e-9)
+            {
+                tree.bwIntra = s;
+                break;
+            }
+        }
+    }
+    return tree;
+}
+
+/// NVLS graph: one channel per head GPU (all GPUs on one node, the NIC GPUs across nodes); every
+/// GPU link carries bw per head and the head's 2 bw. Sets c.nvlsGraph and c.nvls where usable.
+void
+SearchNvls(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& intra,
+           const std::vector<double>& inter, const SearchSettings& settings)
+{
+    const bool nvlsEnv =
+        settings.config.nvlsEnable == -1 ? settings.nvlsMulticast : settings.config.nvlsEnable != 0;
+    const bool nvlsHw = c.nvswitch && c.minCompCap >= 90 && nvlsEnv;
+    if (!nvlsHw || c.ppn < 2)
+    {
+        return;
+    }
+    NcclCommInfo::Graph nv;
+    nv.nvlinkIntra = true;
+    const uint32_t heads =
+        c.nNodes == 1 ? std::min<uint32_t>(32, c.ppn) : std::min<uint32_t>(c.ppn, b.nicsPerNode);
+    const auto& speeds = c.nNodes == 1 ? intra : inter;
+    for (double s : speeds)
+    {
+        if ((heads + 1) * s <= b.intraTotal + 1e-9 && (c.nNodes == 1 || s <= b.pathBw + 1e-9))
+        {
+            nv.bwIntra = nv.bwInter = s;
+            break;
+        }
+    }
+    if (nv.bwIntra > 0)
+    {
+        nv.nChannels = int(heads);
+        double top = c.nNodes == 1 ? intra.front() : 0;
+        if (c.nNodes > 1)
+        {
+            for (double s : inter)
+            {
+                if (s <= b.pathBw + 1e-9)
+                {
+                    top = s;
+                    break;
+                }
+            }
+        }
+        nv.bwInter = std::max(nv.bwIntra, std::min(2 * nv.bwIntra, top));
+    }
+    if (nv.nChannels >= 2)
+    {
+        c.nvlsGraph = nv;
+        c.nvls = true;
+    }
+}
+
+/// comm.nChannels: min(ring, tree), doubled in Postset (channel c and c+n share a ring and use
+/// the two trees), doubled again on sm90+ multi-node rings faster than 45 GB/s with fewer than 16
+/// channels; then NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS. And the NVLS CTAs.
+void
+SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config)
+{
+    int ch = std::min(c.ring.nChannels, c.tree.nChannels);
+    ch = std::min(kMaxChannels, 2 * ch);
+    if (c.minCompCap >= 90 && c.nNodes > 1 && c.ring.bwIntra > 45 && ch < 16)
+    {
+        ch = std::min(kMaxChannels, 2 * ch);
+    }
+    const int maxCtas = config.maxChannels > 0 ? config.maxChannels : kMaxChannels;
+    const int minCtas = config.minChannels > 0 ? config.minChannels : 1;
+    ch = std::min(ch, maxCtas);
+    ch = std::min(kMaxChannels, std::max(ch, minCtas));
+    c.channels = ch;
+
+    int nvlsCh = 16;
+    if (c.minCompCap >= 100)
+    {
+        nvlsCh = c.nNodes == 1 ? 24 : 32;
+        if (c.nNodes > 1)
+        {
+            if (c.nNodes == 2 && b.nicBwMin >= 48)
+            {
+                nvlsCh = 32;
+            }
+            else if (b.nicBwMin >= 96)
+            {
+                nvlsCh = c.ppn <= 8 ? 24 : 32;
+            }
+            else if (b.nicBwMin >= 48)
+            {
+                nvlsCh = 24;
+            }
+        }
+    }
+    if (config.nvlsChannels > 0)
+    {
+        nvlsCh = config.nvlsChannels;
+    }
+    c.nvlsChannels = std::min(maxCtas, std::max(minCtas, nvlsCh));
+}
+
+/// p2p: chunk, channels per peer (NVLink peers 2 x links, PCI peers 2, network peers
+/// ceil(NIC GB/s / 14)), rounded to powers of two.
+void
+SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b)
+{
+    c.p2pChunkBytes = c.nNodes > 1 ? 131072 : (b.nvlinkAll ? 524288 : 131072);
+    int perPeer;
+    if (c.nNodes > 1)
+    {
+        perPeer = std::max(1, int(std::ceil(b.nicBwMin / 14.0)));
+    }
+    else if (b.nvlinkAll)
+    {
+        perPeer = 2 * std::max(1, int(b.intraTotal / NcclNvlinkPerLink(c.minCompCap) + 1e-9));
+    }
+    else
+    {
+        perPeer = 2;
+    }
+    c.p2pChannels = int(Pow2Up(uint32_t(std::min(c.channels, kMaxChannels))));
+    perPeer = std::min(int(Pow2Up(uint32_t(perPeer))), c.p2pChannels);
+    if (c.nNodes > 1)
+    {
+        const int maxPeers = int(c.nRanks) - 1;
+        while (perPeer > 1 && perPeer * ((maxPeers + 7) / 8) > c.p2pChannels)
+        {
+            perPeer /= 2;
+        }
+    }
+    c.p2pChannelsPerPeer = perPeer;
+}
+
+/// The graphs and channels of a communicator of two or more ranks.
+void
+SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& settings)
+{
+    const TuningTables& tables = GetTuningTables(settings.ncclVersion);
+    const auto& intra = IntraSpeeds(c.minCompCap, settings.ncclVersion);
+    const auto& inter = InterSpeeds(c.minCompCap);
+    NcclCommInfo::Graph ring = SearchRing(c, b, intra, inter);
+    NcclCommInfo::Graph tree = SearchTree(ring, c, b, intra);
+    DuplicateGraph(ring, c.minCompCap);
+    DuplicateGraph(tree, c.minCompCap);
+    // LL128: NVLink (or NVLink through one GPU) inside nodes, NIC within a PCIe switch or,
+    // on sm90+, reached through PXN; same compute capability or sm90+.
+    bool ll128 =
+        b.nvlinkAll && (c.minCompCap == c.maxCompCap || c.minCompCap >= 90) && c.minCompCap >= 70;
+    if (!tables.modern)
+    {
+        ll128 = ll128 && c.minCompCap == c.maxCompCap &&
+                (c.minCompCap == 70 || c.minCompCap == 80 || c.minCompCap == 90);
+    }
+    ring.ll128 = tree.ll128 = ll128;
+    c.ring = ring;
+    c.tree = tree;
+    SearchNvls(c, b, intra, inter, settings);
+    const NcclConfig& config = settings.config;
+    c.pat = (config.patEnable != 0) && c.minCompCap >= 60 && c.nNodes == c.nRanks &&
+            (tables.modern || config.patEnable == 1);
+    SetChannels(c, b, config);
+    SetP2pChannels(c, b);
+}
+} // namespace
+
+DeviceLinks
+IndexDeviceLinks(const Topology& topology)
+{
+    DeviceLinks links(topology.Devices().size());
+    for (uint32_t i = 0; i < topology.Links().size(); ++i)
+    {
+        links[topology.Links()[i].a].push_back(i);
+        links[topology.Links()[i].b].push_back(i);
+    }
+    return links;
+}
+
+NcclCommInfo
+SearchCommunicator(const Topology& topology, const DeviceLinks& links,
+                   const std::vector<uint32_t>& gpus, const SearchSettings& settings)
+{
+    NcclCommInfo c;
+    c.nRanks = uint32_t(gpus.size());
+    NS_ABORT_MSG_IF(gpus.empty(), "CollectiveModel: communicator without ranks");
+
+    std::vector<GpuFacts> facts;
+    std::map<int32_t, std::vector<uint32_t>> byNode; // node -> comm ranks
+    for (uint32_t r = 0; r < gpus.size(); ++r)
+    {
+        facts.push_back(DescribeGpu(topology, links, r, gpus[r]));
+        byNode[facts.back().node].push_back(r);
+    }
+    c.nNodes = uint32_t(byNode.size());
+    c.ppn = c.nRanks / c.nNodes;
+    c.minCompCap = std::numeric_limits<int>::max();
+    c.maxCompCap = 0;
+    c.nvswitch = true;
+    for (const GpuFacts& f : facts)
+    {
+        c.minCompCap = std::min(c.minCompCap, f.cc);
+        c.maxCompCap = std::max(c.maxCompCap, f.cc);
+        c.nvswitch = c.nvswitch && f.nvswitch;
+    }
+    // NVLink payload efficiency: NCCL's per-link figure over the GPU's per-link line rate.
+    c.nvlinkEfficiency =
+        settings.nvlinkEfficiency > 0
+            ? settings.nvlinkEfficiency
+            : std::min(1.0, NcclNvlinkPerLink(c.minCompCap) * 1e9 / facts[0].rawPerLink);
+    c.channelBandwidth = settings.channelBandwidth > 0 ? settings.channelBandwidth
+                                                       : NcclNvlinkPerLink(c.minCompCap) * 1e9;
+    const TuningTables& tables = GetTuningTables(settings.ncclVersion);
+    const int ccIdx = CompCapIndex(c.minCompCap);
+    c.nvlsEfficiency =
+        settings.nvlsEfficiency > 0 ? settings.nvlsEfficiency : tables.nvlsEff[ccIdx];
+    if (tables.nvlsEff[ccIdx] == 0 && settings.nvlsEfficiency == 0)
+    {
+        c.nvlsEfficiency = 0.85;
+    }
+
+    if (c.nRanks > 1)
+    {
+        SearchGraphs(c, SummarizeBandwidths(facts, byNode, c.nvlinkEfficiency), settings);
+    }
+    else
+    {
+        c.channels = 1;
+        c.nvlsChannels = 1;
+        c.p2pChannels = 1;
+        c.p2pChannelsPerPeer = 1;
+        c.p2pChunkBytes = 524288;
+    }
+    NS_LOG_INFO("comm of " << c.nRanks << " ranks on " << c.nNodes << " nodes: sm" << c.minCompCap
+                           << ", ring " << c.ring.nChannels << "x" << c.ring.bwIntra << "/"
+                           << c.ring.bwInter << ", tree " << c.tree.nChannels << "x"
+                           << c.tree.bwIntra << "/" << c.tree.bwInter << ", nvls "
+                           << c.nvlsGraph.nChannels << "x" << c.nvlsGraph.bwIntra << "/"
+                           << c.nvlsGraph.bwInter << ", channels " << c.channels << ", nvls "
+                           << c.nvlsChannels);
+    return c;
+}
+
+std::vector<std::vector<uint32_t>>
+GroupRanksByNode(const Topology& topology, const std::vector<uint32_t>& gpus, NodeOrder order)
+{
+    std::vector<std::vector<uint32_t>> nodes;
+    std::map<int32_t, size_t> index;
+    for (uint32_t r = 0; r < gpus.size(); ++r)
+    {
+        int32_t node = topology.GetDevice(gpus[r]).node;
+        auto it = index.find(node);
+        if (it == index.end())
+        {
+            it = index.emplace(node, nodes.size()).first;
+            nodes.emplace_back();
+        }
+        nodes[it->second].push_back(r);
+    }
+    for (auto& ranks : nodes)
+    {
+        std::stable_sort(ranks.begin(), ranks.end(),
+                         [&](uint32_t x, uint32_t y) {
+                             return topology.GetDevice(gpus[x]).localIndex <
+                                    topology.GetDevice(gpus[y]).localIndex;
+                         });
+    }
+    if (order == NodeOrder::NodeId)
+    {
+        std::vector<std::vector<uint32_t>> byId;
+        for (const auto& [node, i] : index)
+        {
+            byId.push_back(std::move(nodes[i]));
+        }
+        return byId;
+    }
+    return nodes;
+}
+
+std::vector<std::vector<uint32_t>>
+RingOrders(const Topology& topology, const std::vector<uint32_t>& gpus, int channels)
+{
+    const auto nodes = GroupRanksByNode(topology, gpus, NodeOrder::FirstRank);
+    std::vector<std::vector<uint32_t>> rings(channels);
+    for (int c = 0; c < channels; ++c)
+    {
+        for (size_t k = 0; k < nodes.size(); ++k)
+        {
+            const auto& local = nodes[k];
+            const uint32_t g = uint32_t(local.size());
+            const uint32_t r = uint32_t(c) % g;
+            for (uint32_t i = 0; i < g; ++i)
+            {
+                uint32_t idx = (k % 2 == 0) ? (r + i) % g : (r + g - 1 - i) % g;
+                rings[c].push_back(local[idx]);
+            }
+        }
+    }
+    return rings;
+}
+
+NodeTree
+DoubleBinaryTree(int nNodes, int tree)
+{
+    NodeTree t;
+    t.children.resize(size_t(nNodes));
+    for (int k = 0; k < nNodes; ++k)
+    {
+        int parent = DtreeParent(nNodes, k, tree);
+        if (parent < 0)
+        {
+            t.root = k;
+        }
+        else
+        {
+            t.children[parent].push_back(k);
+        }
+    }
+    return t;
+}
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3

@@ -1,0 +1,472 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * eidolon: NCCL's p2p schedule for a group of sends and receives, timed as flows
+ * (doc/collective-model.md, "p2p schedule"; nccl-model-facts.md).
+ */
+#include "p2p-schedule.h"
+
+#include "nccl-indices.h"
+#include "nccl-selection.h"
+#include "nccl-tuning-tables.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace ns3
+{
+namespace eidolon
+{
+
+NS_LOG_COMPONENT_DEFINE("EidolonP2pSchedule");
+
+namespace nccl
+{
+namespace
+{
+constexpr uint64_t kP2pLlThreshold = 16384; //!< NCCL_P2P_LL_THRESHOLD per channel
+constexpr int kP2pWarps = 20;         //!< NCCL_MAX_NTHREADS (640) / WARP_SIZE: the p2p kernel's CTA
+constexpr int kP2pWorksPerBatch = 8;  //!< NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+constexpr int kP2pLoneSendWarps = 10; //!< send warps of a lone send+recv work (20 -> 10 + 9)
+constexpr int kP2pLoneRecvWarps = 9;
+
+/// NCCL's p2p schedule (init.cc ncclP2pSchedule): round -> (node delta, local delta), the same
+/// for every rank; in round k a rank sends to (node + nodeDelta, local + localDelta) and receives
+/// from (node - nodeDelta, local - localDelta). Both loops walk the deltas 0, 1, 3, 6, 10, ...
+/// (mod the next power of two), skipping those out of range. Returns roundOf[nodeDelta * nLocals
+/// + localDelta].
+std::vector<int>
+P2pRounds(uint32_t nNodes, uint32_t nLocals)
+{
+    std::vector<int> roundOf(size_t(nNodes) * nLocals, -1);
+    const uint32_t nodesPow2 = Pow2Up(nNodes);
+    const uint32_t localsPow2 = Pow2Up(nLocals);
+    int round = 0;
+    uint32_t nodeRound = 0;
+    uint32_t nodeDelta = 0;
+    do
+    {
+        if (nodeDelta < nNodes)
+        {
+            uint32_t localRound = 0;
+            uint32_t localDelta = 0;
+            do
+            {
+                if (localDelta < nLocals)
+                {
+                    roundOf[size_t(nodeDelta) * nLocals + localDelta] = round++;
+                }
+                ++localRound;
+                localDelta = (localDelta + localRound) & (localsPow2 - 1);
+            } while (localRound != localsPow2);
+        }
+        ++nodeRound;
+        nodeDelta = (nodeDelta + nodeRound) & (nodesPow2 - 1);
+    } while (nodeRound != nodesPow2);
+    return roundOf;
+}
+
+/// First p2p channel of a round (channel.h ncclP2pChannelBaseForRound): the round itself on one
+/// node; across nodes nodeDelta x ceil(nLocals / 8) + localDelta / 8 (rounds of one batch group
+/// share a base); bit-reversed over log2(p2pnChannels) bits. Part p of an op runs on channel
+/// (base + p) mod p2pnChannels (device.h ncclP2pChannelForPart).
+int
+P2pChannelBase(int round, uint32_t nNodes, uint32_t nLocals, int p2pChannels)
+{
+    int base = round;
+    if (nNodes > 1)
+    {
+        const int group = round / int(nLocals);
+        const int local = round % int(nLocals);
+        base = group * int((nLocals + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch) +
+               local / kP2pWorksPerBatch;
+    }
+    int bits = 0;
+    while ((1 << bits) < p2pChannels)
+    {
+        ++bits;
+    }
+    base &= p2pChannels - 1;
+    int rev = 0;
+    for (int b = 0; b < bits; ++b)
+    {
+        rev |= ((base >> b) & 1) << (bits - 1 - b);
+    }
+    return rev;
+}
+
+/// Warps one work gets when `works` works share a p2p CTA (sendrecv.h RunWorkBatch::run):
+/// nWarps / works each; with both a send and a recv part on this channel the recv gets
+/// (w - 1) / 2 (w / 2 when w <= 4) and the send the rest of the pair, else all w go one way.
+void
+P2pWarps(int works, bool send, bool recv, int* sendWarps, int* recvWarps)
+{
+    const int w = kP2pWarps / std::max(works, 1);
+    if (send && recv)
+    {
+        *recvWarps = w <= 4 ? w / 2 : (w - 1) / 2;
+        *sendWarps = w <= 4 ? *recvWarps : *recvWarps + 1;
+    }
+    else
+    {
+        *sendWarps = send ? w : 0;
+        *recvWarps = recv ? w : 0;
+    }
+}
+
+/// Completion bookkeeping of a group: each rank ends when its own transfers have.
+struct SendRecvJob
+{
+    CollectiveModel::DoneCallback done;
+    std::vector<uint32_t> rankOutstanding;
+
+    void Finish(uint32_t r)
+    {
+        if (--rankOutstanding[r] == 0 && !done.IsNull())
+        {
+            done(r);
+        }
+    }
+};
+
+/// NCCL's p2p schedule of one group (enqueue.cc scheduleP2pTasksToPlan / addP2pToPlan): a
+/// transfer runs in the round of its (node, local) delta, on its op's channels from that round's
+/// base; every rank's works on one channel form one batch per group of 8 rounds, and the batch
+/// splits the CTA's warps among them (sendrecv.h). A transfer's channel rate is the CTA's figure
+/// scaled by the warps its send (on the source) and recv (on the destination) get, over the
+/// batches sharing that channel (run one after another, taken as time shares).
+class P2pLayout
+{
+public:
+    P2pLayout(const Topology& topo, const CollectiveCall& call, const NcclCommInfo& comm);
+
+    /// Channels of transfer i (in call.transfers order).
+    int OpChannels(size_t i) const { return m_opChannels[i]; }
+    /// The round of a transfer from comm rank s to d.
+    int RoundFor(uint32_t s, uint32_t d) const;
+    /// The CTAs' worth of rate of a transfer's nCh parts in round k: per part the smaller of the
+    /// send's share on the source and the recv's share on the destination.
+    double Ctas(uint32_t src, uint32_t dst, int k, int nCh) const;
+
+private:
+    struct Work
+    {
+        int sendParts = 0;
+        int recvParts = 0;
+    };
+
+    /// Fraction of a lone CTA's rate the send (or recv) of round k on channel c of rank r gets.
+    double CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const;
+    int ChannelBase(int k) const { return P2pChannelBase(k, m_nNodes, m_nLocals, m_nP2p); }
+
+    int m_nP2p;
+    std::vector<uint32_t> m_rankNode;
+    std::vector<uint32_t> m_rankLocal;
+    uint32_t m_nNodes = 1;
+    uint32_t m_nLocals = 1;
+    std::vector<int> m_roundOf;
+    std::vector<std::map<int, Work>> m_works; //!< [rank][round]
+    std::vector<int> m_opChannels;
+    /// [rank][channel]: the rounds with a part there
+    std::vector<std::vector<std::vector<int>>> m_channelRounds;
+};
+
+P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const NcclCommInfo& comm)
+    : m_nP2p(std::max(comm.p2pChannels, 1))
+{
+    const uint32_t n = uint32_t(call.gpus.size());
+    m_rankNode.assign(n, 0);
+    m_rankLocal.assign(n, 0);
+    std::vector<uint32_t> nodeCount;
+    std::map<int32_t, uint32_t> nodeIndex;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        auto it = nodeIndex.emplace(topo.GetDevice(call.gpus[r]).node, uint32_t(nodeIndex.size()));
+        if (it.second)
+        {
+            nodeCount.push_back(0);
+        }
+        m_rankNode[r] = it.first->second;
+        m_rankLocal[r] = nodeCount[m_rankNode[r]]++;
+    }
+    m_nNodes = std::max<uint32_t>(1, uint32_t(nodeCount.size()));
+    for (uint32_t c : nodeCount)
+    {
+        m_nLocals = std::max(m_nLocals, c);
+    }
+    m_roundOf = P2pRounds(m_nNodes, m_nLocals);
+    m_works.resize(n);
+    m_opChannels.reserve(call.transfers.size());
+    for (const auto& tr : call.transfers)
+    {
+        const int nCh = P2pOpChannels(comm, tr.bytes);
+        m_opChannels.push_back(nCh);
+        const int k = tr.srcRank == tr.dstRank ? 0 : RoundFor(tr.srcRank, tr.dstRank);
+        auto& ws = m_works[tr.srcRank][k];
+        ws.sendParts = std::max(ws.sendParts, nCh);
+        auto& wr = m_works[tr.dstRank][k];
+        wr.recvParts = std::max(wr.recvParts, nCh);
+    }
+    m_channelRounds.assign(n, std::vector<std::vector<int>>(size_t(m_nP2p)));
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (const auto& [k, w] : m_works[r])
+        {
+            const int base = ChannelBase(k);
+            const int parts = std::min(std::max(w.sendParts, w.recvParts), m_nP2p);
+            for (int part = 0; part < parts; ++part)
+            {
+                m_channelRounds[r][size_t((base + part) & (m_nP2p - 1))].push_back(k);
+            }
+        }
+    }
+}
+
+int
+P2pLayout::RoundFor(uint32_t s, uint32_t d) const
+{
+    const uint32_t nd = (m_rankNode[d] + m_nNodes - m_rankNode[s]) % m_nNodes;
+    const uint32_t ld = (m_rankLocal[d] + m_nLocals - m_rankLocal[s]) % m_nLocals;
+    return std::max(0, m_roundOf[size_t(nd) * m_nLocals + ld]);
+}
+
+double
+P2pLayout::CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const
+{
+    const auto& rounds = m_channelRounds[r][size_t(c)];
+    std::set<int> batches;
+    int inBatch = 0;
+    for (int other : rounds)
+    {
+        batches.insert(other / kP2pWorksPerBatch);
+        inBatch += (other / kP2pWorksPerBatch == k / kP2pWorksPerBatch) ? 1 : 0;
+    }
+    const Work& w = m_works[r].at(k);
+    int sw = 0;
+    int rw = 0;
+    P2pWarps(std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts, part < w.recvParts, &sw,
+             &rw);
+    const double f = sendSide ? std::min(1.0, double(sw) / kP2pLoneSendWarps)
+                              : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
+    return f / double(std::max<size_t>(1, batches.size()));
+}
+
+double
+P2pLayout::Ctas(uint32_t src, uint32_t dst, int k, int nCh) const
+{
+    const int base = ChannelBase(k);
+    double ctas = 0;
+    for (int part = 0; part < nCh; ++part)
+    {
+        const int c = (base + part) & (m_nP2p - 1);
+        ctas += std::min(CtaShare(src, k, c, part, true), CtaShare(dst, k, c, part, false));
+    }
+    return ctas;
+}
+
+/// A copy inside the GPU's memory (a rank sending to itself): read and write at HBM speed.
+void
+PostSelfCopy(const Topology& topo, uint32_t gpu, uint32_t rank, uint64_t bytes, Time start,
+             std::shared_ptr<SendRecvJob> job)
+{
+    double hbm = 0;
+    try
+    {
+        hbm = topo.GpuSpecOf(uint32_t(topo.GetDevice(gpu).gpuIndex)).hbmBandwidth;
+    }
+    catch (const std::exception&)
+    {
+        hbm = 0;
+    }
+    Time dt = hbm > 0 ? NanoSeconds(int64_t(std::ceil(2.0 * bytes / hbm * 1e9))) : Time(0);
+    ScheduleAt(start + dt, [job, rank]() { job->Finish(rank); });
+}
+
+/// The path of a transfer between GPUs: with PXN across nodes between different local indices,
+/// the destination's rail, reached over NVLink through the GPU of the destination's local index
+/// on the sending node (`viaProxy`); else the direct route.
+std::vector<uint32_t>
+TransferPath(const ScheduleContext& ctx, uint32_t src, uint32_t dst, uint64_t hash, bool* viaProxy)
+{
+    const Topology& topo = *ctx.topology;
+    const Device& sd = topo.GetDevice(src);
+    const Device& dd = topo.GetDevice(dst);
+    std::vector<uint32_t> path;
+    *viaProxy = false;
+    if (sd.node != dd.node && ctx.pxn && sd.localIndex != dd.localIndex)
+    {
+        int64_t proxy = -1;
+        for (uint32_t g : topo.GpusOfNode(uint32_t(sd.node)))
+        {
+            if (topo.GetDevice(g).localIndex == dd.localIndex)
+            {
+                proxy = g;
+            }
+        }
+        if (proxy >= 0)
+        {
+            path = topo.Route(src, uint32_t(proxy), hash);
+            auto rest = topo.Route(uint32_t(proxy), dst, hash);
+            path.insert(path.end(), rest.begin(), rest.end());
+            *viaProxy = true;
+        }
+    }
+    if (path.empty())
+    {
+        path = topo.Route(src, dst, hash);
+    }
+    return path;
+}
+
+/// Posts transfer `index` (1-based, in call.transfers order) between two GPUs as one flow: LL for
+/// small intra-node transfers, Simple otherwise; the rate of its parts' CTA shares; NCCL's ring
+/// step latency of the path's class.
+void
+PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
+             const P2pLayout& layout, uint64_t index, Time start, std::shared_ptr<SendRecvJob> job)
+{
+    const Topology& topo = *ctx.topology;
+    const TuningTables& t = GetTuningTables(ctx.ncclVersion);
+    const CollectiveCall::Transfer& tr = call.transfers[index - 1];
+    const uint32_t src = call.gpus[tr.srcRank];
+    const uint32_t dst = call.gpus[tr.dstRank];
+    const bool sameNode = topo.GetDevice(src).node == topo.GetDevice(dst).node;
+    const uint64_t hash = call.tag * 0x9e3779b97f4a7c15ULL ^ (index * 0xc2b2ae3d27d4eb4fULL);
+    bool viaProxy = false;
+    std::vector<uint32_t> path = TransferPath(ctx, src, dst, hash, &viaProxy);
+    const uint64_t chunk = comm.p2pChunkBytes;
+    const int nCh = layout.OpChannels(index - 1);
+    // LL for small intra-node transfers (network connections have no LL buffers).
+    const int p = (sameNode && tr.bytes <= uint64_t(nCh) * kP2pLlThreshold) ? kLL : kSimple;
+    const double eProto = ctx.protocolEfficiency[p];
+    bool net = false;
+    bool nvl = true;
+    for (uint32_t ch : path)
+    {
+        net = net || topo.ChannelKind(ch) == LinkKind::Net;
+        nvl = nvl && topo.ChannelKind(ch) == LinkKind::NvLink;
+    }
+    const double eLink = BottleneckEfficiency(ctx, path, comm.nvlinkEfficiency);
+    const int hw = net ? kHwNet : (nvl ? kHwNvlink : kHwPci);
+    const double latUs = t.baseLat[kRing][p] + t.hwLat[hw][kRing][p];
+    FlowSpec spec;
+    spec.src = src;
+    spec.dst = dst;
+    double payload = double(tr.bytes);
+    if (viaProxy)
+    {
+        // The proxy GPU forwards whole chunks: one more chunk-time.
+        payload += std::min<double>(double(chunk), double(tr.bytes) / nCh);
+    }
+    spec.bytes = uint64_t(std::ceil(payload / (eProto * eLink)));
+    spec.start = start;
+    spec.tag = call.tag ^ (index * 0x100000001b3ULL);
+    // The transfer's parts on their channels: each at the CTA figure times its warp share.
+    const int k = layout.RoundFor(tr.srcRank, tr.dstRank);
+    const double ctas = layout.Ctas(tr.srcRank, tr.dstRank, k, nCh);
+    if (sameNode && p == kSimple && !viaProxy)
+    {
+        // P2P transport between processes (no direct pointer): the sender fills the receiver's
+        // FIFO one p2p chunk (step) at a time and the receiver's warps copy each step out once it
+        // has landed, so every channel's part ends one step after its last step arrives: one more
+        // chunk (or the whole part if smaller) per channel.
+        const uint64_t partBytes = (((tr.bytes + nCh - 1) / nCh) + 4095) / 4096 * 4096;
+        for (int part = 0; part < nCh; ++part)
+        {
+            const uint64_t beg = std::min<uint64_t>(uint64_t(part) * partBytes, tr.bytes);
+            const uint64_t end = std::min<uint64_t>(uint64_t(part + 1) * partBytes, tr.bytes);
+            payload += double(std::min<uint64_t>(chunk, end - beg));
+        }
+        spec.bytes = uint64_t(std::ceil(payload / (eProto * eLink)));
+    }
+    spec.rateCap = ctas * comm.channelBandwidth * eProto / (eProto * eLink);
+    const int64_t pathNs = topo.PathLatencyNs(path);
+    spec.extraLatency =
+        NanoSeconds(std::max<int64_t>(0, int64_t(std::llround(latUs * 1000)) - pathNs));
+    spec.path = std::move(path);
+    const uint32_t rs = tr.srcRank;
+    const uint32_t rd = tr.dstRank;
+    if (tr.bytes == 0)
+    {
+        ScheduleAt(start + NanoSeconds(int64_t(std::llround(latUs * 1000))),
+                   [job, rs, rd]()
+                   {
+                       job->Finish(rs);
+                       job->Finish(rd);
+                   });
+        return;
+    }
+    ctx.network->AddFlow(spec,
+                         [job, rs, rd](const FlowRecord&)
+                         {
+                             job->Finish(rs);
+                             job->Finish(rd);
+                         });
+}
+} // namespace
+
+void
+PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
+             const std::vector<Time>& starts, CollectiveModel::DoneCallback done)
+{
+    const Topology& topo = *ctx.topology;
+    const uint32_t n = uint32_t(call.gpus.size());
+    auto job = std::make_shared<SendRecvJob>();
+    job->done = done;
+    job->rankOutstanding.assign(n, 0);
+    for (const auto& tr : call.transfers)
+    {
+        NS_ABORT_MSG_UNLESS(tr.srcRank < n && tr.dstRank < n,
+                            "CollectiveModel: transfer " << tr.srcRank << "->" << tr.dstRank
+                                                         << " outside a comm of " << n << " ranks");
+        if (tr.srcRank == tr.dstRank)
+        {
+            ++job->rankOutstanding[tr.srcRank];
+        }
+        else
+        {
+            ++job->rankOutstanding[tr.srcRank];
+            ++job->rankOutstanding[tr.dstRank];
+        }
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        if (job->rankOutstanding[r] == 0)
+        {
+            ScheduleAt(starts[r],
+                       [job, r]()
+                       {
+                           if (!job->done.IsNull())
+                           {
+                               job->done(r);
+                           }
+                       });
+        }
+    }
+    const P2pLayout layout(topo, call, comm);
+    uint64_t index = 0;
+    for (const auto& tr : call.transfers)
+    {
+        ++index;
+        const uint32_t src = call.gpus[tr.srcRank];
+        const uint32_t dst = call.gpus[tr.dstRank];
+        const Time start = std::max(starts[tr.srcRank], starts[tr.dstRank]);
+        if (src == dst || tr.srcRank == tr.dstRank)
+        {
+            PostSelfCopy(topo, src, tr.srcRank, tr.bytes, start, job);
+            continue;
+        }
+        PostTransfer(ctx, call, comm, layout, index, start, job);
+    }
+}
+
+} // namespace nccl
+} // namespace eidolon
+} // namespace ns3
