@@ -3,7 +3,7 @@
 #include "ns3/cluster-helper.h"
 #include "rank-launcher.h"
 #include "run-report.h"
-#include "sim-server.h"
+#include "sim-endpoint.h"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <iostream>
 
-namespace eidolon::sim
+namespace eidolon::tools
 {
 namespace
 {
@@ -44,7 +44,7 @@ RunSimulation(const RunArguments& args)
     {
         throw std::runtime_error("--launch must be gpu, node or attach, not '" + args.launch + "'");
     }
-    SimOptions options;
+    sim::SimOptions options;
     options.topologyPath = ns3::eidolon::ClusterHelper::ResolveTopologyPath(args.topology);
     options.model = args.model;
     options.transport = args.transport;
@@ -59,11 +59,11 @@ RunSimulation(const RunArguments& args)
             options.ncclEnvironment[name] = value;
         }
     }
-    options.endpoint =
+    std::string address =
         attach ? args.endpoint
                : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
                              std::chrono::steady_clock::now().time_since_epoch().count());
-    if (options.endpoint.empty())
+    if (address.empty())
     {
         throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
     }
@@ -95,7 +95,7 @@ RunSimulation(const RunArguments& args)
         const char* oldPath = std::getenv("LD_LIBRARY_PATH");
         common["LD_LIBRARY_PATH"] =
             libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
-        common["EIDOLON_SIM_ENDPOINT"] = options.endpoint;
+        common["EIDOLON_SIM_ENDPOINT"] = address;
         common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
         common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
         std::string port = eidolon::run::FreeLoopbackPort();
@@ -130,7 +130,8 @@ RunSimulation(const RunArguments& args)
     }
 
     std::ostream& log = std::cerr;
-    SimServer server(options, log);
+    eidolon::bridge::SimEndpoint endpoint(options, address, log);
+    sim::Simulation& simulation = endpoint.Simulation();
     std::filesystem::create_directories(args.out);
 
     bool progress = args.progress == "on" || (args.progress == "auto" && isatty(STDERR_FILENO));
@@ -150,8 +151,7 @@ RunSimulation(const RunArguments& args)
     { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
     if (attach)
     {
-        log << fmt::format("eidolon-sim: waiting for {} rank(s) at {}\n", args.ranks,
-                           options.endpoint);
+        log << fmt::format("eidolon-sim: waiting for {} rank(s) at {}\n", args.ranks, address);
     }
     else
     {
@@ -170,7 +170,7 @@ RunSimulation(const RunArguments& args)
         }
         if (step)
         {
-            server.Step(std::chrono::milliseconds(20), items);
+            endpoint.Step(std::chrono::milliseconds(20), items);
         }
         else
         {
@@ -185,25 +185,26 @@ RunSimulation(const RunArguments& args)
         }
         for (const auto& exit : launcher.Reap())
         {
-            server.OnProcessExit(
-                ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
+            simulation.OnProcessExit(
+                sim::ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
         }
     };
-    while (!server.Finished())
+    while (!simulation.Finished())
     {
         pump(true);
         if (!attach && !launchedDone && launcher.Running() == 0)
         {
             launchedDone = true;
-            server.OnLaunchedProcessesDone();
+            simulation.OnLaunchedProcessesDone();
         }
         if (progress && wall() - lastProgress > 0.5)
         {
             lastProgress = wall();
             std::cerr << "\r\033[K"
-                      << eidolon::run::ProgressLine(
-                             server.VirtualNowNs(), wall(), server.Running(), server.Blocked(),
-                             std::max(server.Connected(), options.expectedProcesses))
+                      << sim::ProgressLine(
+                             simulation.VirtualNowNs(), wall(), simulation.Running(),
+                             simulation.Blocked(),
+                             std::max(simulation.Connected(), options.expectedProcesses))
                       << std::flush;
             progressShown = true;
         }
@@ -211,27 +212,27 @@ RunSimulation(const RunArguments& args)
     clearProgress();
     // The ranks' last output (a program's stdout is flushed at exit) and exit statuses.
     auto drainUntil =
-        std::chrono::steady_clock::now() + std::chrono::seconds(server.Failed() ? 0 : 10);
+        std::chrono::steady_clock::now() + std::chrono::seconds(simulation.Failed() ? 0 : 10);
     while (!attach && launcher.Running() > 0 && std::chrono::steady_clock::now() < drainUntil)
     {
         pump(false);
     }
-    if ((server.Failed() || launcher.Running() > 0) && !attach)
+    if ((simulation.Failed() || launcher.Running() > 0) && !attach)
     {
         for (const auto& exit : launcher.TerminateAll(std::chrono::milliseconds(3000)))
         {
-            server.OnProcessExit(
-                ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
+            simulation.OnProcessExit(
+                sim::ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
         }
     }
-    auto report = server.Report(wall());
-    eidolon::run::WriteSummaryJson(report, args.out + "/summary.json");
-    eidolon::run::WriteTraceJson(report, args.out + "/trace.json");
+    auto report = simulation.Report(wall());
+    sim::WriteSummaryJson(report, args.out + "/summary.json");
+    sim::WriteTraceJson(report, args.out + "/trace.json");
     std::cout << std::flush;
-    eidolon::run::PrintSummaryTable(report, std::cerr);
+    sim::PrintSummaryTable(report, std::cerr);
     std::cerr << fmt::format("eidolon: wrote {}/summary.json and {}/trace.json\n", args.out,
                              args.out);
-    if (server.Failed())
+    if (simulation.Failed())
     {
         return 1;
     }
@@ -245,4 +246,4 @@ RunSimulation(const RunArguments& args)
     return 0;
 }
 
-} // namespace eidolon::sim
+} // namespace eidolon::tools
