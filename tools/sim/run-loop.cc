@@ -32,8 +32,11 @@ SelfDirectory()
 
 } // namespace
 
-int
-RunSimulation(const RunArguments& args)
+namespace
+{
+
+sim::SimOptions
+OptionsFrom(const RunArguments& args)
 {
     bool attach = args.launch == "attach";
     if (!attach && args.command.empty())
@@ -59,15 +62,15 @@ RunSimulation(const RunArguments& args)
             options.ncclEnvironment[name] = value;
         }
     }
-    std::string address =
-        attach ? args.endpoint
-               : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
-                             std::chrono::steady_clock::now().time_since_epoch().count());
-    if (address.empty())
-    {
-        throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
-    }
+    options.expectedProcesses = args.ranks; // attach; a launch counts its own below
+    return options;
+}
 
+// The processes to launch (none in attach mode), whose ranks connect to `address`; sets how many
+// the simulator expects.
+std::vector<eidolon::run::RankProcess>
+PlanRanks(const RunArguments& args, const std::string& address, sim::SimOptions& options)
+{
     // Which GPUs take part: the whole topology, the first N GPUs, or N nodes of M GPUs.
     auto topology = ns3::eidolon::ClusterHelper().ReadTopology(options.topologyPath);
     int topoNodes = int(topology->NodeCount());
@@ -86,48 +89,60 @@ RunSimulation(const RunArguments& args)
                         options.topologyPath, nodes, perNode, topoNodes, topoPerNode));
     }
     int totalGpus = args.gpus > 0 ? args.gpus : nodes * perNode;
-
     std::vector<eidolon::run::RankProcess> processes;
-    if (!attach)
+    if (args.launch == "attach")
     {
-        std::map<std::string, std::string> common;
-        std::string libDir = SelfDirectory() + "/../lib/gpu-emu";
-        const char* oldPath = std::getenv("LD_LIBRARY_PATH");
-        common["LD_LIBRARY_PATH"] =
-            libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
-        common["EIDOLON_SIM_ENDPOINT"] = address;
-        common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
-        common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
-        std::string port = eidolon::run::FreeLoopbackPort();
-        if (args.launch == "gpu")
-        {
-            processes = eidolon::run::PerGpuProcesses(args.command, nodes, perNode, port, common);
-            processes.resize(size_t(totalGpus)); // --gpus N may end inside a node
-            for (auto& p : processes)
-            {
-                p.env["WORLD_SIZE"] = std::to_string(totalGpus);
-            }
-            options.expectedProcesses = totalGpus;
-        }
-        else
-        {
-            processes = eidolon::run::PerNodeProcesses(args.command, nodes, perNode, port, common);
-            for (size_t k = 0; k < processes.size(); ++k)
-            {
-                // A program that drives every GPU of its node (nccl-tests -g M) is process k of
-                // `nodes`; a launcher such as torchrun sets its workers' own values over these.
-                processes[k].env["RANK"] = std::to_string(k);
-                processes[k].env["WORLD_SIZE"] = std::to_string(nodes);
-                processes[k].env["LOCAL_RANK"] = "0";
-                processes[k].env["LOCAL_WORLD_SIZE"] = "1";
-            }
-            options.expectedProcesses = nodes;
-        }
+        return processes;
     }
-    else
+    std::map<std::string, std::string> common;
+    std::string libDir = SelfDirectory() + "/../lib/gpu-emu";
+    const char* oldPath = std::getenv("LD_LIBRARY_PATH");
+    common["LD_LIBRARY_PATH"] = libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
+    common["EIDOLON_SIM_ENDPOINT"] = address;
+    common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
+    common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
+    std::string port = eidolon::run::FreeLoopbackPort();
+    if (args.launch == "gpu")
     {
-        options.expectedProcesses = args.ranks;
+        processes = eidolon::run::PerGpuProcesses(args.command, nodes, perNode, port, common);
+        processes.resize(size_t(totalGpus)); // --gpus N may end inside a node
+        for (auto& p : processes)
+        {
+            p.env["WORLD_SIZE"] = std::to_string(totalGpus);
+        }
+        options.expectedProcesses = totalGpus;
+        return processes;
     }
+    processes = eidolon::run::PerNodeProcesses(args.command, nodes, perNode, port, common);
+    for (size_t k = 0; k < processes.size(); ++k)
+    {
+        // A program that drives every GPU of its node (nccl-tests -g M) is process k of
+        // `nodes`; a launcher such as torchrun sets its workers' own values over these.
+        processes[k].env["RANK"] = std::to_string(k);
+        processes[k].env["WORLD_SIZE"] = std::to_string(nodes);
+        processes[k].env["LOCAL_RANK"] = "0";
+        processes[k].env["LOCAL_WORLD_SIZE"] = "1";
+    }
+    options.expectedProcesses = nodes;
+    return processes;
+}
+
+} // namespace
+
+int
+RunSimulation(const RunArguments& args)
+{
+    bool attach = args.launch == "attach";
+    sim::SimOptions options = OptionsFrom(args);
+    std::string address =
+        attach ? args.endpoint
+               : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
+                             std::chrono::steady_clock::now().time_since_epoch().count());
+    if (address.empty())
+    {
+        throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
+    }
+    std::vector<eidolon::run::RankProcess> processes = PlanRanks(args, address, options);
 
     std::ostream& log = std::cerr;
     eidolon::bridge::SimEndpoint endpoint(options, address, log);
