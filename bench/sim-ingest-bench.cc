@@ -1,10 +1,10 @@
 // How fast eidolon-sim ingests records (target: at least 1 million per second on one core).
-// Serialized batches go through SimServer::Deliver exactly as the ROUTER hands them over
+// Serialized batches go through SimEndpoint::Deliver exactly as the ROUTER hands them over
 // (protobuf parse, per-record handling, dependency propagation), each followed by the step the
 // run loop takes after draining its socket (advance to the horizon, fold finished statistics),
 // without the socket itself.
 // Prints a table: record kind, records, wall seconds, records per second.
-#include "sim-server.h"
+#include "sim-endpoint.h"
 #include "wire-version.h"
 
 #include "ns3/nstime.h"
@@ -43,7 +43,7 @@ Measure(const char* kind, int batches, int perBatch)
     options.topologyPath = "default";
     options.watchdogSeconds = 0;
     std::ostringstream log;
-    sim::SimServer server(options, log);
+    bridge::SimEndpoint server(options, "", log);
     wire::Envelope hello = NewEnvelope();
     hello.mutable_hello()->set_name("rank0");
     hello.mutable_hello()->set_world_rank(0);

@@ -11,7 +11,7 @@ namespace eidolon::tools
 namespace
 {
 void
-AddCommonOptions(CLI::App* cmd, eidolon::sim::RunArguments& a)
+AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
 {
     cmd->add_option("--topology", a.topology, "cluster description (shipped name or path)")
         ->capture_default_str();
@@ -41,7 +41,7 @@ AddCommonOptions(CLI::App* cmd, eidolon::sim::RunArguments& a)
 void
 RegisterRunCommands(CLI::App& app)
 {
-    auto run = std::make_shared<eidolon::sim::RunArguments>();
+    auto run = std::make_shared<eidolon::tools::RunArguments>();
     auto* cmd = app.add_subcommand("run", "run a GPU program on the simulated cluster");
     AddCommonOptions(cmd, *run);
     auto* gpus = cmd->add_option("--gpus", run->gpus, "use the first N GPUs of the topology");
@@ -53,9 +53,9 @@ RegisterRunCommands(CLI::App& app)
         ->check(CLI::IsMember({"gpu", "node"}))
         ->capture_default_str();
     cmd->add_option("command", run->command, "PROGRAM ARGS (after --)")->required();
-    cmd->callback([run] { std::exit(eidolon::sim::RunSimulation(*run)); });
+    cmd->callback([run] { std::exit(eidolon::tools::RunSimulation(*run)); });
 
-    auto attach = std::make_shared<eidolon::sim::RunArguments>();
+    auto attach = std::make_shared<eidolon::tools::RunArguments>();
     attach->launch = "attach";
     auto* sim = app.add_subcommand(
         "sim", "the simulator alone: ranks started elsewhere (mpirun, srun) connect over tcp://");
@@ -64,6 +64,6 @@ RegisterRunCommands(CLI::App& app)
                     "where ranks connect, e.g. tcp://127.0.0.1:5555")
         ->required();
     sim->add_option("--ranks", attach->ranks, "processes that will connect")->required();
-    sim->callback([attach] { std::exit(eidolon::sim::RunSimulation(*attach)); });
+    sim->callback([attach] { std::exit(eidolon::tools::RunSimulation(*attach)); });
 }
 } // namespace eidolon::tools

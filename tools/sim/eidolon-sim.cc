@@ -12,7 +12,7 @@ int
 main(int argc, char** argv)
 {
     ns3::Time::SetResolution(ns3::Time::PS);
-    eidolon::sim::RunArguments args;
+    eidolon::tools::RunArguments args;
     args.launch = "attach";
     CLI::App app{"eidolon-sim: the simulator side of eidolon; ranks connect to --endpoint"};
     app.add_option("--topology", args.topology, "cluster description (shipped name or path)")
@@ -39,7 +39,7 @@ main(int argc, char** argv)
     CLI11_PARSE(app, argc, argv);
     try
     {
-        return eidolon::sim::RunSimulation(args);
+        return eidolon::tools::RunSimulation(args);
     }
     catch (const std::exception& e)
     {

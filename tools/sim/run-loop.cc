@@ -3,7 +3,7 @@
 #include "ns3/cluster-helper.h"
 #include "rank-launcher.h"
 #include "run-report.h"
-#include "sim-server.h"
+#include "sim-endpoint.h"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <iostream>
 
-namespace eidolon::sim
+namespace eidolon::tools
 {
 namespace
 {
@@ -32,8 +32,11 @@ SelfDirectory()
 
 } // namespace
 
-int
-RunSimulation(const RunArguments& args)
+namespace
+{
+
+sim::SimOptions
+OptionsFrom(const RunArguments& args)
 {
     bool attach = args.launch == "attach";
     if (!attach && args.command.empty())
@@ -44,7 +47,7 @@ RunSimulation(const RunArguments& args)
     {
         throw std::runtime_error("--launch must be gpu, node or attach, not '" + args.launch + "'");
     }
-    SimOptions options;
+    sim::SimOptions options;
     options.topologyPath = ns3::eidolon::ClusterHelper::ResolveTopologyPath(args.topology);
     options.model = args.model;
     options.transport = args.transport;
@@ -59,15 +62,15 @@ RunSimulation(const RunArguments& args)
             options.ncclEnvironment[name] = value;
         }
     }
-    options.endpoint =
-        attach ? args.endpoint
-               : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
-                             std::chrono::steady_clock::now().time_since_epoch().count());
-    if (options.endpoint.empty())
-    {
-        throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
-    }
+    options.expectedProcesses = args.ranks; // attach; a launch counts its own below
+    return options;
+}
 
+// The processes to launch (none in attach mode), whose ranks connect to `address`; sets how many
+// the simulator expects.
+std::vector<eidolon::run::RankProcess>
+PlanRanks(const RunArguments& args, const std::string& address, sim::SimOptions& options)
+{
     // Which GPUs take part: the whole topology, the first N GPUs, or N nodes of M GPUs.
     auto topology = ns3::eidolon::ClusterHelper().ReadTopology(options.topologyPath);
     int topoNodes = int(topology->NodeCount());
@@ -86,51 +89,64 @@ RunSimulation(const RunArguments& args)
                         options.topologyPath, nodes, perNode, topoNodes, topoPerNode));
     }
     int totalGpus = args.gpus > 0 ? args.gpus : nodes * perNode;
-
     std::vector<eidolon::run::RankProcess> processes;
-    if (!attach)
+    if (args.launch == "attach")
     {
-        std::map<std::string, std::string> common;
-        std::string libDir = SelfDirectory() + "/../lib/gpu-emu";
-        const char* oldPath = std::getenv("LD_LIBRARY_PATH");
-        common["LD_LIBRARY_PATH"] =
-            libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
-        common["EIDOLON_SIM_ENDPOINT"] = options.endpoint;
-        common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
-        common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
-        std::string port = eidolon::run::FreeLoopbackPort();
-        if (args.launch == "gpu")
-        {
-            processes = eidolon::run::PerGpuProcesses(args.command, nodes, perNode, port, common);
-            processes.resize(size_t(totalGpus)); // --gpus N may end inside a node
-            for (auto& p : processes)
-            {
-                p.env["WORLD_SIZE"] = std::to_string(totalGpus);
-            }
-            options.expectedProcesses = totalGpus;
-        }
-        else
-        {
-            processes = eidolon::run::PerNodeProcesses(args.command, nodes, perNode, port, common);
-            for (size_t k = 0; k < processes.size(); ++k)
-            {
-                // A program that drives every GPU of its node (nccl-tests -g M) is process k of
-                // `nodes`; a launcher such as torchrun sets its workers' own values over these.
-                processes[k].env["RANK"] = std::to_string(k);
-                processes[k].env["WORLD_SIZE"] = std::to_string(nodes);
-                processes[k].env["LOCAL_RANK"] = "0";
-                processes[k].env["LOCAL_WORLD_SIZE"] = "1";
-            }
-            options.expectedProcesses = nodes;
-        }
+        return processes;
     }
-    else
+    std::map<std::string, std::string> common;
+    std::string libDir = SelfDirectory() + "/../lib/gpu-emu";
+    const char* oldPath = std::getenv("LD_LIBRARY_PATH");
+    common["LD_LIBRARY_PATH"] = libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
+    common["EIDOLON_SIM_ENDPOINT"] = address;
+    common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
+    common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
+    std::string port = eidolon::run::FreeLoopbackPort();
+    if (args.launch == "gpu")
     {
-        options.expectedProcesses = args.ranks;
+        processes = eidolon::run::PerGpuProcesses(args.command, nodes, perNode, port, common);
+        processes.resize(size_t(totalGpus)); // --gpus N may end inside a node
+        for (auto& p : processes)
+        {
+            p.env["WORLD_SIZE"] = std::to_string(totalGpus);
+        }
+        options.expectedProcesses = totalGpus;
+        return processes;
     }
+    processes = eidolon::run::PerNodeProcesses(args.command, nodes, perNode, port, common);
+    for (size_t k = 0; k < processes.size(); ++k)
+    {
+        // A program that drives every GPU of its node (nccl-tests -g M) is process k of
+        // `nodes`; a launcher such as torchrun sets its workers' own values over these.
+        processes[k].env["RANK"] = std::to_string(k);
+        processes[k].env["WORLD_SIZE"] = std::to_string(nodes);
+        processes[k].env["LOCAL_RANK"] = "0";
+        processes[k].env["LOCAL_WORLD_SIZE"] = "1";
+    }
+    options.expectedProcesses = nodes;
+    return processes;
+}
+
+} // namespace
+
+int
+RunSimulation(const RunArguments& args)
+{
+    bool attach = args.launch == "attach";
+    sim::SimOptions options = OptionsFrom(args);
+    std::string address =
+        attach ? args.endpoint
+               : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
+                             std::chrono::steady_clock::now().time_since_epoch().count());
+    if (address.empty())
+    {
+        throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
+    }
+    std::vector<eidolon::run::RankProcess> processes = PlanRanks(args, address, options);
 
     std::ostream& log = std::cerr;
-    SimServer server(options, log);
+    eidolon::bridge::SimEndpoint endpoint(options, address, log);
+    sim::Simulation& simulation = endpoint.Simulation();
     std::filesystem::create_directories(args.out);
 
     bool progress = args.progress == "on" || (args.progress == "auto" && isatty(STDERR_FILENO));
@@ -150,8 +166,7 @@ RunSimulation(const RunArguments& args)
     { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
     if (attach)
     {
-        log << fmt::format("eidolon-sim: waiting for {} rank(s) at {}\n", args.ranks,
-                           options.endpoint);
+        log << fmt::format("eidolon-sim: waiting for {} rank(s) at {}\n", args.ranks, address);
     }
     else
     {
@@ -170,7 +185,7 @@ RunSimulation(const RunArguments& args)
         }
         if (step)
         {
-            server.Step(std::chrono::milliseconds(20), items);
+            endpoint.Step(std::chrono::milliseconds(20), items);
         }
         else
         {
@@ -185,25 +200,26 @@ RunSimulation(const RunArguments& args)
         }
         for (const auto& exit : launcher.Reap())
         {
-            server.OnProcessExit(
-                ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
+            simulation.OnProcessExit(
+                sim::ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
         }
     };
-    while (!server.Finished())
+    while (!simulation.Finished())
     {
         pump(true);
         if (!attach && !launchedDone && launcher.Running() == 0)
         {
             launchedDone = true;
-            server.OnLaunchedProcessesDone();
+            simulation.OnLaunchedProcessesDone();
         }
         if (progress && wall() - lastProgress > 0.5)
         {
             lastProgress = wall();
             std::cerr << "\r\033[K"
-                      << eidolon::run::ProgressLine(
-                             server.VirtualNowNs(), wall(), server.Running(), server.Blocked(),
-                             std::max(server.Connected(), options.expectedProcesses))
+                      << sim::ProgressLine(
+                             simulation.VirtualNowNs(), wall(), simulation.Running(),
+                             simulation.Blocked(),
+                             std::max(simulation.Connected(), options.expectedProcesses))
                       << std::flush;
             progressShown = true;
         }
@@ -211,27 +227,27 @@ RunSimulation(const RunArguments& args)
     clearProgress();
     // The ranks' last output (a program's stdout is flushed at exit) and exit statuses.
     auto drainUntil =
-        std::chrono::steady_clock::now() + std::chrono::seconds(server.Failed() ? 0 : 10);
+        std::chrono::steady_clock::now() + std::chrono::seconds(simulation.Failed() ? 0 : 10);
     while (!attach && launcher.Running() > 0 && std::chrono::steady_clock::now() < drainUntil)
     {
         pump(false);
     }
-    if ((server.Failed() || launcher.Running() > 0) && !attach)
+    if ((simulation.Failed() || launcher.Running() > 0) && !attach)
     {
         for (const auto& exit : launcher.TerminateAll(std::chrono::milliseconds(3000)))
         {
-            server.OnProcessExit(
-                ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
+            simulation.OnProcessExit(
+                sim::ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
         }
     }
-    auto report = server.Report(wall());
-    eidolon::run::WriteSummaryJson(report, args.out + "/summary.json");
-    eidolon::run::WriteTraceJson(report, args.out + "/trace.json");
+    auto report = simulation.Report(wall());
+    sim::WriteSummaryJson(report, args.out + "/summary.json");
+    sim::WriteTraceJson(report, args.out + "/trace.json");
     std::cout << std::flush;
-    eidolon::run::PrintSummaryTable(report, std::cerr);
+    sim::PrintSummaryTable(report, std::cerr);
     std::cerr << fmt::format("eidolon: wrote {}/summary.json and {}/trace.json\n", args.out,
                              args.out);
-    if (server.Failed())
+    if (simulation.Failed())
     {
         return 1;
     }
@@ -245,4 +261,4 @@ RunSimulation(const RunArguments& args)
     return 0;
 }
 
-} // namespace eidolon::sim
+} // namespace eidolon::tools

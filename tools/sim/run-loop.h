@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace eidolon::sim
+namespace eidolon::tools
 {
 
 struct RunArguments
@@ -29,4 +29,4 @@ struct RunArguments
 // Runs the simulation; returns the process exit status (0: every rank succeeded).
 int RunSimulation(const RunArguments& arguments);
 
-} // namespace eidolon::sim
+} // namespace eidolon::tools

@@ -1,7 +1,8 @@
-// eidolon-sim's core without sockets: messages go in through SimServer::Deliver, as the ROUTER
-// would hand them over. Expected times are worked out by hand in the comments.
-#define BOOST_TEST_MODULE sim_server
-#include "sim-server.h"
+// eidolon-sim's endpoint (bridge/server) and the simulator core behind it, without a socket:
+// messages go in through SimEndpoint::Deliver, as the ROUTER would hand them over. Expected times
+// are worked out by hand in the comments.
+#define BOOST_TEST_MODULE sim_endpoint
+#include "sim-endpoint.h"
 #include "wire-version.h"
 
 #include "ns3/nstime.h"
@@ -121,7 +122,7 @@ struct BatchBuilder
 };
 
 void
-Settle(sim::SimServer& server)
+Settle(bridge::SimEndpoint& server)
 {
     std::vector<zmq::pollitem_t> none;
     for (int i = 0; i < 5; ++i)
@@ -135,7 +136,8 @@ Settle(sim::SimServer& server)
 BOOST_AUTO_TEST_CASE(chains_fold_and_propagate)
 {
     std::ostringstream log;
-    sim::SimServer server(Options(), log);
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
     server.Deliver("p0", Hello("rank0", 0, 1));
     BatchBuilder batch(1, 0);
     // Record 1: no dependencies, ready at 10 ns; the folded chain ends at max(s + 5, 20) = 20.
@@ -145,16 +147,17 @@ BOOST_AUTO_TEST_CASE(chains_fold_and_propagate)
     // Record 3 waits on record 2 but is not ready before 100: ends at max(100 + 7, 0) = 107.
     batch.Chain(3, 0, {2}, 100, 7, 0);
     server.Deliver("p0", batch.Bytes());
-    BOOST_TEST(server.RecordEndNs(0, 1) == 20.0);
-    BOOST_TEST(server.RecordEndNs(0, 2) == 23.0);
-    BOOST_TEST(server.RecordEndNs(0, 3) == 107.0);
+    BOOST_TEST(simulation.RecordEndNs(0, 1) == 20.0);
+    BOOST_TEST(simulation.RecordEndNs(0, 2) == 23.0);
+    BOOST_TEST(simulation.RecordEndNs(0, 3) == 107.0);
     BOOST_TEST(log.str().empty());
 }
 
 BOOST_AUTO_TEST_CASE(batches_from_two_threads_are_put_back_in_order)
 {
     std::ostringstream log;
-    sim::SimServer server(Options(), log);
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
     server.Deliver("p0", Hello("rank0", 0, 1));
     wire::Envelope thread = Envelope();
     thread.mutable_thread_hello()->set_process_token("rank0");
@@ -164,17 +167,18 @@ BOOST_AUTO_TEST_CASE(batches_from_two_threads_are_put_back_in_order)
     BatchBuilder first(1, 10);
     first.Chain(1, 0, {}, 10, 6, 0);
     server.Deliver("p0-thread2", second.Bytes()); // overtakes the first batch
-    BOOST_TEST(server.RecordEndNs(0, 2) == -1.0);
+    BOOST_TEST(simulation.RecordEndNs(0, 2) == -1.0);
     server.Deliver("p0", first.Bytes());
     // 1: [10, 16]; 2: [16, 20]
-    BOOST_TEST(server.RecordEndNs(0, 1) == 16.0);
-    BOOST_TEST(server.RecordEndNs(0, 2) == 20.0);
+    BOOST_TEST(simulation.RecordEndNs(0, 1) == 16.0);
+    BOOST_TEST(simulation.RecordEndNs(0, 2) == 20.0);
 }
 
 BOOST_AUTO_TEST_CASE(malformed_and_old_protocol_messages_get_errors_and_the_run_goes_on)
 {
     std::ostringstream log;
-    sim::SimServer server(Options(), log);
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
     server.Deliver("junk", std::string("\xff\xff\xff garbage", 12));
     BOOST_TEST(log.str().find("malformed message (12 bytes)") != std::string::npos);
     wire::Envelope old = Envelope();
@@ -191,18 +195,19 @@ BOOST_AUTO_TEST_CASE(malformed_and_old_protocol_messages_get_errors_and_the_run_
     bad.Chain(5, 0, {4}, 0, 1, 0);
     server.Deliver("p0", bad.Bytes());
     BOOST_TEST(log.str().find("record 5 waits on unknown record 4") != std::string::npos);
-    BOOST_TEST(!server.Failed());
+    BOOST_TEST(!simulation.Failed());
     // The process is still served.
     BatchBuilder good(2, 0);
     good.Chain(6, 0, {}, 1, 1, 0);
     server.Deliver("p0", good.Bytes());
-    BOOST_TEST(server.RecordEndNs(0, 6) == 2.0);
+    BOOST_TEST(simulation.RecordEndNs(0, 6) == 2.0);
 }
 
 BOOST_AUTO_TEST_CASE(mismatched_collectives_name_both_calls)
 {
     std::ostringstream log;
-    sim::SimServer server(Options(), log);
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
     server.Deliver("p0", Hello("rank0", 0, 2));
     server.Deliver("p1", Hello("rank1", 1, 2));
     BatchBuilder b0(1, 0);
@@ -214,7 +219,7 @@ BOOST_AUTO_TEST_CASE(mismatched_collectives_name_both_calls)
     server.Deliver("p0", b0.Bytes());
     server.Deliver("p1", b1.Bytes());
     std::string text = log.str();
-    BOOST_TEST(server.Failed()); // the run ends: a real cluster would hang or corrupt data
+    BOOST_TEST(simulation.Failed()); // the run ends: a real cluster would hang or corrupt data
     BOOST_TEST(text.find("mismatched NCCL calls at collective #0") != std::string::npos);
     BOOST_TEST(text.find("rank0 (comm rank 0 of 2, device 0): AllReduce(count 1000") !=
                std::string::npos);
@@ -225,7 +230,8 @@ BOOST_AUTO_TEST_CASE(mismatched_collectives_name_both_calls)
 BOOST_AUTO_TEST_CASE(the_network_never_runs_past_a_running_rank)
 {
     std::ostringstream log;
-    sim::SimServer server(Options(), log);
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
     server.Deliver("p0", Hello("rank0", 0, 2));
     server.Deliver("p1", Hello("rank1", 1, 2));
     BatchBuilder b0(1, 5000);
@@ -239,8 +245,8 @@ BOOST_AUTO_TEST_CASE(the_network_never_runs_past_a_running_rank)
     Settle(server);
     // rank1 is running at 2000 ns: nothing at or after 2000 ns is simulated yet, and 4 MiB take
     // tens of microseconds, so the transfer is not done.
-    BOOST_TEST(server.SimulatedNs() < 2000.0);
-    BOOST_TEST(server.RecordEndNs(1, 1) == -1.0);
+    BOOST_TEST(simulation.SimulatedNs() < 2000.0);
+    BOOST_TEST(simulation.RecordEndNs(1, 1) == -1.0);
     // Both ranks wait for their records: the horizon is gone and the transfer completes.
     for (auto [id, process] : {std::pair<const char*, int>{"p0", 0}, {"p1", 1}})
     {
@@ -254,18 +260,19 @@ BOOST_AUTO_TEST_CASE(the_network_never_runs_past_a_running_rank)
         server.Deliver(id, Bytes(sync));
     }
     Settle(server);
-    double end0 = server.RecordEndNs(0, 1);
-    double end1 = server.RecordEndNs(1, 1);
+    double end0 = simulation.RecordEndNs(0, 1);
+    double end1 = simulation.RecordEndNs(1, 1);
     // 4 MiB over 100 GB/s is 41.94 us: both ends lie beyond start + size / bandwidth.
     BOOST_TEST(end0 >= 1000.0 + 4194304.0 / 100.0);
     BOOST_TEST(end1 >= 1000.0 + 4194304.0 / 100.0);
-    BOOST_TEST(!server.Failed());
+    BOOST_TEST(!simulation.Failed());
 }
 
 BOOST_AUTO_TEST_CASE(a_collective_nobody_else_joins_is_a_named_deadlock)
 {
     std::ostringstream log;
-    sim::SimServer server(Options(), log);
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
     server.Deliver("p0", Hello("rank0", 0, 2));
     server.Deliver("p1", Hello("rank1", 1, 2));
     BatchBuilder b0(1, 10);
@@ -286,9 +293,9 @@ BOOST_AUTO_TEST_CASE(a_collective_nobody_else_joins_is_a_named_deadlock)
     bye.mutable_goodbye()->set_after_batch(1);
     server.Deliver("p1", Bytes(bye)); // rank1 leaves without the all-reduce
     Settle(server);
-    BOOST_TEST(server.Failed());
-    BOOST_TEST(server.Error().find("deadlock") != std::string::npos);
-    BOOST_TEST(server.Error().find("rank0: blocked in cudaStreamSynchronize(stream 1)") !=
+    BOOST_TEST(simulation.Failed());
+    BOOST_TEST(simulation.Error().find("deadlock") != std::string::npos);
+    BOOST_TEST(simulation.Error().find("rank0: blocked in cudaStreamSynchronize(stream 1)") !=
                std::string::npos);
-    BOOST_TEST(server.Error().find("never joined by rank1(comm rank 1)") != std::string::npos);
+    BOOST_TEST(simulation.Error().find("never joined by rank1(comm rank 1)") != std::string::npos);
 }

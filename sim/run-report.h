@@ -1,8 +1,8 @@
 // What `eidolon run` reports: plain structs the simulator fills, and the writers of
 // DIR/summary.json, DIR/trace.json (Chrome trace event format), the terminal summary table and the
 // progress line.
-#ifndef EIDOLON_TOOLS_RUN_RUN_REPORT_H
-#define EIDOLON_TOOLS_RUN_RUN_REPORT_H
+#ifndef EIDOLON_SIM_RUN_REPORT_H
+#define EIDOLON_SIM_RUN_REPORT_H
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace eidolon::run
+namespace eidolon::sim
 {
 /// Device time priced by one provider of the cost model ("profile", "model", "roofline", ...).
 struct PricingCoverage
@@ -123,6 +123,6 @@ std::string ProgressLine(double virtualNs, double wallSeconds, int running, int 
 
 /// A duration for people: "850 ns", "1.500 us", "12.345 ms", "3.200 s".
 std::string FormatNs(double ns);
-} // namespace eidolon::run
+} // namespace eidolon::sim
 
 #endif

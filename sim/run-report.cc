@@ -22,7 +22,7 @@
 #include <stdexcept>
 #include <tuple>
 
-namespace eidolon::run
+namespace eidolon::sim
 {
 namespace
 {
@@ -581,4 +581,4 @@ FormatNs(double ns)
     }
     return fmt::format("{:.3f} s", ns / 1e9);
 }
-} // namespace eidolon::run
+} // namespace eidolon::sim

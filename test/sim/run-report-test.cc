@@ -12,7 +12,7 @@
 #include <sstream>
 #include <unistd.h>
 
-using namespace eidolon::run;
+using namespace eidolon::sim;
 using nlohmann::json;
 
 namespace

@@ -1,0 +1,463 @@
+#include "communicator-matcher.h"
+
+#include "sim-errors.h"
+#include "virtual-time.h"
+
+#include "ns3/callback.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace eidolon::sim
+{
+
+namespace e = ns3::eidolon;
+
+namespace
+{
+
+e::CollectiveKind
+KindOf(wire::CommOpKind kind)
+{
+    switch (kind)
+    {
+    case wire::COMM_ALL_REDUCE:
+        return e::CollectiveKind::AllReduce;
+    case wire::COMM_ALL_GATHER:
+        return e::CollectiveKind::AllGather;
+    case wire::COMM_REDUCE_SCATTER:
+        return e::CollectiveKind::ReduceScatter;
+    case wire::COMM_BROADCAST:
+        return e::CollectiveKind::Broadcast;
+    case wire::COMM_REDUCE:
+        return e::CollectiveKind::Reduce;
+    default:
+        return e::CollectiveKind::SendRecv;
+    }
+}
+
+const char*
+CommName(wire::CommOpKind kind)
+{
+    switch (kind)
+    {
+    case wire::COMM_ALL_REDUCE:
+        return "AllReduce";
+    case wire::COMM_ALL_GATHER:
+        return "AllGather";
+    case wire::COMM_REDUCE_SCATTER:
+        return "ReduceScatter";
+    case wire::COMM_BROADCAST:
+        return "Broadcast";
+    case wire::COMM_REDUCE:
+        return "Reduce";
+    case wire::COMM_SEND:
+        return "Send";
+    case wire::COMM_RECV:
+        return "Recv";
+    default:
+        return "?";
+    }
+}
+
+bool
+IsP2p(wire::CommOpKind kind)
+{
+    return kind == wire::COMM_SEND || kind == wire::COMM_RECV;
+}
+
+// Whether two ranks' ops are the same collective call (reduction only where one is applied).
+bool
+SameCall(const wire::CommOp& a, const wire::CommOp& b)
+{
+    return a.kind() == b.kind() && a.count() == b.count() && a.dtype() == b.dtype() &&
+           (a.kind() == wire::COMM_ALL_GATHER || a.kind() == wire::COMM_BROADCAST ||
+            a.redop() == b.redop()) &&
+           a.root() == b.root();
+}
+
+std::string
+Bytes(uint64_t bytes)
+{
+    if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0)
+    {
+        return fmt::format("{} GiB", bytes >> 30);
+    }
+    if (bytes >= (1ull << 20) && bytes % (1ull << 20) == 0)
+    {
+        return fmt::format("{} MiB", bytes >> 20);
+    }
+    if (bytes >= 1024 && bytes % 1024 == 0)
+    {
+        return fmt::format("{} KiB", bytes >> 10);
+    }
+    return fmt::format("{} B", bytes);
+}
+
+} // namespace
+
+CommunicatorMatcher::CommunicatorMatcher(RankTimelines& timelines,
+                                         ns3::Ptr<const e::Topology> topology,
+                                         ns3::Ptr<e::CollectiveModel> collectives)
+    : m_timelines(timelines)
+    , m_topology(topology)
+    , m_collectives(collectives)
+{
+}
+
+void
+CommunicatorMatcher::Join(const RankProcess& process, const wire::CommJoin& join)
+{
+    Communicator& comm = m_comms[join.comm()];
+    if (join.leave())
+    {
+        return;
+    }
+    if (comm.nranks != 0 && comm.nranks != join.nranks())
+    {
+        throw ProgramError(fmt::format(
+            "{} joins communicator {:#x} as rank {} of {}, but {} joined it as one of {}",
+            process.name, join.comm(), join.rank(), join.nranks(), comm.nameOfRank.begin()->second,
+            comm.nranks));
+    }
+    if (join.rank() < 0 || join.rank() >= join.nranks())
+    {
+        throw std::runtime_error(fmt::format("{}: comm rank {} out of range [0, {})", process.name,
+                                             join.rank(), join.nranks()));
+    }
+    comm.nranks = join.nranks();
+    comm.gpuOfRank[join.rank()] = m_timelines.UseGpu(process, join.device());
+    comm.nameOfRank[join.rank()] = process.name;
+}
+
+// ------------------------------------------------------------------ matching
+
+std::string
+CommunicatorMatcher::CallText(const RankProcess& process, const wire::Communication& record) const
+{
+    std::string ops;
+    for (const wire::CommOp& op : record.ops())
+    {
+        if (!ops.empty())
+        {
+            ops += ", ";
+        }
+        ops +=
+            fmt::format("{}(count {}, dtype {}, redop {}, root {}, peer {})", CommName(op.kind()),
+                        op.count(), op.dtype(), op.redop(), op.root(), op.peer());
+    }
+    return fmt::format("{} (comm rank {} of {}, device {}): {}", process.name, record.comm_rank(),
+                       record.comm_size(), record.device(), ops);
+}
+
+void
+CommunicatorMatcher::Match(const RankProcess& process, NodeIndex index,
+                           const wire::Communication& record)
+{
+    auto commIt = m_comms.find(record.comm());
+    if (commIt == m_comms.end() || !commIt->second.gpuOfRank.count(record.comm_rank()))
+    {
+        throw std::runtime_error(fmt::format("{}: NCCL call on communicator {:#x} it never joined",
+                                             process.name, record.comm()));
+    }
+    m_timelines.At(index).label = fmt::format("nccl{}", CommName(record.ops(0).kind()));
+    bool p2p = IsP2p(record.ops(0).kind());
+    for (const wire::CommOp& op : record.ops())
+    {
+        if (IsP2p(op.kind()) != p2p)
+        {
+            throw std::runtime_error(process.name + ": collectives and send/recv in one record");
+        }
+    }
+    if (p2p)
+    {
+        MatchTransfers(process, commIt->second, index, record);
+    }
+    else
+    {
+        MatchCollective(process, commIt->second, index, record);
+    }
+}
+
+void
+CommunicatorMatcher::MatchCollective(const RankProcess& process, Communicator& comm,
+                                     NodeIndex index, const wire::Communication& record)
+{
+    // The n-th collective of every rank on a communicator is the same call (send/recv groups in
+    // between do not count: not every rank takes part in them).
+    uint64_t collectiveIndex = comm.collectivesOfRank[record.comm_rank()]++;
+    auto key = std::make_pair(record.comm(), collectiveIndex);
+    Collective& collective = m_collectiveCalls[key];
+    if (collective.nranks == 0)
+    {
+        collective.comm = record.comm();
+        collective.index = collectiveIndex;
+        collective.nranks = comm.nranks;
+        collective.members.assign(size_t(comm.nranks), kNoNode);
+        collective.calls.resize(size_t(comm.nranks));
+    }
+    int rank = record.comm_rank();
+    if (collective.members[rank] != kNoNode)
+    {
+        throw std::runtime_error(process.name + ": two ranks claim the same comm rank");
+    }
+    // Every rank must make the same call: compare with the first that arrived.
+    for (int other = 0; other < collective.nranks; ++other)
+    {
+        if (collective.members[other] == kNoNode)
+        {
+            continue;
+        }
+        if (!SameCall(collective.calls[other].ops(0), record.ops(0)))
+        {
+            const RankProcess& first =
+                m_timelines.Process(m_timelines.At(collective.members[other]).process);
+            throw ProgramError(fmt::format(
+                "mismatched NCCL calls at collective #{} on communicator {:#x}:\n  {}\n  {}",
+                collectiveIndex, record.comm(), CallText(first, collective.calls[other]),
+                CallText(process, record)));
+        }
+        break;
+    }
+    collective.members[rank] = index;
+    collective.calls[rank] = record;
+    ++collective.arrived;
+    RankTimelines::Node& node = m_timelines.At(index);
+    node.collectiveRank = rank;
+    node.collectiveKey = key;
+}
+
+void
+CommunicatorMatcher::MatchTransfers(const RankProcess& process, const Communicator& comm,
+                                    NodeIndex index, const wire::Communication& record)
+{
+    RankTimelines::Node& node = m_timelines.At(index);
+    // Point to point: the k-th send from a to b meets the k-th receive at b from a.
+    for (const wire::CommOp& op : record.ops())
+    {
+        if (op.peer() < 0 || op.peer() >= comm.nranks)
+        {
+            throw std::runtime_error(fmt::format("{}: peer {} out of range [0, {})", process.name,
+                                                 op.peer(), comm.nranks));
+        }
+        bool send = op.kind() == wire::COMM_SEND;
+        int src = send ? record.comm_rank() : op.peer();
+        int dst = send ? op.peer() : record.comm_rank();
+        // Transfers waiting for their other side, oldest first.
+        auto& queue = m_transfers[{record.comm(), src, dst}];
+        size_t slotIndex = 0;
+        if (!queue.empty() && (send ? m_transferPool[queue.front()].sendNode
+                                    : m_transferPool[queue.front()].recvNode) == kNoNode)
+        {
+            slotIndex = queue.front();
+            queue.pop_front(); // now matched on both sides
+        }
+        else
+        {
+            slotIndex = m_transferPool.size();
+            m_transferPool.emplace_back();
+            queue.push_back(slotIndex);
+        }
+        Transfer* slot = &m_transferPool[slotIndex];
+        slot->comm = record.comm();
+        slot->src = src;
+        slot->dst = dst;
+        // A node waits for each of its transfers once: a send to itself is both sides of one.
+        bool counted = (send ? slot->recvNode : slot->sendNode) == index;
+        uint64_t bytes = op.count() * uint64_t(std::max(1, op.type_size()));
+        (send ? slot->sendNode : slot->recvNode) = index;
+        (send ? slot->sendBytes : slot->recvBytes) = bytes;
+        if (!counted)
+        {
+            node.transfers.push_back(slotIndex);
+            ++node.pendingTransfers;
+        }
+        if (slot->sendNode != kNoNode && slot->recvNode != kNoNode &&
+            slot->sendBytes != slot->recvBytes)
+        {
+            throw ProgramError(fmt::format(
+                "mismatched send/recv on communicator {:#x}: rank {} sends {} bytes to rank {}, "
+                "which receives {} bytes",
+                record.comm(), src, slot->sendBytes, dst, slot->recvBytes));
+        }
+    }
+}
+
+// ------------------------------------------------------------------ starting calls
+
+void
+CommunicatorMatcher::MemberStarted(NodeIndex index)
+{
+    RankTimelines::Node& node = m_timelines.At(index);
+    if (node.collectiveRank >= 0)
+    {
+        Collective& collective = m_collectiveCalls.at(node.collectiveKey);
+        ++collective.started;
+        TryStartCollective(collective);
+        return;
+    }
+    std::vector<size_t> transfers = node.transfers;
+    for (size_t transfer : transfers)
+    {
+        TryStartTransfer(m_transferPool[transfer]);
+    }
+    if (m_timelines.At(index).pendingTransfers == 0 && m_timelines.At(index).end < 0)
+    {
+        m_timelines.Finish(index, node.start); // a group with nothing to move (count 0)
+    }
+}
+
+void
+CommunicatorMatcher::TryStartCollective(Collective& collective)
+{
+    if (collective.running || collective.started < collective.nranks)
+    {
+        return;
+    }
+    collective.running = true;
+    const Communicator& comm = m_comms.at(collective.comm);
+    const wire::CommOp& op = collective.calls[0].ops(0);
+    e::CollectiveCall call;
+    call.kind = KindOf(op.kind());
+    uint64_t typeSize = uint64_t(std::max(1, op.type_size()));
+    uint64_t n = uint64_t(collective.nranks);
+    // nccl-tests' size: the whole buffer (allgather/reducescatter counts are per rank).
+    call.bytes = op.count() * typeSize *
+                 ((call.kind == e::CollectiveKind::AllGather ||
+                   call.kind == e::CollectiveKind::ReduceScatter)
+                      ? n
+                      : 1);
+    call.typeSize = uint32_t(typeSize);
+    call.root = op.root();
+    for (int r = 0; r < collective.nranks; ++r)
+    {
+        call.gpus.push_back(m_topology->GpuDevice(comm.gpuOfRank.at(r)));
+    }
+    call.tag = collective.comm * 0x9e3779b97f4a7c15ULL + collective.index;
+    std::vector<ns3::Time> starts;
+    for (NodeIndex member : collective.members)
+    {
+        starts.push_back(ToTime(m_timelines.At(member).start));
+    }
+    e::CollectivePlan plan = m_collectives->Start(
+        call, starts,
+        ns3::MakeBoundCallback(
+            +[](CommunicatorMatcher* self, uint64_t comm, uint64_t index, uint32_t rank)
+            { self->CollectiveMemberDone(comm, index, rank); },
+            this, collective.comm, collective.index));
+    std::string text = fmt::format("{} {} {}/{} {}ch", m_timelines.At(collective.members[0]).label,
+                                   Bytes(call.bytes), e::ToString(plan.algorithm),
+                                   e::ToString(plan.protocol), plan.channels);
+    for (NodeIndex member : collective.members)
+    {
+        m_timelines.At(member).label = text;
+    }
+}
+
+void
+CommunicatorMatcher::CollectiveMemberDone(uint64_t comm, uint64_t index, uint32_t rank)
+{
+    Collective& collective = m_collectiveCalls.at({comm, index});
+    m_timelines.Finish(collective.members[rank], NowNs());
+    m_timelines.RunWorklist();
+}
+
+void
+CommunicatorMatcher::TryStartTransfer(Transfer& transfer)
+{
+    if (transfer.started || transfer.sendNode == kNoNode || transfer.recvNode == kNoNode)
+    {
+        return;
+    }
+    const RankTimelines::Node& sender = m_timelines.At(transfer.sendNode);
+    const RankTimelines::Node& receiver = m_timelines.At(transfer.recvNode);
+    if (sender.start < 0 || receiver.start < 0)
+    {
+        return;
+    }
+    transfer.started = true;
+    const Communicator& comm = m_comms.at(transfer.comm);
+    e::CollectiveCall call;
+    call.kind = e::CollectiveKind::SendRecv;
+    call.bytes = transfer.sendBytes;
+    call.typeSize = 1;
+    for (int r = 0; r < comm.nranks; ++r)
+    {
+        auto it = comm.gpuOfRank.find(r);
+        call.gpus.push_back(it == comm.gpuOfRank.end() ? m_topology->GpuDevice(0)
+                                                       : m_topology->GpuDevice(it->second));
+    }
+    call.transfers.push_back(e::CollectiveCall::Transfer{
+        uint32_t(transfer.src), uint32_t(transfer.dst), transfer.sendBytes});
+    call.tag = transfer.comm * 0x9e3779b97f4a7c15ULL + uint64_t(transfer.src) * 7919 +
+               uint64_t(transfer.dst);
+    double start = std::max(sender.start, receiver.start);
+    std::vector<ns3::Time> starts(size_t(comm.nranks), ToTime(start));
+    m_collectives->Start(call, starts,
+                         ns3::MakeBoundCallback(
+                             +[](CommunicatorMatcher* self, NodeIndex sendNode, NodeIndex recvNode,
+                                 int src, int dst, uint32_t rank)
+                             {
+                                 if (int(rank) == src)
+                                 {
+                                     self->TransferSideDone(sendNode);
+                                 }
+                                 else if (int(rank) == dst)
+                                 {
+                                     self->TransferSideDone(recvNode);
+                                 }
+                             },
+                             this, transfer.sendNode, transfer.recvNode, transfer.src,
+                             transfer.dst));
+}
+
+void
+CommunicatorMatcher::TransferSideDone(NodeIndex index)
+{
+    RankTimelines::Node& node = m_timelines.At(index);
+    if (--node.pendingTransfers == 0)
+    {
+        m_timelines.Finish(index, std::max(node.start, NowNs()));
+        m_timelines.RunWorklist();
+    }
+}
+
+// ------------------------------------------------------------------ diagnosis
+
+std::string
+CommunicatorMatcher::DescribeMissing() const
+{
+    std::string out;
+    for (const auto& [key, collective] : m_collectiveCalls)
+    {
+        if (collective.running)
+        {
+            continue;
+        }
+        std::string missing;
+        const Communicator& comm = m_comms.at(key.first);
+        for (int r = 0; r < collective.nranks; ++r)
+        {
+            if (collective.members[r] == kNoNode)
+            {
+                auto name = comm.nameOfRank.find(r);
+                missing += fmt::format(" {}(comm rank {})",
+                                       name == comm.nameOfRank.end() ? "?" : name->second, r);
+            }
+        }
+        if (!missing.empty())
+        {
+            out += fmt::format("  collective #{} on communicator {:#x} ({}): never joined by{}\n",
+                               key.second, key.first,
+                               CommName(collective.calls[0].ops_size()
+                                            ? collective.calls[0].ops(0).kind()
+                                            : wire::COMM_ALL_REDUCE),
+                               missing);
+        }
+    }
+    return out;
+}
+
+} // namespace eidolon::sim

@@ -1,0 +1,95 @@
+// NCCL calls matched per communicator: the n-th collective of every rank on a communicator is one
+// call (checked to be the same operation, count, datatype, reduction and root everywhere), the
+// k-th send from a to b meets the k-th receive at b from a. A matched call starts in the
+// CollectiveModel once every member has started; the model's completions end the members'
+// records in the rank timelines.
+#pragma once
+
+#include "rank-timelines.h"
+
+#include "ns3/collective-model.h"
+#include "ns3/topology.h"
+
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace eidolon::sim
+{
+
+class CommunicatorMatcher
+{
+public:
+    CommunicatorMatcher(RankTimelines& timelines, ns3::Ptr<const ns3::eidolon::Topology> topology,
+                        ns3::Ptr<ns3::eidolon::CollectiveModel> collectives);
+
+    // A device of `process` joins (or leaves) a communicator. Throws ProgramError when it is
+    // joined with two sizes.
+    void Join(const RankProcess& process, const wire::CommJoin& join);
+    // A communication record (node `index` of `process`): finds the call or transfers it belongs
+    // to. Throws ProgramError when the ranks' calls differ.
+    void Match(const RankProcess& process, NodeIndex index, const wire::Communication& record);
+    // Its dependencies have ended: the call starts once every member has.
+    void MemberStarted(NodeIndex index);
+
+    // "  collective #3 on communicator 0x2a (AllReduce): never joined by rank1(comm rank 1)"
+    // for every collective some rank has not joined.
+    std::string DescribeMissing() const;
+
+private:
+    struct Communicator
+    {
+        int nranks = 0;
+        std::map<int, uint32_t> gpuOfRank; // comm rank -> global GPU index
+        std::map<int, std::string> nameOfRank;
+        std::map<int, uint64_t> collectivesOfRank; // collectives each rank has issued so far
+    };
+    struct Collective
+    {
+        uint64_t comm = 0;
+        uint64_t index = 0;
+        int nranks = 0;
+        std::vector<NodeIndex> members; // by comm rank; kNoNode until arrived
+        std::vector<wire::Communication> calls;
+        int arrived = 0;
+        int started = 0;
+        bool running = false;
+    };
+    struct Transfer
+    {
+        NodeIndex sendNode = kNoNode;
+        NodeIndex recvNode = kNoNode;
+        uint64_t sendBytes = 0;
+        uint64_t recvBytes = 0;
+        bool started = false;
+        uint64_t comm = 0;
+        int src = 0;
+        int dst = 0;
+    };
+
+    void MatchCollective(const RankProcess& process, Communicator& comm, NodeIndex index,
+                         const wire::Communication& record);
+    void MatchTransfers(const RankProcess& process, const Communicator& comm, NodeIndex index,
+                        const wire::Communication& record);
+    void TryStartCollective(Collective& collective);
+    void TryStartTransfer(Transfer& transfer);
+    // A member's part of a call is over at ns-3's present.
+    void CollectiveMemberDone(uint64_t comm, uint64_t index, uint32_t rank);
+    void TransferSideDone(NodeIndex node);
+    std::string CallText(const RankProcess& process, const wire::Communication& record) const;
+
+    RankTimelines& m_timelines;
+    ns3::Ptr<const ns3::eidolon::Topology> m_topology;
+    ns3::Ptr<ns3::eidolon::CollectiveModel> m_collectives;
+    std::unordered_map<uint64_t, Communicator> m_comms;
+    std::map<std::pair<uint64_t, uint64_t>, Collective> m_collectiveCalls; // (comm, index)
+    std::deque<Transfer> m_transferPool;
+    // (comm, src, dst) -> transfers one side has posted and the other not yet, oldest first
+    std::map<std::tuple<uint64_t, int, int>, std::deque<size_t>> m_transfers;
+};
+
+} // namespace eidolon::sim

@@ -1,0 +1,117 @@
+#include "horizon.h"
+
+#include "virtual-time.h"
+
+#include "ns3/simulator.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+namespace eidolon::sim
+{
+
+Horizon::Horizon(const SimOptions& options, std::ostream& log, RankTimelines& timelines,
+                 ns3::Ptr<ns3::eidolon::NetworkModel> network, RunStatistics& stats)
+    : m_options(options)
+    , m_log(log)
+    , m_timelines(timelines)
+    , m_network(network)
+    , m_stats(stats)
+{
+}
+
+double
+Horizon::Compute()
+{
+    if (!m_timelines.AllJoined())
+    {
+        return 0; // a process that has not joined yet may still issue work from time 0
+    }
+    auto now = std::chrono::steady_clock::now();
+    double horizon = kInf;
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (!process->Live() || process->IsBlocked())
+        {
+            continue;
+        }
+        double silent = std::chrono::duration<double>(now - process->lastHeard).count();
+        if (m_options.optimistic || silent > m_options.graceSeconds)
+        {
+            // Go on without it; what it sends later from the simulated past is counted.
+            if (!process->graceWarned && !m_options.optimistic)
+            {
+                process->graceWarned = true;
+                m_log << fmt::format("eidolon: {} has sent nothing for {:.0f} s (outside CUDA?); "
+                                     "going on optimistically past its clock {:.3f} ms\n",
+                                     process->name, silent, process->clock / 1e6);
+            }
+            continue;
+        }
+        horizon = std::min(horizon, process->clock);
+    }
+    return horizon;
+}
+
+double
+Horizon::Conservative() const
+{
+    double committed = kInf;
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (process->Live() && !process->IsBlocked())
+        {
+            committed = std::min(committed, process->clock);
+        }
+    }
+    return committed;
+}
+
+bool
+Horizon::Advance()
+{
+    double horizon = Compute();
+    if (m_timelines.Processes().empty())
+    {
+        return false;
+    }
+    double now = NowNs();
+    if (horizon <= now)
+    {
+        return false;
+    }
+    bool moved = false;
+    if (horizon != m_lastHorizon)
+    {
+        moved = true;
+        m_lastHorizon = horizon;
+    }
+    // Run every event before the horizon (events at the horizon itself wait: a rank may still
+    // add work there).
+    ns3::EventId stop;
+    if (std::isfinite(horizon))
+    {
+        stop = ns3::Simulator::Schedule(
+            ToTime(horizon) - ns3::Simulator::Now() - ns3::PicoSeconds(1), &StopNow);
+    }
+    ClearStopRequest();
+    ns3::Simulator::Run();
+    m_queueEmpty = !StopRequested();
+    ns3::Simulator::Cancel(stop);
+    // History before the conservative horizon (every rank still running, even one the
+    // optimistic horizon went on without) is no longer needed for a replay.
+    double committed = Conservative();
+    if (m_timelines.AllJoined())
+    {
+        m_network->Commit(std::isfinite(committed) ? ToTime(committed) : ns3::Simulator::Now());
+    }
+    if (std::isfinite(horizon))
+    {
+        m_stats.CloseBefore(horizon);
+    }
+    return moved || NowNs() > now;
+}
+
+} // namespace eidolon::sim

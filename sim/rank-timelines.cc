@@ -1,0 +1,190 @@
+#include "rank-timelines.h"
+
+#include "sim-errors.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace eidolon::sim
+{
+
+RankTimelines::RankTimelines(ns3::Ptr<const ns3::eidolon::Topology> topology, RunStatistics& stats)
+    : m_topology(topology)
+    , m_stats(stats)
+    , m_gpusPerNode(std::max<uint32_t>(1, uint32_t(topology->GpusOfNode(0).size())))
+{
+}
+
+// ------------------------------------------------------------------ processes
+
+std::unique_ptr<RankProcess>
+RankTimelines::Place(const wire::Hello& hello) const
+{
+    auto process = std::make_unique<RankProcess>();
+    process->index = int(m_processes.size());
+    process->name = hello.name().empty() ? fmt::format("process{}", process->index) : hello.name();
+    process->pid = hello.pid();
+    process->hostname = hello.hostname();
+    process->worldRank = hello.world_rank();
+    uint32_t nodes = m_topology->NodeCount();
+    uint32_t total = m_topology->GpuCount();
+    if (hello.node() < 0 && uint32_t(hello.num_devices()) >= total)
+    {
+        // The process sees the whole cluster (e.g. mpirun on one host): device d is GPU d.
+        process->node = 0;
+        for (int d = 0; d < hello.num_devices(); ++d)
+        {
+            process->gpus.push_back(uint32_t(d) < total ? d : -1);
+        }
+        return process;
+    }
+    int node = hello.node();
+    if (node < 0 && hello.world_rank() >= 0)
+    {
+        node = hello.world_rank() / int(m_gpusPerNode);
+    }
+    if (node < 0)
+    {
+        node = int(m_processes.size() % std::max<uint32_t>(1, nodes));
+    }
+    if (uint32_t(node) >= nodes)
+    {
+        throw RefusedProcess(fmt::format("{} is on node {}, but the topology has {} node(s)",
+                                         process->name, node, nodes));
+    }
+    process->node = node;
+    for (int d = 0; d < hello.num_devices(); ++d)
+    {
+        process->gpus.push_back(uint32_t(d) < m_gpusPerNode
+                                    ? int32_t(uint32_t(node) * m_gpusPerNode + uint32_t(d))
+                                    : -1);
+    }
+    return process;
+}
+
+RankProcess&
+RankTimelines::Add(std::unique_ptr<RankProcess> process)
+{
+    m_processes.push_back(std::move(process));
+    return *m_processes.back();
+}
+
+uint32_t
+RankTimelines::UseGpu(const RankProcess& process, int device)
+{
+    if (device < 0 || size_t(device) >= process.gpus.size() || process.gpus[device] < 0)
+    {
+        throw std::runtime_error(
+            fmt::format("{}: device {} is not a GPU of the simulated cluster ({} GPUs per node)",
+                        process.name, device, m_gpusPerNode));
+    }
+    uint32_t gpu = uint32_t(process.gpus[device]);
+    m_stats.ClaimGpu(gpu, process.name);
+    return gpu;
+}
+
+// ------------------------------------------------------------------ dependency graph
+
+NodeIndex
+RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t stream,
+                       const google::protobuf::RepeatedField<uint64_t>& deps, double ready)
+{
+    UseGpu(process, device); // validates
+    NodeIndex index = m_nodes.size();
+    m_nodes.emplace_back();
+    Node& node = m_nodes.back();
+    node.process = process.index;
+    node.id = id;
+    node.device = device;
+    node.stream = stream;
+    node.ready = ready;
+    if (ready < NowNs())
+    {
+        // Work from before the simulator's present: only when the horizon went on without a
+        // rank (optimistic mode, or past the grace period). Counted with its size; it keeps its
+        // time, so its flows roll the flow model back (what ranks were already shown is pinned).
+        m_stats.CausalityViolation(NowNs() - ready);
+    }
+    for (uint64_t dep : deps)
+    {
+        NodeIndex found = process.Find(dep);
+        if (found == kNoNode)
+        {
+            throw std::runtime_error(
+                fmt::format("{}: record {} waits on unknown record {}", process.name, id, dep));
+        }
+        Node& other = m_nodes[found];
+        if (other.end >= 0)
+        {
+            node.ready = std::max(node.ready, other.end);
+        }
+        else
+        {
+            other.successors.push_back(index);
+            ++node.unresolved;
+        }
+    }
+    if (!process.Insert(id, index))
+    {
+        throw std::runtime_error(
+            fmt::format("{}: record id {} is far beyond the ids so far", process.name, id));
+    }
+    return index;
+}
+
+void
+RankTimelines::Submit(NodeIndex index)
+{
+    if (m_nodes[index].unresolved == 0)
+    {
+        m_worklist.push_back(index);
+    }
+}
+
+void
+RankTimelines::RunWorklist()
+{
+    while (!m_worklist.empty())
+    {
+        NodeIndex index = m_worklist.back();
+        m_worklist.pop_back();
+        Start(index);
+    }
+}
+
+void
+RankTimelines::Start(NodeIndex index)
+{
+    Node& node = m_nodes[index];
+    node.start = node.ready; // ready already holds the max of the ends of its dependencies
+    if (!node.communication)
+    {
+        Finish(index, std::max(node.start + node.a, node.b));
+        return;
+    }
+    m_listener->CommunicationStarted(index);
+}
+
+void
+RankTimelines::Finish(NodeIndex index, double endNs)
+{
+    Node& node = m_nodes[index];
+    node.end = endNs;
+    uint32_t gpu = UseGpu(*m_processes[size_t(node.process)], node.device);
+    m_stats.WorkDone(RunStatistics::DecidedWork{gpu, node.stream, std::move(node.label),
+                                                node.communication, node.compute, node.start, endNs,
+                                                node.busy});
+    for (NodeIndex successor : node.successors)
+    {
+        Node& next = m_nodes[successor];
+        next.ready = std::max(next.ready, endNs);
+        if (--next.unresolved == 0)
+        {
+            m_worklist.push_back(successor);
+        }
+    }
+    m_listener->NodeFinished(index);
+}
+
+} // namespace eidolon::sim

@@ -1,0 +1,112 @@
+// The rank timelines: every rank process and the records whose ends the simulator decides, as a
+// dependency graph. A record (node) starts once the records it waits on have ended, at the
+// latest of their ends and its own ready time; device work then ends at once (a folded chain:
+// max(start + a, b), bridge/README.md), communication when the network says so (the listener
+// starts it and calls Finish).
+#pragma once
+
+#include "rank-process.h"
+#include "run-statistics.h"
+#include "virtual-time.h"
+
+#include "ns3/topology.h"
+
+#include <google/protobuf/repeated_field.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace eidolon::sim
+{
+
+class RankTimelines
+{
+public:
+    struct Node
+    {
+        int process = 0;
+        uint64_t id = 0;
+        int device = 0;
+        uint64_t stream = 0;
+        double ready = 0;
+        double a = 0;
+        double b = -kInf;
+        bool communication = false;
+        int unresolved = 0;
+        double start = -1;
+        double end = -1;
+        std::vector<NodeIndex> successors;
+        std::vector<size_t> syncs; // SyncPoints waiting on it
+        // communication (CommunicatorMatcher)
+        int pendingTransfers = 0;      // p2p: transfers of this group not yet done
+        std::vector<size_t> transfers; // p2p: its transfers
+        int collectiveRank = -1;
+        std::pair<uint64_t, uint64_t> collectiveKey{0, 0}; // (communicator, call index)
+        // trace
+        std::string label;
+        double busy = 0;
+        bool compute = true;
+    };
+
+    // Told when a communication record may start and when any record has ended.
+    class Listener
+    {
+    public:
+        virtual ~Listener() = default;
+        virtual void CommunicationStarted(NodeIndex node) = 0;
+        virtual void NodeFinished(NodeIndex node) = 0;
+    };
+
+    RankTimelines(ns3::Ptr<const ns3::eidolon::Topology> topology, RunStatistics& stats);
+    void SetListener(Listener* listener) { m_listener = listener; }
+
+    // Where a process that said `hello` runs: its node and the global GPU of each device.
+    // Throws RefusedProcess when its node is not in the topology.
+    std::unique_ptr<RankProcess> Place(const wire::Hello& hello) const;
+    RankProcess& Add(std::unique_ptr<RankProcess> process);
+
+    // The global GPU of a process's device (throws naming the process when it has none); the
+    // first process that uses a GPU owns it in the report.
+    uint32_t UseGpu(const RankProcess& process, int device);
+
+    // A record of `process` that waits on `deps` (earlier records of the same process); throws
+    // naming the record when one is unknown. Work ready before ns-3's present is counted as a
+    // causality violation and keeps its time.
+    NodeIndex AddNode(RankProcess& process, uint64_t id, int device, uint64_t stream,
+                      const google::protobuf::RepeatedField<uint64_t>& deps, double ready);
+    // The node is complete: it starts (in RunWorklist) once nothing it waits on is pending.
+    void Submit(NodeIndex node);
+    // Starts every node whose dependencies have all ended.
+    void RunWorklist();
+    void Finish(NodeIndex node, double endNs);
+
+    Node& At(NodeIndex node) { return m_nodes[node]; }
+    const Node& At(NodeIndex node) const { return m_nodes[node]; }
+    RankProcess& Process(int index) { return *m_processes[size_t(index)]; }
+    const RankProcess& Process(int index) const { return *m_processes[size_t(index)]; }
+    const std::vector<std::unique_ptr<RankProcess>>& Processes() const { return m_processes; }
+
+    // Processes that will join (0: not known yet); the run waits for them.
+    int Expected() const { return m_expected; }
+    void ExpectAtLeast(int processes) { m_expected = std::max(m_expected, processes); }
+    void SetExpected(int processes) { m_expected = processes; }
+    bool AllJoined() const { return int(m_processes.size()) >= m_expected; }
+    uint32_t GpusPerNode() const { return m_gpusPerNode; }
+
+private:
+    void Start(NodeIndex node);
+
+    ns3::Ptr<const ns3::eidolon::Topology> m_topology;
+    RunStatistics& m_stats;
+    Listener* m_listener = nullptr;
+    uint32_t m_gpusPerNode = 1;
+    int m_expected = 0;
+    std::vector<std::unique_ptr<RankProcess>> m_processes;
+    std::deque<Node> m_nodes;
+    std::vector<NodeIndex> m_worklist;
+};
+
+} // namespace eidolon::sim

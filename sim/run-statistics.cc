@@ -1,0 +1,230 @@
+#include "run-statistics.h"
+
+#include "ns3/callback.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace eidolon::sim
+{
+
+namespace e = ns3::eidolon;
+
+RunStatistics::RunStatistics(const SimOptions& options, ns3::Ptr<const e::Topology> topology)
+    : m_options(options)
+    , m_topology(topology)
+    , m_gpuStats(topology->GpuCount())
+{
+}
+
+void
+RunStatistics::RecordFlowsOf(e::NetworkModel& network)
+{
+    network.TraceConnectWithoutContext(
+        "FlowFinished",
+        ns3::MakeBoundCallback(
+            +[](RunStatistics* self, const e::FlowRecord& flow)
+            {
+                if (self->m_flowSlices.size() + flow.path.size() > self->m_options.maxFlowSlices)
+                {
+                    return;
+                }
+                for (uint32_t channel : flow.path)
+                {
+                    self->m_flowSlices.push_back(
+                        FlowSlice{channel, self->m_topology->ChannelName(channel),
+                                  double(flow.start.GetPicoSeconds()) / 1000.0,
+                                  double(flow.finish.GetPicoSeconds()) / 1000.0, flow.bytes,
+                                  fmt::format("flow {}", flow.id)});
+                }
+            },
+            this));
+}
+
+void
+RunStatistics::ClaimGpu(uint32_t gpu, const std::string& process)
+{
+    if (m_gpuStats[gpu].process.empty())
+    {
+        m_gpuStats[gpu].process = process;
+    }
+}
+
+void
+RunStatistics::SpanDone(uint32_t gpu, const wire::Span& span)
+{
+    GpuStats& stats = m_gpuStats[gpu];
+    stats.endNs = std::max(stats.endNs, span.end_ns());
+    stats.computeNs += span.busy_ns();
+    AddSlice(TraceSlice{
+        gpu, span.stream(),
+        span.count() > 1 ? fmt::format("{} (+{} ops)", span.label(), span.count() - 1)
+                         : span.label(),
+        span.kind() == wire::OP_COPY || span.kind() == wire::OP_MEMSET ? "copy" : "compute",
+        span.start_ns(), span.end_ns(), nlohmann::json()});
+}
+
+void
+RunStatistics::WorkDone(DecidedWork work)
+{
+    GpuStats& stats = m_gpuStats[work.gpu];
+    stats.endNs = std::max(stats.endNs, work.endNs);
+    if (work.communication)
+    {
+        stats.commNs += work.endNs - work.startNs;
+    }
+    else
+    {
+        stats.computeNs += work.busyNs;
+    }
+    AddSlice(TraceSlice{work.gpu, work.stream, std::move(work.label),
+                        work.communication ? "collective" : (work.compute ? "compute" : "copy"),
+                        work.communication ? work.startNs
+                                           : std::max(work.startNs, work.endNs - work.busyNs),
+                        work.endNs, nlohmann::json()});
+}
+
+void
+RunStatistics::CausalityViolation(double ns)
+{
+    ++m_violations;
+    m_violationNs += ns;
+    m_maxViolationNs = std::max(m_maxViolationNs, ns);
+}
+
+void
+RunStatistics::CloseBefore(double horizonNs)
+{
+    for (GpuStats& stats : m_gpuStats)
+    {
+        stats.computeCover.Close(horizonNs);
+        stats.commCover.Close(horizonNs);
+        stats.anyCover.Close(horizonNs);
+    }
+}
+
+void
+RunStatistics::AddSlice(TraceSlice slice)
+{
+    if (slice.gpu < m_gpuStats.size())
+    {
+        GpuStats& stats = m_gpuStats[slice.gpu];
+        (slice.category == "collective" ? stats.commCover : stats.computeCover)
+            .Add(slice.startNs, slice.endNs);
+        stats.anyCover.Add(slice.startNs, slice.endNs);
+    }
+    if (m_slices.size() < m_options.maxSlices)
+    {
+        m_slices.push_back(std::move(slice));
+    }
+    else
+    {
+        ++m_slicesDropped;
+    }
+}
+
+// ------------------------------------------------------------------ report
+
+GpuReport
+RunStatistics::ReportGpu(uint32_t gpu,
+                         const std::vector<std::unique_ptr<RankProcess>>& processes) const
+{
+    const GpuStats& stats = m_gpuStats[gpu];
+    GpuReport g;
+    g.gpu = gpu;
+    g.name = m_topology->GetDevice(m_topology->GpuDevice(gpu)).name;
+    g.process = stats.process;
+    g.endNs = stats.endNs;
+    // Time covered, not summed: concurrent collectives (or kernels on several streams) overlap.
+    // Compute is the busy time of the kernels and copies, at most the time they cover;
+    // communication the time some collective runs; idle the time nothing does.
+    g.computeNs = std::min(stats.computeNs, stats.computeCover.Covered());
+    g.commNs = stats.commCover.Covered();
+    g.idleNs = std::max(0.0, stats.endNs - stats.anyCover.Covered());
+    g.peakBytes = 0;
+    g.capacityBytes = 0;
+    for (const auto& process : processes)
+    {
+        if (process->name != stats.process)
+        {
+            continue;
+        }
+        for (size_t d = 0; d < process->gpus.size(); ++d)
+        {
+            if (process->gpus[d] != int32_t(gpu))
+            {
+                continue;
+            }
+            for (const wire::DeviceUsage& usage : process->usage)
+            {
+                if (usage.device() == int(d))
+                {
+                    g.peakBytes = usage.peak_bytes();
+                    g.capacityBytes = usage.capacity_bytes();
+                }
+            }
+        }
+        for (const wire::Pricing& pricing : process->pricing)
+        {
+            g.pricing.push_back(PricingCoverage{pricing.provider(), pricing.ops(), pricing.ns()});
+        }
+    }
+    return g;
+}
+
+RunReport
+RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes,
+                      const RunOutcome& outcome) const
+{
+    RunReport report;
+    report.topology = m_options.topologyPath;
+    report.model = m_options.model;
+    report.launch = m_options.launch;
+    report.partial = !outcome.error.empty();
+    report.error = outcome.error;
+    report.wallSeconds = outcome.wallSeconds;
+    report.causalityViolations = m_violations + outcome.network.causalityViolations;
+    report.causalityViolationNs = m_violationNs;
+    report.maxCausalityViolationNs = m_maxViolationNs;
+    report.recordsIngested = m_recordsIngested;
+    report.flows = outcome.network.flowsAdded;
+    report.lateFlowsReplayed = outcome.network.lateFlowsReplayed;
+    double virtualEnd = 0;
+    for (uint32_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
+    {
+        if (m_gpuStats[gpu].process.empty())
+        {
+            continue;
+        }
+        virtualEnd = std::max(virtualEnd, m_gpuStats[gpu].endNs);
+        report.gpus.push_back(ReportGpu(gpu, processes));
+    }
+    report.virtualEndNs = virtualEnd;
+    report.processes = m_exits;
+    for (const auto& process : processes)
+    {
+        bool known = false;
+        for (const auto& exit : m_exits)
+        {
+            known = known || exit.pid == process->pid;
+        }
+        if (!known)
+        {
+            report.processes.push_back(
+                ProcessReport{process->name, process->pid, process->goodbye, false, 0});
+        }
+    }
+    report.slices = m_slices;
+    if (m_slicesDropped > 0)
+    {
+        report.error +=
+            fmt::format("{}trace.json holds the first {} device slices; {} more were "
+                        "counted in the summary but not kept",
+                        report.error.empty() ? "" : "; ", m_slices.size(), m_slicesDropped);
+    }
+    report.flowSlices = m_flowSlices;
+    return report;
+}
+
+} // namespace eidolon::sim

@@ -1,0 +1,93 @@
+// What the run report says, gathered while the run goes: per GPU its end, busy and covered time
+// and owner, the slices and flows for trace.json, records ingested and causality violations.
+#pragma once
+
+#include "interval-union.h"
+#include "rank-process.h"
+#include "run-report.h"
+#include "sim-options.h"
+
+#include "ns3/network-model.h"
+#include "ns3/topology.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace eidolon::sim
+{
+
+class RunStatistics
+{
+public:
+    RunStatistics(const SimOptions& options, ns3::Ptr<const ns3::eidolon::Topology> topology);
+
+    // Keeps the network model's finished flows (per link, up to maxFlowSlices) for trace.json.
+    void RecordFlowsOf(ns3::eidolon::NetworkModel& network);
+
+    // The first process that puts work on a GPU owns it in the report (with one process per GPU,
+    // every process sees the node's GPUs and uses one of them).
+    void ClaimGpu(uint32_t gpu, const std::string& process);
+    // Device work whose times the rank knew (a Span record).
+    void SpanDone(uint32_t gpu, const wire::Span& span);
+    // A record whose end the simulator decided: kernels and copies count their busy time,
+    // communication its whole duration.
+    struct DecidedWork
+    {
+        uint32_t gpu = 0;
+        uint64_t stream = 0;
+        std::string label;
+        bool communication = false;
+        bool compute = true; // not communication: a kernel (else a copy or memset)
+        double startNs = 0;
+        double endNs = 0;
+        double busyNs = 0;
+    };
+    void WorkDone(DecidedWork work);
+    // Work that arrived `ns` before the simulator's present.
+    void CausalityViolation(double ns);
+    void RecordsIngested(uint64_t records) { m_recordsIngested += records; }
+    uint64_t RecordsIngested() const { return m_recordsIngested; }
+    // Nothing new can start before `horizonNs`: fold covered time up to there.
+    void CloseBefore(double horizonNs);
+    void ProcessExited(const ProcessReport& exit) { m_exits.push_back(exit); }
+
+    // Everything needed for summary.json and trace.json.
+    struct RunOutcome
+    {
+        std::string error; // empty: the run succeeded
+        double wallSeconds = 0;
+        ns3::eidolon::NetworkModelStats network;
+    };
+    RunReport Report(const std::vector<std::unique_ptr<RankProcess>>& processes,
+                     const RunOutcome& outcome) const;
+
+private:
+    struct GpuStats
+    {
+        double endNs = 0;
+        double computeNs = 0; // busy time of kernels and copies (summed)
+        double commNs = 0;
+        std::string process;
+        IntervalUnion computeCover; // time some kernel or copy runs
+        IntervalUnion commCover;    // time some collective runs
+        IntervalUnion anyCover;
+    };
+    void AddSlice(TraceSlice slice);
+    GpuReport ReportGpu(uint32_t gpu,
+                        const std::vector<std::unique_ptr<RankProcess>>& processes) const;
+
+    const SimOptions& m_options;
+    ns3::Ptr<const ns3::eidolon::Topology> m_topology;
+    std::vector<GpuStats> m_gpuStats;
+    std::vector<TraceSlice> m_slices;
+    uint64_t m_slicesDropped = 0;
+    std::vector<FlowSlice> m_flowSlices;
+    uint64_t m_recordsIngested = 0;
+    uint64_t m_violations = 0;
+    double m_violationNs = 0;
+    double m_maxViolationNs = 0;
+    std::vector<ProcessReport> m_exits;
+};
+
+} // namespace eidolon::sim

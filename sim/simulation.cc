@@ -1,0 +1,473 @@
+#include "simulation.h"
+
+#include "sim-errors.h"
+#include "virtual-time.h"
+
+#include "ns3/boolean.h"
+#include "ns3/cluster-helper.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+
+#include <fmt/format.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace eidolon::sim
+{
+
+namespace e = ns3::eidolon;
+
+// ------------------------------------------------------------------ setup
+
+Simulation::Cluster
+Simulation::BuildCluster(const SimOptions& options)
+{
+    e::ClusterHelper cluster;
+    if (options.model == "packet")
+    {
+        cluster.SetNetworkModel("ns3::eidolon::PacketModel", "Transport",
+                                ns3::StringValue(options.transport));
+    }
+    else if (options.model == "flow")
+    {
+        // The simulator commits history itself, up to where no rank can still add work, so that
+        // a late flow (optimistic mode) can roll the model back.
+        cluster.SetNetworkModel("ns3::eidolon::FlowModel", "AutoCommit", ns3::BooleanValue(false));
+    }
+    else
+    {
+        throw std::runtime_error("--model must be flow or packet, not '" + options.model + "'");
+    }
+    Cluster built;
+    built.topology = cluster.ReadTopology(options.topologyPath);
+    built.network = cluster.Install(built.topology);
+    if (built.topology->GpuCount() == 0)
+    {
+        throw std::runtime_error(options.topologyPath + ": the topology has no GPUs");
+    }
+    return built;
+}
+
+Simulation::Simulation(const SimOptions& options, std::ostream& log, ReplySink& replies)
+    : m_options(options)
+    , m_log(log)
+    , m_replies(replies)
+    , m_cluster(BuildCluster(m_options))
+    , m_topology(m_cluster.topology)
+    , m_collectives(ns3::CreateObject<e::CollectiveModel>())
+    , m_stats(m_options, m_topology)
+    , m_timelines(m_topology, m_stats)
+    , m_matcher(m_timelines, m_topology, m_collectives)
+    , m_syncs(m_timelines, replies)
+    , m_horizon(m_options, log, m_timelines, m_cluster.network, m_stats)
+    , m_watch(m_options, m_timelines)
+{
+    m_collectives->SetNetworkModel(m_cluster.network);
+    m_collectives->SetConfig(e::NcclConfig::FromEnvironment(m_options.ncclEnvironment));
+    m_timelines.SetListener(this);
+    m_timelines.SetExpected(m_options.expectedProcesses);
+    m_stats.RecordFlowsOf(*m_cluster.network);
+    const clockid_t clocks[] = {CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME};
+    for (int i = 0; i < 3; ++i)
+    {
+        timespec ts{};
+        clock_gettime(clocks[i], &ts);
+        m_epochs[i] = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    }
+}
+
+Simulation::~Simulation()
+{
+    ns3::Simulator::Destroy();
+}
+
+// ------------------------------------------------------------------ requests
+
+wire::Welcome
+Simulation::Join(const wire::Hello& hello)
+{
+    if (m_finished)
+    {
+        throw RefusedProcess("the run is over");
+    }
+    std::unique_ptr<RankProcess> placed = m_timelines.Place(hello);
+    AdoptNcclEnvironment(hello);
+    m_timelines.ExpectAtLeast(hello.world_size());
+    RankProcess& process = m_timelines.Add(std::move(placed));
+    wire::Welcome welcome;
+    welcome.set_process(process.index);
+    welcome.set_node(process.node);
+    for (int32_t gpu : process.gpus)
+    {
+        welcome.add_gpus(gpu);
+    }
+    welcome.set_hostname(fmt::format("node{}", process.node));
+    welcome.set_epoch_monotonic_ns(m_epochs[0]);
+    welcome.set_epoch_realtime_ns(m_epochs[1]);
+    welcome.set_epoch_boottime_ns(m_epochs[2]);
+    return welcome;
+}
+
+void
+Simulation::AdoptNcclEnvironment(const wire::Hello& hello)
+{
+    // NCCL reads its variables in every rank; the model takes the first rank's (the simulator's
+    // own environment wins, as `eidolon run` passes it to every rank anyway).
+    if (!m_ncclConfigFromRanks && m_options.ncclEnvironment.empty() && !hello.nccl_env().empty())
+    {
+        std::map<std::string, std::string> env(hello.nccl_env().begin(), hello.nccl_env().end());
+        try
+        {
+            m_collectives->SetConfig(e::NcclConfig::FromEnvironment(env));
+        }
+        catch (const std::exception& error)
+        {
+            throw RefusedProcess(fmt::format("{}: {}", hello.name(), error.what()));
+        }
+    }
+    m_ncclConfigFromRanks = true;
+}
+
+void
+Simulation::Batch(int index, const wire::Batch& batch)
+{
+    RankProcess& process = m_timelines.Process(index);
+    process.Heard();
+    if (batch.seq() < process.nextBatch)
+    {
+        throw std::runtime_error(
+            fmt::format("{}: batch {} arrived twice", process.name, batch.seq()));
+    }
+    if (batch.seq() > process.nextBatch)
+    {
+        process.early.emplace(batch.seq(), batch); // another thread's socket overtook
+        return;
+    }
+    // A bad record is reported and the rest of its batch dropped; the batch still counts, so
+    // the process's later batches are served.
+    process.nextBatch++;
+    Ingest(process, batch);
+    for (auto it = process.early.find(process.nextBatch); it != process.early.end();
+         it = process.early.find(process.nextBatch))
+    {
+        wire::Batch next = std::move(it->second);
+        process.early.erase(it);
+        process.nextBatch++;
+        Ingest(process, next);
+    }
+    HandleDeferred(process);
+}
+
+template<typename Request>
+bool
+Simulation::DeferUntilBatch(RankProcess& process, Peer peer, const Request& request)
+{
+    process.Heard();
+    if (request.after_batch() < process.nextBatch)
+    {
+        return false;
+    }
+    process.waitingForBatch.push_back(DeferredRequest{peer, request});
+    return true;
+}
+
+void
+Simulation::HandleDeferred(RankProcess& process)
+{
+    // Syncs and goodbyes that waited for these batches.
+    std::vector<DeferredRequest> waiting;
+    waiting.swap(process.waitingForBatch);
+    for (DeferredRequest& deferred : waiting)
+    {
+        if (auto* sync = std::get_if<wire::SyncRequest>(&deferred.request))
+        {
+            Sync(process.index, deferred.peer, *sync);
+        }
+        else if (auto* exchange = std::get_if<wire::ExchangeRequest>(&deferred.request))
+        {
+            Exchange(process.index, deferred.peer, *exchange);
+        }
+        else
+        {
+            Goodbye(process.index, deferred.peer, std::get<wire::Goodbye>(deferred.request));
+        }
+    }
+}
+
+void
+Simulation::Sync(int index, Peer peer, const wire::SyncRequest& request)
+{
+    RankProcess& process = m_timelines.Process(index);
+    if (!DeferUntilBatch(process, peer, request))
+    {
+        m_syncs.Sync(process, peer, request);
+    }
+}
+
+void
+Simulation::Exchange(int index, Peer peer, const wire::ExchangeRequest& request)
+{
+    RankProcess& process = m_timelines.Process(index);
+    if (!DeferUntilBatch(process, peer, request))
+    {
+        m_syncs.Exchange(process, peer, request);
+    }
+}
+
+void
+Simulation::Goodbye(int index, Peer peer, const wire::Goodbye& goodbye)
+{
+    RankProcess& process = m_timelines.Process(index);
+    if (DeferUntilBatch(process, peer, goodbye))
+    {
+        return;
+    }
+    process.clock = std::max(process.clock, goodbye.clock_ns());
+    process.goodbye = true;
+    process.usage.assign(goodbye.usage().begin(), goodbye.usage().end());
+    process.pricing.assign(goodbye.pricing().begin(), goodbye.pricing().end());
+    wire::SyncReply ack;
+    ack.set_request(0);
+    m_replies.SyncAnswered(peer, ack);
+}
+
+// ------------------------------------------------------------------ records
+
+void
+Simulation::Ingest(RankProcess& process, const wire::Batch& batch)
+{
+    for (const wire::Record& record : batch.records())
+    {
+        IngestRecord(process, record);
+    }
+    m_stats.RecordsIngested(uint64_t(batch.records_size()));
+    process.clock = std::max(process.clock, batch.clock_ns());
+    m_timelines.RunWorklist();
+}
+
+void
+Simulation::IngestRecord(RankProcess& process, const wire::Record& record)
+{
+    switch (record.body_case())
+    {
+    case wire::Record::kSpan:
+        m_stats.SpanDone(m_timelines.UseGpu(process, record.span().device()), record.span());
+        break;
+    case wire::Record::kChain:
+    {
+        const wire::Chain& chain = record.chain();
+        NodeIndex index = m_timelines.AddNode(process, chain.id(), chain.device(), chain.stream(),
+                                              chain.deps(), chain.ready_ns());
+        RankTimelines::Node& node = m_timelines.At(index);
+        node.a = chain.a_ns();
+        node.b = chain.b_ns();
+        node.busy = chain.busy_ns();
+        node.label = chain.count() > 1
+                         ? fmt::format("{} (+{} ops)", chain.label(), chain.count() - 1)
+                         : chain.label();
+        node.compute = !(chain.kind() == wire::OP_COPY || chain.kind() == wire::OP_MEMSET);
+        m_timelines.Submit(index);
+        break;
+    }
+    case wire::Record::kCommunication:
+    {
+        const wire::Communication& c = record.communication();
+        if (c.ops_size() == 0)
+        {
+            throw std::runtime_error(process.name + ": a communication record without ops");
+        }
+        NodeIndex index =
+            m_timelines.AddNode(process, c.id(), c.device(), c.stream(), c.deps(), c.ready_ns());
+        m_timelines.At(index).communication = true;
+        m_matcher.Match(process, index, c);
+        m_timelines.Submit(index);
+        break;
+    }
+    case wire::Record::kCommJoin:
+        m_matcher.Join(process, record.comm_join());
+        break;
+    default:
+        throw std::runtime_error(process.name + ": an empty record");
+    }
+}
+
+// ------------------------------------------------------------------ the run
+
+void
+Simulation::Step()
+{
+    if (m_finished)
+    {
+        return;
+    }
+    if (m_horizon.Advance())
+    {
+        m_watch.Progressed();
+    }
+    ProgressWatch::Verdict verdict = m_watch.Check(m_horizon.QueueEmpty());
+    switch (verdict.kind)
+    {
+    case ProgressWatch::Verdict::Running:
+        return;
+    case ProgressWatch::Verdict::AllDone:
+        // Run what is left (collectives nobody waited for still end).
+        ns3::Simulator::Run();
+        m_finished = true;
+        return;
+    case ProgressWatch::Verdict::RankGone:
+        Fail(verdict.error);
+        return;
+    case ProgressWatch::Verdict::Deadlock:
+    case ProgressWatch::Verdict::Watchdog:
+        Fail(verdict.error + DescribeBlocked());
+        return;
+    }
+}
+
+std::string
+Simulation::DescribeBlocked() const
+{
+    std::string out;
+    if (!m_timelines.AllJoined())
+    {
+        out += fmt::format("  {} of {} processes have joined\n", m_timelines.Processes().size(),
+                           m_timelines.Expected());
+    }
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (!process->Live())
+        {
+            continue;
+        }
+        if (!process->IsBlocked())
+        {
+            out += fmt::format("  {}: running (outside CUDA/NCCL) at virtual {:.3f} ms\n",
+                               process->name, process->clock / 1e6);
+            continue;
+        }
+        out += m_syncs.DescribeSyncs(*process);
+    }
+    out += m_syncs.DescribeExchanges();
+    out += m_matcher.DescribeMissing();
+    return out;
+}
+
+void
+Simulation::OnProcessExit(const ProcessExit& exit)
+{
+    m_stats.ProcessExited(ProcessReport{exit.name, exit.pid, true, exit.signaled, exit.code});
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (process->pid == exit.pid && !process->goodbye)
+        {
+            process->dead = true;
+        }
+    }
+    if (exit.signaled || exit.code != 0)
+    {
+        Fail(exit.description);
+    }
+}
+
+void
+Simulation::OnLaunchedProcessesDone()
+{
+    if (m_finished)
+    {
+        return;
+    }
+    if (m_timelines.Processes().empty())
+    {
+        Fail("no rank joined the simulator: the program ended without using CUDA (or could not "
+             "load eidolon's libraries)");
+        return;
+    }
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (process->Live())
+        {
+            process->dead = true; // ended without its goodbye (_exit, or killed)
+        }
+    }
+    m_timelines.SetExpected(int(m_timelines.Processes().size()));
+    ns3::Simulator::Run();
+    m_finished = true;
+}
+
+void
+Simulation::Fail(const std::string& error)
+{
+    if (m_finished)
+    {
+        return;
+    }
+    m_error = error;
+    m_finished = true;
+    m_log << "eidolon: " << error << (error.empty() || error.back() == '\n' ? "" : "\n");
+    m_replies.RunFailed(error);
+}
+
+// ------------------------------------------------------------------ what it knows
+
+RunReport
+Simulation::Report(double wallSeconds) const
+{
+    return m_stats.Report(
+        m_timelines.Processes(),
+        RunStatistics::RunOutcome{m_error, wallSeconds, m_cluster.network->GetStats()});
+}
+
+double
+Simulation::VirtualNowNs() const
+{
+    double latest = NowNs();
+    for (const auto& process : m_timelines.Processes())
+    {
+        latest = std::max(latest, process->clock);
+    }
+    return latest;
+}
+
+int
+Simulation::Running() const
+{
+    int n = 0;
+    for (const auto& process : m_timelines.Processes())
+    {
+        n += process->Live() && !process->IsBlocked();
+    }
+    return n;
+}
+
+int
+Simulation::Blocked() const
+{
+    int n = 0;
+    for (const auto& process : m_timelines.Processes())
+    {
+        n += process->Live() && process->IsBlocked();
+    }
+    return n;
+}
+
+double
+Simulation::RecordEndNs(int process, uint64_t record) const
+{
+    if (process < 0 || size_t(process) >= m_timelines.Processes().size())
+    {
+        return -1;
+    }
+    NodeIndex node = m_timelines.Process(process).Find(record);
+    return node == kNoNode ? -1 : m_timelines.At(node).end;
+}
+
+double
+Simulation::SimulatedNs() const
+{
+    return NowNs();
+}
+
+} // namespace eidolon::sim

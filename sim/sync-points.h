@@ -1,0 +1,71 @@
+// Where ranks wait on the simulator: a sync waits for the ends of some of its records and is
+// answered once they are all decided; an exchange (a barrier with payloads, e.g. NCCL's
+// bootstrap) is answered to every participant once all are in, at the latest arrival. Answers go
+// to the ReplySink.
+#pragma once
+
+#include "rank-timelines.h"
+#include "reply-sink.h"
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace eidolon::sim
+{
+
+class SyncPoints
+{
+public:
+    SyncPoints(RankTimelines& timelines, ReplySink& replies);
+
+    // `process` waits (from `peer`) for the records `request` names; throws naming an unknown
+    // record. Answered at once when they have all ended.
+    void Sync(RankProcess& process, Peer peer, const wire::SyncRequest& request);
+    // A record has ended: answers the syncs that waited only for it and others already ended.
+    void NodeFinished(NodeIndex node);
+    // `process` adds its entries to the exchange `request.key()`. Throws ProgramError when ranks
+    // disagree on the participants or give an index twice.
+    void Exchange(RankProcess& process, Peer peer, const wire::ExchangeRequest& request);
+
+    // "  rank0: blocked in cudaStreamSynchronize at virtual 1.000 ms" per open sync of `process`.
+    std::string DescribeSyncs(const RankProcess& process) const;
+    // "  rank1: blocked in ncclCommInitRank (1 of 2 entries in)" per waiting participant.
+    std::string DescribeExchanges() const;
+
+private:
+    struct PendingSync
+    {
+        int process = 0;
+        Peer peer = 0;
+        uint64_t request = 0;
+        std::vector<NodeIndex> nodes;
+        std::string what;
+        bool answered = false;
+    };
+    struct PendingExchange
+    {
+        int participants = 0;
+        std::map<int, std::string> entries;
+        double time = 0;
+        struct Waiter
+        {
+            int process;
+            Peer peer;
+            uint64_t request;
+            std::string what;
+        };
+        std::vector<Waiter> waiters;
+    };
+
+    void Check(PendingSync& sync);
+    void Release(PendingExchange& exchange);
+
+    RankTimelines& m_timelines;
+    ReplySink& m_replies;
+    std::deque<PendingSync> m_syncs;
+    std::map<std::string, PendingExchange> m_exchanges;
+};
+
+} // namespace eidolon::sim

@@ -1,0 +1,28 @@
+// Virtual time as the simulator core keeps it: double nanoseconds, and ns-3's Time (picoseconds)
+// where the network model runs. Also the one way the core stops ns-3's run loop, so that the
+// horizon can tell a stop of its own from a run that ended because no events were left.
+#pragma once
+
+#include "ns3/nstime.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace eidolon::sim
+{
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+ns3::Time ToTime(double ns);
+
+// ns-3's present in nanoseconds.
+double NowNs();
+
+// Stops ns-3's run loop at the current event and remembers that it was asked to.
+void StopNow();
+// Forgets earlier stop requests (before a run).
+void ClearStopRequest();
+// Whether a StopNow came since the last ClearStopRequest (false: the run had no events left).
+bool StopRequested();
+
+} // namespace eidolon::sim

@@ -1,0 +1,277 @@
+// The simulator core (sim/) driven directly, without the bridge: decoded requests in, answers
+// out through a ReplySink that records them. Expected times are worked out by hand in the
+// comments.
+#define BOOST_TEST_MODULE simulation
+#include "sim-errors.h"
+#include "simulation.h"
+
+#include "ns3/nstime.h"
+
+#include <boost/test/unit_test.hpp>
+
+#include <sstream>
+#include <utility>
+#include <vector>
+
+using namespace eidolon;
+
+namespace
+{
+
+struct PicosecondClock
+{
+    PicosecondClock() { ns3::Time::SetResolution(ns3::Time::PS); }
+};
+BOOST_TEST_GLOBAL_FIXTURE(PicosecondClock);
+
+// Every answer the core gives, in order.
+struct RecordingSink : sim::ReplySink
+{
+    std::vector<std::pair<sim::Peer, wire::SyncReply>> syncs;
+    std::vector<std::pair<sim::Peer, wire::ExchangeReply>> exchanges;
+    std::vector<std::string> failures;
+    void SyncAnswered(sim::Peer peer, const wire::SyncReply& reply) override
+    {
+        syncs.emplace_back(peer, reply);
+    }
+    void ExchangeAnswered(sim::Peer peer, const wire::ExchangeReply& reply) override
+    {
+        exchanges.emplace_back(peer, reply);
+    }
+    void RunFailed(const std::string& error) override { failures.push_back(error); }
+};
+
+sim::SimOptions
+Options()
+{
+    sim::SimOptions options;
+    options.topologyPath = EIDOLON_BRIDGE_TEST_DIR "/two-gpus.yaml";
+    options.watchdogSeconds = 0;
+    return options;
+}
+
+wire::Hello
+Hello(const std::string& name, int rank, int worldSize)
+{
+    wire::Hello hello;
+    hello.set_name(name);
+    hello.set_world_rank(rank);
+    hello.set_world_size(worldSize);
+    hello.set_node(0);
+    hello.set_num_devices(2);
+    hello.set_process_token(name);
+    return hello;
+}
+
+wire::Batch
+ChainBatch(uint64_t seq, double clock, uint64_t id, std::vector<uint64_t> deps, double ready,
+           double a, double b)
+{
+    wire::Batch batch;
+    batch.set_seq(seq);
+    batch.set_clock_ns(clock);
+    wire::Chain* chain = batch.add_records()->mutable_chain();
+    chain->set_id(id);
+    chain->set_device(0);
+    chain->set_stream(1);
+    for (uint64_t dep : deps)
+    {
+        chain->add_deps(dep);
+    }
+    chain->set_ready_ns(ready);
+    chain->set_a_ns(a);
+    chain->set_b_ns(b);
+    chain->set_busy_ns(a);
+    chain->set_count(1);
+    chain->set_label("kernel");
+    return batch;
+}
+
+wire::SyncRequest
+SyncOn(uint64_t request, std::vector<uint64_t> records, uint64_t afterBatch, double clock)
+{
+    wire::SyncRequest sync;
+    sync.set_request(request);
+    for (uint64_t record : records)
+    {
+        sync.add_ops(record);
+    }
+    sync.set_after_batch(afterBatch);
+    sync.set_clock_ns(clock);
+    sync.set_driving_threads(1);
+    sync.set_what("cudaStreamSynchronize");
+    return sync;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(join_places_a_process_on_its_node_and_gpus)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    wire::Welcome welcome = simulation.Join(Hello("rank0", 0, 1));
+    // The topology has one node of two GPUs: device d of node 0 is GPU d.
+    BOOST_TEST(welcome.process() == 0);
+    BOOST_TEST(welcome.node() == 0);
+    BOOST_TEST(welcome.gpus_size() == 2);
+    BOOST_TEST(welcome.gpus(0) == 0);
+    BOOST_TEST(welcome.gpus(1) == 1);
+    BOOST_TEST(welcome.hostname() == "node0");
+    // Node 3 is not in a one-node topology: the process is refused, the run goes on.
+    wire::Hello far = Hello("rank1", 1, 1);
+    far.set_node(3);
+    BOOST_CHECK_THROW(simulation.Join(far), sim::RefusedProcess);
+    BOOST_TEST(!simulation.Failed());
+    BOOST_TEST(simulation.Connected() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_sync_is_answered_through_the_sink_with_the_decided_ends)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    // Record 1 ends at max(10 + 5, 0) = 15; record 2 waits on it: max(15 + 4, 0) = 19.
+    simulation.Batch(0, ChainBatch(1, 0, 1, {}, 10, 5, 0));
+    simulation.Batch(0, ChainBatch(2, 0, 2, {1}, 0, 4, 0));
+    simulation.Sync(0, 7, SyncOn(42, {1, 2}, 2, 30));
+    BOOST_TEST(sink.syncs.size() == 1u);
+    BOOST_TEST(sink.syncs[0].first == 7u);
+    const wire::SyncReply& reply = sink.syncs[0].second;
+    BOOST_TEST(reply.request() == 42u);
+    BOOST_TEST(reply.ends_size() == 2);
+    BOOST_TEST(reply.ends(0).op() == 1u);
+    BOOST_TEST(reply.ends(0).end_ns() == 15.0);
+    BOOST_TEST(reply.ends(1).op() == 2u);
+    BOOST_TEST(reply.ends(1).end_ns() == 19.0);
+    BOOST_TEST(simulation.Blocked() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_sync_that_follows_a_batch_not_yet_in_waits_for_it)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    // The sync follows batch 1, which another thread's socket has not delivered yet.
+    simulation.Sync(0, 3, SyncOn(1, {1}, 1, 0));
+    BOOST_TEST(sink.syncs.empty());
+    // Batch 1 carries record 1: [20, max(20 + 6, 0)] = [20, 26]; then the sync is answered.
+    simulation.Batch(0, ChainBatch(1, 0, 1, {}, 20, 6, 0));
+    BOOST_TEST(sink.syncs.size() == 1u);
+    BOOST_TEST(sink.syncs[0].first == 3u);
+    BOOST_TEST(sink.syncs[0].second.ends(0).end_ns() == 26.0);
+}
+
+BOOST_AUTO_TEST_CASE(an_exchange_is_a_barrier_at_the_latest_arrival)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    for (int rank : {0, 1})
+    {
+        wire::ExchangeRequest request;
+        request.set_request(uint64_t(10 + rank));
+        request.set_key("bootstrap");
+        request.set_participants(2);
+        request.set_clock_ns(rank == 0 ? 500 : 800);
+        request.set_driving_threads(1);
+        request.set_what("ncclCommInitRank");
+        wire::ExchangeEntry* entry = request.add_entries();
+        entry->set_index(rank);
+        entry->set_payload(rank == 0 ? "zero" : "one");
+        simulation.Exchange(rank, sim::Peer(rank), request);
+        // rank0 alone: nobody is answered yet.
+        BOOST_TEST(sink.exchanges.size() == (rank == 0 ? 0u : 2u));
+    }
+    // Both get both entries, at the later clock (800 ns), each with its own request id.
+    for (int rank : {0, 1})
+    {
+        const auto& [peer, reply] = sink.exchanges[size_t(rank)];
+        BOOST_TEST(peer == sim::Peer(rank));
+        BOOST_TEST(reply.request() == uint64_t(10 + rank));
+        BOOST_TEST(reply.time_ns() == 800.0);
+        BOOST_TEST(reply.entries_size() == 2);
+        BOOST_TEST(reply.entries(0).payload() == "zero");
+        BOOST_TEST(reply.entries(1).payload() == "one");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(mismatched_send_and_receive_sizes_are_a_program_error)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    for (int rank : {0, 1})
+    {
+        wire::Batch batch;
+        batch.set_seq(1);
+        wire::CommJoin* join = batch.add_records()->mutable_comm_join();
+        join->set_comm(5);
+        join->set_nranks(2);
+        join->set_rank(rank);
+        join->set_device(rank);
+        wire::Communication* c = batch.add_records()->mutable_communication();
+        c->set_id(1);
+        c->set_device(rank);
+        c->set_comm(5);
+        c->set_comm_rank(rank);
+        c->set_comm_size(2);
+        wire::CommOp* op = c->add_ops();
+        op->set_kind(rank == 0 ? wire::COMM_SEND : wire::COMM_RECV);
+        // rank0 sends 100 floats (400 B), rank1 receives 50 (200 B).
+        op->set_count(rank == 0 ? 100 : 50);
+        op->set_type_size(4);
+        op->set_peer(1 - rank);
+        if (rank == 0)
+        {
+            simulation.Batch(rank, batch);
+        }
+        else
+        {
+            BOOST_CHECK_EXCEPTION(simulation.Batch(rank, batch), sim::ProgramError,
+                                  [](const sim::ProgramError& e)
+                                  {
+                                      return std::string(e.what()).find(
+                                                 "rank 0 sends 400 bytes to rank 1, which "
+                                                 "receives 200 bytes") != std::string::npos;
+                                  });
+        }
+    }
+    // Whoever delivered the request ends the run; the sink is told once.
+    simulation.Fail("mismatched send/recv");
+    BOOST_TEST(simulation.Failed());
+    BOOST_TEST(sink.failures.size() == 1u);
+    simulation.Fail("again");
+    BOOST_TEST(sink.failures.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(goodbye_is_acknowledged_and_the_run_ends_when_everyone_left)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    simulation.Batch(0, ChainBatch(1, 100, 1, {}, 0, 50, 0));
+    wire::Goodbye goodbye;
+    goodbye.set_after_batch(1);
+    goodbye.set_clock_ns(100);
+    simulation.Goodbye(0, 9, goodbye);
+    BOOST_TEST(sink.syncs.size() == 1u);
+    BOOST_TEST(sink.syncs[0].first == 9u);
+    BOOST_TEST(sink.syncs[0].second.request() == 0u); // request 0 acknowledges a goodbye
+    simulation.Step();
+    BOOST_TEST(simulation.Finished());
+    BOOST_TEST(!simulation.Failed());
+    // Record 1 ran [0, 50] on GPU 0, which rank0 owns in the report.
+    eidolon::sim::RunReport report = simulation.Report(1.0);
+    BOOST_TEST(report.gpus.size() == 1u);
+    BOOST_TEST(report.gpus[0].process == "rank0");
+    BOOST_TEST(report.gpus[0].endNs == 50.0);
+    BOOST_TEST(report.recordsIngested == 1u);
+}
