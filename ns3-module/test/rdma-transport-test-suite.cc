@@ -3,8 +3,7 @@
 // the NACK and timeout paths, the DCQCN rate state machine against its formulas, port reuse.
 //
 // Wire size of a full DATA packet: 4096 payload + 16 RdmaHeader + 8 UDP + 20 IPv4 + 2 PPP = 4142 B.
-#define BOOST_TEST_MODULE rdma_transport
-#include "rdma-transport.h"
+#include "eidolon-test-checks.h"
 
 #include "ns3/boolean.h"
 #include "ns3/double.h"
@@ -15,6 +14,7 @@
 #include "ns3/ipv4-address-helper.h"
 #include "ns3/ipv4-global-routing-helper.h"
 #include "ns3/ipv4-header.h"
+#include "ns3/log.h"
 #include "ns3/node-container.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/point-to-point-net-device.h"
@@ -22,26 +22,29 @@
 #include "ns3/ppp-header.h"
 #include "ns3/queue-disc.h"
 #include "ns3/queue-size.h"
+#include "ns3/rdma-transport.h"
 #include "ns3/red-queue-disc.h"
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
 #include "ns3/string.h"
+#include "ns3/test.h"
 #include "ns3/traffic-control-helper.h"
 #include "ns3/udp-header.h"
 #include "ns3/udp-socket-factory.h"
 #include "ns3/uinteger.h"
 
-#include <boost/test/unit_test.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
 using namespace ns3;
 using namespace ns3::eidolon;
+
+NS_LOG_COMPONENT_DEFINE("EidolonRdmaTransportTest");
 
 namespace
 {
@@ -222,23 +225,51 @@ struct RateLog
                                }));
     }
 };
+
+/// The RDMA transport: one TestCase per check, each check a member below.
+class RdmaTransportTestCase : public TestCase
+{
+public:
+    /// One of the checks below.
+    using Check = void (RdmaTransportTestCase::*)();
+
+    RdmaTransportTestCase(const std::string& name, Check check)
+        : TestCase(name)
+        , m_check(check)
+    {
+    }
+
+    void HeaderRoundTrip();
+    void IdlePathCompletesAtLineRate();
+    void IncastTwoFlowsDcqcnReactsAndSharesTheBottleneck();
+    void LossyBottleneckGoBackNCompletes();
+    void LostMiddleTailAndFinalAckRecover();
+    void DcqcnRateStateMachineFollowsThePaper();
+    void PortIsReusableAfterAFlowAndCallbacksFireOnce();
+
+private:
+    void DoRun() override { (this->*m_check)(); }
+
+    Check m_check;
+};
 } // namespace
 
-BOOST_AUTO_TEST_CASE(header_round_trip)
+void
+RdmaTransportTestCase::HeaderRoundTrip()
 {
     RdmaHeader h(RdmaHeader::NACK, 0xdeadbeef, 0x0123456789abcdefULL);
     h.SetGeneration(65535);
     h.SetFlags(RdmaHeader::FLAG_LAST);
     Ptr<Packet> p = Create<Packet>(100);
     p->AddHeader(h);
-    BOOST_TEST(p->GetSize() == 116u);
+    NS_TEST_EXPECT_MSG_EQ(p->GetSize(), 116u, "");
     RdmaHeader g;
     p->RemoveHeader(g);
-    BOOST_TEST(g.GetType() == RdmaHeader::NACK);
-    BOOST_TEST(g.GetFlowId() == 0xdeadbeefu);
-    BOOST_TEST(g.GetSequence() == 0x0123456789abcdefULL);
-    BOOST_TEST(g.GetGeneration() == 65535);
-    BOOST_TEST(g.GetFlags() == RdmaHeader::FLAG_LAST);
+    NS_TEST_EXPECT_MSG_EQ(g.GetType(), RdmaHeader::NACK, "");
+    NS_TEST_EXPECT_MSG_EQ(g.GetFlowId(), 0xdeadbeefu, "");
+    NS_TEST_EXPECT_MSG_EQ(g.GetSequence(), 0x0123456789abcdefULL, "");
+    NS_TEST_EXPECT_MSG_EQ(g.GetGeneration(), 65535, "");
+    NS_TEST_EXPECT_MSG_EQ(g.GetFlags(), RdmaHeader::FLAG_LAST, "");
 }
 
 // (1) One flow, idle 10 Gb/s path h0 -> switch -> h1. The sender paces at line rate, so the
@@ -247,7 +278,8 @@ BOOST_AUTO_TEST_CASE(header_round_trip)
 // 4096. This is bytes * (4142/4096) / rate + propagation plus one packet of pipeline fill. ns-3
 // rounds each serialization to whole ns (3313.6 -> 3314 ns), which the sender's ideal pacing does
 // not, so the link runs up to 1 ns per packet late per hop: tolerance 2 ns per packet.
-BOOST_AUTO_TEST_CASE(idle_path_completes_at_line_rate)
+void
+RdmaTransportTestCase::IdlePathCompletesAtLineRate()
 {
     SimulatorGuard guard;
     const DataRate rate("10Gb/s");
@@ -260,23 +292,23 @@ BOOST_AUTO_TEST_CASE(idle_path_completes_at_line_rate)
                                       bytes, rate, start, done.Cb());
     Simulator::Run();
 
-    BOOST_TEST_REQUIRE(done.calls.size() == 1u);
+    NS_TEST_ASSERT_MSG_EQ(done.calls.size(), 1u, "");
     const double measured = (done.calls[0] - start).GetSeconds();
     const double expected = double(n + 1) * Tx(kWire, rate) + 2 * kLinkDelay.GetSeconds();
     const double formula = Tx(double(bytes) * kWire / kPayload, rate) + 2 * kLinkDelay.GetSeconds();
-    BOOST_TEST_MESSAGE("idle path: measured "
-                       << measured * 1e6 << " us, expected " << expected * 1e6
-                       << " us, bytes*(1+overhead)/rate+prop " << formula * 1e6 << " us");
-    BOOST_TEST(measured >= expected - 1e-9);
-    BOOST_TEST(measured <= expected + 2e-9 * double(n) + 1e-9);
-    BOOST_TEST(f->GetReceiver()->GetBytesReceived() == bytes);
-    BOOST_TEST(f->GetSender()->IsFinished()); // the final ACK arrived
-    BOOST_TEST(f->GetSender()->GetCnpCount() == 0u);
-    BOOST_TEST(f->GetSender()->GetRetransmittedPackets() == 0u);
-    BOOST_TEST(f->GetSender()->GetPacketsSent() == n);
-    BOOST_TEST(f->GetSender()->GetMinimumRateSeen() == rate);
-    BOOST_TEST(f->GetReceiver()->GetCePackets() == 0u);
-    BOOST_TEST(f->GetSender()->GetWireSize(kPayload) == kWire);
+    NS_LOG_INFO("idle path: measured " << measured * 1e6 << " us, expected " << expected * 1e6
+                                       << " us, bytes*(1+overhead)/rate+prop " << formula * 1e6
+                                       << " us");
+    NS_TEST_EXPECT_MSG_GT_OR_EQ(measured, expected - 1e-9, "");
+    NS_TEST_EXPECT_MSG_LT_OR_EQ(measured, expected + 2e-9 * double(n) + 1e-9, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetReceiver()->GetBytesReceived(), bytes, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->IsFinished(), true, ""); // the final ACK arrived
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetCnpCount(), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetRetransmittedPackets(), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetPacketsSent(), n, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetMinimumRateSeen(), rate, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetReceiver()->GetCePackets(), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetWireSize(kPayload), kWire, "");
 }
 
 // (2) Incast: h0 and h1 send 8 MiB each to h2 through one 10 Gb/s bottleneck (switch -> h2) with
@@ -292,7 +324,8 @@ BOOST_AUTO_TEST_CASE(idle_path_completes_at_line_rate)
 //    additive ramp from its rate at that moment (+15 % and one period for late cuts). From half the
 //    line rate the ramp costs (line/2)^2 / (2 a line) = 1.7 ms of link time, 12.7 % of ideal, so
 //    with the first phase the whole incast stays below 1.4 x ideal (1.09-1.28 over 12 streams).
-BOOST_AUTO_TEST_CASE(incast_two_flows_dcqcn_reacts_and_shares_the_bottleneck)
+void
+RdmaTransportTestCase::IncastTwoFlowsDcqcnReactsAndSharesTheBottleneck()
 {
     SimulatorGuard guard;
     const DataRate rate("10Gb/s");
@@ -334,37 +367,38 @@ BOOST_AUTO_TEST_CASE(incast_two_flows_dcqcn_reacts_and_shares_the_bottleneck)
     uint64_t cnps = 0;
     for (int i = 0; i < 2; ++i)
     {
-        BOOST_TEST_REQUIRE(done[i].calls.size() == 1u);
+        NS_TEST_ASSERT_MSG_EQ(done[i].calls.size(), 1u, "");
         last = std::max(last, done[i].calls[0]);
-        BOOST_TEST(f[i]->GetReceiver()->GetBytesReceived() == bytes);
-        BOOST_TEST(f[i]->GetSender()->IsFinished());
-        BOOST_TEST(f[i]->GetReceiver()->GetCnpsSent() > 0u);
-        BOOST_TEST(f[i]->GetSender()->GetCnpCount() == f[i]->GetReceiver()->GetCnpsSent());
-        BOOST_TEST(f[i]->GetSender()->GetMinimumRateSeen() < rate);
-        BOOST_TEST(!rates[i].changes.empty());
-        BOOST_TEST(f[i]->GetSender()->GetRetransmittedPackets() == 0u);
+        NS_TEST_EXPECT_MSG_EQ(f[i]->GetReceiver()->GetBytesReceived(), bytes, "");
+        NS_TEST_EXPECT_MSG_EQ(f[i]->GetSender()->IsFinished(), true, "");
+        NS_TEST_EXPECT_MSG_GT(f[i]->GetReceiver()->GetCnpsSent(), 0u, "");
+        NS_TEST_EXPECT_MSG_EQ(f[i]->GetSender()->GetCnpCount(), f[i]->GetReceiver()->GetCnpsSent(),
+                              "");
+        NS_TEST_EXPECT_MSG_LT(f[i]->GetSender()->GetMinimumRateSeen(), rate, "");
+        NS_TEST_EXPECT_MSG_EQ(rates[i].changes.empty(), false, "");
+        NS_TEST_EXPECT_MSG_EQ(f[i]->GetSender()->GetRetransmittedPackets(), 0u, "");
         cnps += f[i]->GetSender()->GetCnpCount();
-        BOOST_TEST_MESSAGE("flow " << i << ": done at " << done[i].calls[0].GetMicroSeconds()
-                                   << " us, CNPs " << f[i]->GetSender()->GetCnpCount()
-                                   << ", min rate " << f[i]->GetSender()->GetMinimumRateSeen()
-                                   << ", rate changes " << rates[i].changes.size());
+        NS_LOG_INFO("flow " << i << ": done at " << done[i].calls[0].GetMicroSeconds()
+                            << " us, CNPs " << f[i]->GetSender()->GetCnpCount() << ", min rate "
+                            << f[i]->GetSender()->GetMinimumRateSeen() << ", rate changes "
+                            << rates[i].changes.size());
     }
-    BOOST_TEST(cnpsTraced == cnps);
+    NS_TEST_EXPECT_MSG_EQ(cnpsTraced, cnps, "");
     const QueueDisc::Stats& st = s.bottleneck->GetStats();
-    BOOST_TEST(st.nTotalDroppedPackets == 0u);
-    BOOST_TEST(st.nTotalMarkedPackets > 0u);
+    NS_TEST_EXPECT_MSG_EQ(st.nTotalDroppedPackets, 0u, "");
+    NS_TEST_EXPECT_MSG_GT(st.nTotalMarkedPackets, 0u, "");
     const double measured = (last - start).GetSeconds();
     const double ideal = Tx(2.0 * double(bytes) * kWire / kPayload, rate);
-    BOOST_TEST_MESSAGE("incast: last done after " << measured * 1e6 << " us, ideal " << ideal * 1e6
-                                                  << " us (" << measured / ideal << "x), marked "
-                                                  << st.nTotalMarkedPackets);
+    NS_LOG_INFO("incast: last done after " << measured * 1e6 << " us, ideal " << ideal * 1e6
+                                           << " us (" << measured / ideal << "x), marked "
+                                           << st.nTotalMarkedPackets);
     const double sharedUtil =
         Tx(double(deliveredAtFirst) * kWire / kPayload, rate) / (firstDone - start).GetSeconds();
-    BOOST_TEST_MESSAGE("incast: first done after " << (firstDone - start).GetMicroSeconds()
-                                                   << " us, bottleneck utilization until then "
-                                                   << sharedUtil << ", survivor at "
-                                                   << survivorRate / 1e9 << " Gb/s");
-    BOOST_TEST(measured >= ideal);
+    NS_LOG_INFO("incast: first done after " << (firstDone - start).GetMicroSeconds()
+                                            << " us, bottleneck utilization until then "
+                                            << sharedUtil << ", survivor at " << survivorRate / 1e9
+                                            << " Gb/s");
+    NS_TEST_EXPECT_MSG_GT_OR_EQ(measured, ideal, "");
     // The survivor's remaining wire bytes on the additive ramp r(t) = r0 + a t (capped at line):
     // fast recovery only makes it quicker, further cuts slower (15 % + one period of slack).
     const double a = 40e6 / 55e-6;
@@ -382,17 +416,17 @@ BOOST_AUTO_TEST_CASE(incast_two_flows_dcqcn_reacts_and_shares_the_bottleneck)
         ramp = toLine + (left - onRamp) / lineBps;
     }
     const double tail = (last - firstDone).GetSeconds();
-    BOOST_TEST_MESSAGE("incast: tail " << tail * 1e6 << " us, additive ramp " << ramp * 1e6
-                                       << " us");
-    BOOST_TEST(sharedUtil >= 0.80);
-    BOOST_TEST(tail <= 1.15 * ramp + 55e-6);
-    BOOST_TEST(measured <= ideal * 1.40);
+    NS_LOG_INFO("incast: tail " << tail * 1e6 << " us, additive ramp " << ramp * 1e6 << " us");
+    NS_TEST_EXPECT_MSG_GT_OR_EQ(sharedUtil, 0.80, "");
+    NS_TEST_EXPECT_MSG_LT_OR_EQ(tail, 1.15 * ramp + 55e-6, "");
+    NS_TEST_EXPECT_MSG_LT_OR_EQ(measured, ideal * 1.40, "");
 }
 
 // (3) A lossy bottleneck: h0 sends 2 MiB at 10 Gb/s into an 8 Gb/s link behind a 4-packet drop-tail
 // queue, no ECN, so DCQCN never hears of congestion and a fifth of what is sent is dropped.
 // Go-back-N must still deliver every byte, in order, and count its retransmissions.
-BOOST_AUTO_TEST_CASE(lossy_bottleneck_go_back_n_completes)
+void
+RdmaTransportTestCase::LossyBottleneckGoBackNCompletes()
 {
     SimulatorGuard guard;
     Star s = MakeStar(2, DataRate("10Gb/s"), DataRate("8Gb/s"), Bottleneck::TinyDropTail);
@@ -401,36 +435,38 @@ BOOST_AUTO_TEST_CASE(lossy_bottleneck_go_back_n_completes)
     uint64_t rewinds = 0;
     Ptr<RdmaFlow> f = RdmaFlow::Start(s.hosts.Get(0), s.hosts.Get(1), s.addr[1], s.addr[0], 4000,
                                       bytes, DataRate("10Gb/s"), MicroSeconds(10), done.Cb());
-    f->GetSender()->TraceConnectWithoutContext("GoBackN", Callback<void, uint64_t, uint64_t>(
-                                                              [&rewinds](uint64_t from, uint64_t to)
-                                                              {
-                                                                  BOOST_TEST(to < from);
-                                                                  ++rewinds;
-                                                              }));
+    f->GetSender()->TraceConnectWithoutContext("GoBackN",
+                                               Callback<void, uint64_t, uint64_t>(
+                                                   [this, &rewinds](uint64_t from, uint64_t to)
+                                                   {
+                                                       NS_TEST_EXPECT_MSG_LT(to, from, "");
+                                                       ++rewinds;
+                                                   }));
     Simulator::Stop(Seconds(1)); // a hang shows as a failed check, not a stuck test
     Simulator::Run();
 
-    BOOST_TEST_REQUIRE(done.calls.size() == 1u);
-    BOOST_TEST(f->GetReceiver()->GetBytesReceived() == bytes);
-    BOOST_TEST(f->GetSender()->IsFinished());
-    BOOST_TEST(s.bottleneck->GetStats().nTotalDroppedPackets > 0u);
-    BOOST_TEST(f->GetSender()->GetRetransmittedPackets() > 0u);
-    BOOST_TEST(f->GetSender()->GetGoBackNCount() == rewinds);
-    BOOST_TEST(rewinds > 0u);
-    BOOST_TEST(f->GetReceiver()->GetNacksSent() > 0u);
-    BOOST_TEST(f->GetSender()->GetCnpCount() == 0u);
-    BOOST_TEST_MESSAGE("lossy: done at "
-                       << done.calls[0].GetMicroSeconds() << " us, dropped "
-                       << s.bottleneck->GetStats().nTotalDroppedPackets << ", retransmitted "
-                       << f->GetSender()->GetRetransmittedPackets() << ", rewinds " << rewinds
-                       << ", NACKs " << f->GetReceiver()->GetNacksSent() << ", timeouts "
-                       << f->GetSender()->GetTimeoutCount());
+    NS_TEST_ASSERT_MSG_EQ(done.calls.size(), 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetReceiver()->GetBytesReceived(), bytes, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->IsFinished(), true, "");
+    NS_TEST_EXPECT_MSG_GT(s.bottleneck->GetStats().nTotalDroppedPackets, 0u, "");
+    NS_TEST_EXPECT_MSG_GT(f->GetSender()->GetRetransmittedPackets(), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetGoBackNCount(), rewinds, "");
+    NS_TEST_EXPECT_MSG_GT(rewinds, 0u, "");
+    NS_TEST_EXPECT_MSG_GT(f->GetReceiver()->GetNacksSent(), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetCnpCount(), 0u, "");
+    NS_LOG_INFO("lossy: done at " << done.calls[0].GetMicroSeconds() << " us, dropped "
+                                  << s.bottleneck->GetStats().nTotalDroppedPackets
+                                  << ", retransmitted " << f->GetSender()->GetRetransmittedPackets()
+                                  << ", rewinds " << rewinds << ", NACKs "
+                                  << f->GetReceiver()->GetNacksSent() << ", timeouts "
+                                  << f->GetSender()->GetTimeoutCount());
 }
 
 // (3b) Targeted losses, each once: DATA 100 (a NACK rewinds), the last DATA packet (nothing follows
 // it, so only the retransmission timeout recovers it) and the final ACK (the sender times out again
 // and the complete receiver answers the duplicate). onComplete still fires exactly once.
-BOOST_AUTO_TEST_CASE(lost_middle_tail_and_final_ack_recover)
+void
+RdmaTransportTestCase::LostMiddleTailAndFinalAckRecover()
 {
     SimulatorGuard guard;
     const DataRate rate("10Gb/s");
@@ -451,25 +487,26 @@ BOOST_AUTO_TEST_CASE(lost_middle_tail_and_final_ack_recover)
     Simulator::Stop(Seconds(1));
     Simulator::Run();
 
-    BOOST_TEST(dataDrops->dropped.size() == 2u);
-    BOOST_TEST(ackDrops->dropped.size() == 1u);
-    BOOST_TEST_REQUIRE(done.calls.size() == 1u);
-    BOOST_TEST(f->GetReceiver()->GetBytesReceived() == bytes);
-    BOOST_TEST(f->GetSender()->IsFinished());
-    BOOST_TEST(f->GetReceiver()->GetNacksSent() >= 1u);
-    BOOST_TEST(f->GetSender()->GetTimeoutCount() == 2u); // lost tail, lost final ACK
-    BOOST_TEST(f->GetSender()->GetRetransmittedPackets() > 0u);
-    BOOST_TEST(f->GetSender()->GetGoBackNCount() >= 3u);
+    NS_TEST_EXPECT_MSG_EQ(dataDrops->dropped.size(), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(ackDrops->dropped.size(), 1u, "");
+    NS_TEST_ASSERT_MSG_EQ(done.calls.size(), 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetReceiver()->GetBytesReceived(), bytes, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->IsFinished(), true, "");
+    NS_TEST_EXPECT_MSG_GT_OR_EQ(f->GetReceiver()->GetNacksSent(), 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetSender()->GetTimeoutCount(), 2u, ""); // lost tail, lost final ACK
+    NS_TEST_EXPECT_MSG_GT(f->GetSender()->GetRetransmittedPackets(), 0u, "");
+    NS_TEST_EXPECT_MSG_GT_OR_EQ(f->GetSender()->GetGoBackNCount(), 3u, "");
     // The tail needed one retransmission timeout (1 ms by default) after the last transmission.
-    BOOST_TEST(done.calls[0] - start > MilliSeconds(1));
-    BOOST_TEST(done.calls[0] - start < MilliSeconds(2));
-    BOOST_TEST(f->GetReceiver()->GetDuplicatePackets() > 0u);
+    NS_TEST_EXPECT_MSG_GT(done.calls[0] - start, MilliSeconds(1), "");
+    NS_TEST_EXPECT_MSG_LT(done.calls[0] - start, MilliSeconds(2), "");
+    NS_TEST_EXPECT_MSG_GT(f->GetReceiver()->GetDuplicatePackets(), 0u, "");
 }
 
 // DCQCN reaction point against the formulas: CNPs are injected by hand at the sender's port while
 // a long flow runs on an idle path (no marking there), so every rate change is ours. The second CNP
 // comes during fast recovery, so Rt is below line rate afterwards and the additive stage shows.
-BOOST_AUTO_TEST_CASE(dcqcn_rate_state_machine_follows_the_paper)
+void
+RdmaTransportTestCase::DcqcnRateStateMachineFollowsThePaper()
 {
     SimulatorGuard guard;
     const DataRate rate("10Gb/s");
@@ -503,8 +540,8 @@ BOOST_AUTO_TEST_CASE(dcqcn_rate_state_machine_follows_the_paper)
     Simulator::Stop(stop);
     Simulator::Run();
 
-    BOOST_TEST(snd->GetCnpCount() == 2u);
-    BOOST_TEST(done.calls.empty());
+    NS_TEST_EXPECT_MSG_EQ(snd->GetCnpCount(), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(done.calls.empty(), true, "");
     // Replay: g = 1/256, K = T = 55 us, F = 5, R_AI = 40 Mb/s, alpha0 = 1; the byte counter (10 MB)
     // cannot fire: less than 2 MB leave in this window.
     const double g = 1.0 / 256;
@@ -546,31 +583,35 @@ BOOST_AUTO_TEST_CASE(dcqcn_rate_state_machine_follows_the_paper)
     };
     cut(c1, 1.0);
     increases(c1, c2);
-    BOOST_TEST(expect.size() == 4u); // the cut and three fast-recovery steps
+    NS_TEST_EXPECT_MSG_EQ(expect.size(), 4u, ""); // the cut and three fast-recovery steps
     const double alpha2 = alpha * std::pow(1 - g, std::floor((c2 - c1) / K));
-    BOOST_TEST(std::abs(alphaBefore2 - alpha2) < 1e-12);
+    NS_TEST_EXPECT_MSG_LT(std::abs(alphaBefore2 - alpha2), 1e-12, "");
     cut(c2, alpha2);
     const double rtAfterCut = rt;
     increases(c2, stop.GetSeconds());
 
-    BOOST_TEST_REQUIRE(log.changes.size() == expect.size());
+    NS_TEST_ASSERT_MSG_EQ(log.changes.size(), expect.size(), "");
     for (size_t i = 0; i < expect.size(); ++i)
     {
-        BOOST_TEST(std::abs(log.changes[i].first.GetSeconds() - expect[i].first) < 1e-9,
-                   "change " << i << " at " << log.changes[i].first.GetSeconds());
-        BOOST_TEST(std::abs(log.changes[i].second - expect[i].second) <= 1.0,
-                   "change " << i << ": " << log.changes[i].second << " vs " << expect[i].second);
+        NS_TEST_EXPECT_MSG_LT(std::abs(log.changes[i].first.GetSeconds() - expect[i].first), 1e-9,
+                              "change " << i << " at " << log.changes[i].first.GetSeconds());
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(log.changes[i].second - expect[i].second), 1.0,
+                                    "change " << i << ": " << log.changes[i].second << " vs "
+                                              << expect[i].second);
     }
-    BOOST_TEST(std::abs(double(snd->GetTargetRate().GetBitRate()) - rt) <= 1.0);
-    BOOST_TEST(rt > rtAfterCut + 10 * 40e6); // the additive stage ran
-    BOOST_TEST(rt < line);
-    BOOST_TEST(std::abs(snd->GetAlpha() -
-                        alpha * std::pow(1 - g, std::floor((stop.GetSeconds() - c2) / K))) < 1e-12);
+    NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(double(snd->GetTargetRate().GetBitRate()) - rt), 1.0, "");
+    NS_TEST_EXPECT_MSG_GT(rt, rtAfterCut + 10 * 40e6, ""); // the additive stage ran
+    NS_TEST_EXPECT_MSG_LT(rt, line, "");
+    NS_TEST_EXPECT_MSG_LT(
+        std::abs(snd->GetAlpha() -
+                 alpha * std::pow(1 - g, std::floor((stop.GetSeconds() - c2) / K))),
+        1e-12, "");
 }
 
 // Sockets close when a flow is done, so the same port carries the next flow between the same hosts;
 // onComplete fires once per flow.
-BOOST_AUTO_TEST_CASE(port_is_reusable_after_a_flow_and_callbacks_fire_once)
+void
+RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce()
 {
     SimulatorGuard guard;
     const DataRate rate("10Gb/s");
@@ -585,7 +626,7 @@ BOOST_AUTO_TEST_CASE(port_is_reusable_after_a_flow_and_callbacks_fire_once)
     Simulator::Schedule(MicroSeconds(200),
                         [&]()
                         {
-                            BOOST_TEST(a->GetSender()->IsFinished());
+                            NS_TEST_EXPECT_MSG_EQ(a->GetSender()->IsFinished(), true, "");
                             RdmaFlowHelper helper;
                             helper.SetSenderAttribute("PayloadSize", UintegerValue(1000));
                             helper.SetReceiverAttribute("AckInterval", UintegerValue(4));
@@ -596,13 +637,46 @@ BOOST_AUTO_TEST_CASE(port_is_reusable_after_a_flow_and_callbacks_fire_once)
                                                 empty.Cb());
                         });
     Simulator::Run();
-    BOOST_TEST_REQUIRE(first.calls.size() == 1u);
-    BOOST_TEST_REQUIRE(second.calls.size() == 1u);
-    BOOST_TEST_REQUIRE(empty.calls.size() == 1u);
-    BOOST_TEST(second.calls[0] > MicroSeconds(250));
-    BOOST_TEST(b->GetSender()->GetPacketCount() == 13u);
-    BOOST_TEST(b->GetReceiver()->GetBytesReceived() == 12345u);
-    BOOST_TEST(c->GetReceiver()->GetBytesReceived() == 0u);
-    BOOST_TEST(b->GetSender()->IsFinished());
-    BOOST_TEST(a->GetFlowId() != b->GetFlowId());
+    NS_TEST_ASSERT_MSG_EQ(first.calls.size(), 1u, "");
+    NS_TEST_ASSERT_MSG_EQ(second.calls.size(), 1u, "");
+    NS_TEST_ASSERT_MSG_EQ(empty.calls.size(), 1u, "");
+    NS_TEST_EXPECT_MSG_GT(second.calls[0], MicroSeconds(250), "");
+    NS_TEST_EXPECT_MSG_EQ(b->GetSender()->GetPacketCount(), 13u, "");
+    NS_TEST_EXPECT_MSG_EQ(b->GetReceiver()->GetBytesReceived(), 12345u, "");
+    NS_TEST_EXPECT_MSG_EQ(c->GetReceiver()->GetBytesReceived(), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(b->GetSender()->IsFinished(), true, "");
+    NS_TEST_EXPECT_MSG_NE(a->GetFlowId(), b->GetFlowId(), "");
 }
+
+namespace
+{
+class RdmaTransportTestSuite : public TestSuite
+{
+public:
+    RdmaTransportTestSuite()
+        : TestSuite("eidolon-rdma-transport", UNIT)
+    {
+        const std::pair<const char*, RdmaTransportTestCase::Check> checks[] = {
+            {"header_round_trip", &RdmaTransportTestCase::HeaderRoundTrip},
+            {"idle_path_completes_at_line_rate",
+             &RdmaTransportTestCase::IdlePathCompletesAtLineRate},
+            {"incast_two_flows_dcqcn_reacts_and_shares_the_bottleneck",
+             &RdmaTransportTestCase::IncastTwoFlowsDcqcnReactsAndSharesTheBottleneck},
+            {"lossy_bottleneck_go_back_n_completes",
+             &RdmaTransportTestCase::LossyBottleneckGoBackNCompletes},
+            {"lost_middle_tail_and_final_ack_recover",
+             &RdmaTransportTestCase::LostMiddleTailAndFinalAckRecover},
+            {"dcqcn_rate_state_machine_follows_the_paper",
+             &RdmaTransportTestCase::DcqcnRateStateMachineFollowsThePaper},
+            {"port_is_reusable_after_a_flow_and_callbacks_fire_once",
+             &RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce},
+        };
+        for (const auto& [name, check] : checks)
+        {
+            AddTestCase(new RdmaTransportTestCase(name, check), TestCase::QUICK);
+        }
+    }
+};
+
+RdmaTransportTestSuite g_rdmaTransportTestSuite;
+} // namespace

@@ -1,11 +1,12 @@
 // Topology input: shipped files, generators, routes, bisection, GPU specs, importers and errors.
 // Every expected number is worked out by hand in the comment beside it.
-#define BOOST_TEST_MODULE topology
-#include "topology-generator.h"
-#include "topology-reader.h"
-#include "topology.h"
+#include "eidolon-test-checks.h"
 
-#include <boost/test/unit_test.hpp>
+#include "ns3/abort.h"
+#include "ns3/test.h"
+#include "ns3/topology-generator.h"
+#include "ns3/topology-reader.h"
+#include "ns3/topology.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,13 +16,13 @@
 
 using namespace ns3;
 using namespace ns3::eidolon;
+using namespace ::eidolon::test;
 namespace fs = std::filesystem;
 
 namespace
 {
-const std::string kSource = EIDOLON_SOURCE_DIR;
-const std::string kTopologies = kSource + "/topologies/";
-const std::string kGpuSpecs = kSource + "/topologies/gpus";
+const std::string kTopologies = ShippedTopologies() + "/";
+const std::string kGpuSpecs = ShippedTopologies() + "/gpus";
 
 constexpr double GB = 1e9;
 
@@ -33,7 +34,7 @@ public:
     {
         std::string tmpl = (fs::temp_directory_path() / "eidolon-topology-test-XXXXXX").string();
         char* dir = mkdtemp(tmpl.data());
-        BOOST_REQUIRE(dir != nullptr);
+        NS_ABORT_MSG_IF(dir == nullptr, "cannot create a scratch directory from " << tmpl);
         m_dir = dir;
     }
 
@@ -70,36 +71,6 @@ std::string
 WithSpecs(const std::string& body)
 {
     return "version: 1\ngpu_specs: " + kGpuSpecs + "\n" + body;
-}
-
-/// The error a bad file raises; fails the test if there is none.
-std::string
-ErrorOf(const std::string& path, const TopologyReadOptions& options = TopologyReadOptions())
-{
-    try
-    {
-        ReadTopology(path, options);
-    }
-    catch (const TopologyError& e)
-    {
-        return e.what();
-    }
-    BOOST_FAIL("no error for " + path);
-    return "";
-}
-
-/// Checks that a message names file, 1-based line and field.
-void
-CheckNames(const std::string& message, const std::string& path, int line, const std::string& field,
-           const std::string& detail = "")
-{
-    BOOST_TEST_INFO("message: " << message);
-    BOOST_TEST(message.find(path + ":" + std::to_string(line) + ":") != std::string::npos);
-    BOOST_TEST(message.find(field) != std::string::npos);
-    if (!detail.empty())
-    {
-        BOOST_TEST(message.find(detail) != std::string::npos);
-    }
 }
 
 std::vector<std::string>
@@ -140,63 +111,158 @@ UplinkCapacity(const Topology& t, const std::string& leaf)
     }
     return total;
 }
+
+/// Topology input: one TestCase per check, each check a member below.
+class TopologyTestCase : public TestCase
+{
+public:
+    /// One of the checks below.
+    using Check = void (TopologyTestCase::*)();
+
+    TopologyTestCase(const std::string& name, Check check)
+        : TestCase(name)
+        , m_check(check)
+    {
+    }
+
+    void DefaultYaml();
+    void DgxH100_1node();
+    void DgxH100_4node();
+    void DgxH100_128node();
+    void DgxA100_16node();
+    void IntraNodeOverNvswitch();
+    void InterNodeSameRail();
+    void EcmpSpreadsOverSpines();
+    void CrossRailUsesBothSpines();
+    void OversubscriptionHalvesUplinks();
+    void OversubscriptionFromYaml();
+    void ThreeTierPods();
+    void SingleSwitchAndPresets();
+    void TopOfRackWithoutRails();
+    void PcieOnlyNode();
+    void FromString();
+    void MixedGeneratedAndExplicit();
+    void ShippedSpecs();
+    void UnknownModelListsKnown();
+    void BadSpecFile();
+    void UnknownKey();
+    void UnknownTopLevelKey();
+    void MissingField();
+    void GpuWithoutNode();
+    void DanglingEndpoint();
+    void UnreachableGpu();
+    void UnreachableGeneratedNodes();
+    void NonPositiveBandwidth();
+    void UnknownGpuModel();
+    void WrongTypes();
+    void DuplicateDeviceAndNoGpu();
+    void NotYaml();
+    void MissingSpecDirectory();
+    void SpecDirectoryResolution();
+    void Simai();
+    void SimaiErrors();
+    void Hpcc();
+
+private:
+    void DoRun() override { (this->*m_check)(); }
+
+    /// The error a bad file raises; fails the test if there is none.
+    std::string ErrorOf(const std::string& path,
+                        const TopologyReadOptions& options = TopologyReadOptions());
+    /// Checks that a message names file, 1-based line and field.
+    void CheckNames(const std::string& message, const std::string& path, int line,
+                    const std::string& field, const std::string& detail = "");
+
+    Check m_check;
+};
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(shipped)
+std::string
+TopologyTestCase::ErrorOf(const std::string& path, const TopologyReadOptions& options)
+{
+    try
+    {
+        ReadTopology(path, options);
+    }
+    catch (const TopologyError& e)
+    {
+        return e.what();
+    }
+    NS_TEST_EXPECT_MSG_EQ(true, false, "no error for " + path);
+    return "";
+}
 
-BOOST_AUTO_TEST_CASE(default_yaml)
+void
+TopologyTestCase::CheckNames(const std::string& message, const std::string& path, int line,
+                             const std::string& field, const std::string& detail)
+{
+    NS_TEST_EXPECT_MSG_NE(message.find(path + ":" + std::to_string(line) + ":"), std::string::npos,
+                          "message: " << message);
+    NS_TEST_EXPECT_MSG_NE(message.find(field), std::string::npos, "message: " << message);
+    if (!detail.empty())
+    {
+        NS_TEST_EXPECT_MSG_NE(message.find(detail), std::string::npos, "message: " << message);
+    }
+}
+
+// ---- shipped
+
+void
+TopologyTestCase::DefaultYaml()
 {
     auto t = ReadTopology(kTopologies + "default.yaml");
     // 2 nodes x 8 GPUs; one NIC and one PCIe switch per GPU; 8 rail leaves + 2 spines.
-    BOOST_TEST(t->name == "default");
-    BOOST_TEST(t->GpuCount() == 16u);
-    BOOST_TEST(t->NodeCount() == 2u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Nic) == 16u);
-    BOOST_TEST(CountKind(*t, DeviceKind::PcieSwitch) == 16u);
-    BOOST_TEST(CountKind(*t, DeviceKind::NvSwitch) == 2u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 1) == 8u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 2) == 2u);
+    NS_TEST_EXPECT_MSG_EQ(t->name, "default", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 16u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Nic), 16u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::PcieSwitch), 16u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::NvSwitch), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 1), 8u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 2), 2u, "");
     // Per node 8 x (gpu-nvswitch, gpu-pcie, pcie-nic, pcie-host) = 32, x2 = 64; 16 NIC-leaf;
     // 8 leaves x 2 spines = 16. 64 + 16 + 16 = 96.
-    BOOST_TEST(t->Links().size() == 96u);
+    NS_TEST_EXPECT_MSG_EQ(t->Links().size(), 96u, "");
     // Node-major GPU numbering: GPU 9 is node 1's second GPU.
-    BOOST_TEST(t->GetDevice(t->GpuDevice(9)).name == "node1/gpu1");
-    BOOST_TEST(t->GpuSpecOf(0).name == "H100-SXM5-80GB");
-    BOOST_TEST(t->GpuSpecOf(0).marketingName == "NVIDIA H100 80GB HBM3");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(t->GpuDevice(9)).name, "node1/gpu1", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(0).name, "H100-SXM5-80GB", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(0).marketingName, "NVIDIA H100 80GB HBM3", "");
 
     TopologySummary s = t->Summarize();
-    BOOST_TEST(s.gpus == 16u);
-    BOOST_TEST(s.nics == 16u);
-    BOOST_TEST(s.switches == 10u);
-    BOOST_TEST(s.switchesByTier[1] == 8u);
-    BOOST_TEST(s.switchesByTier[2] == 2u);
-    BOOST_TEST(s.hosts == 2u);
-    BOOST_TEST(s.gpuModels["H100-SXM5-80GB"] == 16u);
+    NS_TEST_EXPECT_MSG_EQ(s.gpus, 16u, "");
+    NS_TEST_EXPECT_MSG_EQ(s.nics, 16u, "");
+    NS_TEST_EXPECT_MSG_EQ(s.switches, 10u, "");
+    NS_TEST_EXPECT_MSG_EQ(s.switchesByTier[1], 8u, "");
+    NS_TEST_EXPECT_MSG_EQ(s.switchesByTier[2], 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(s.hosts, 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(s.gpuModels["H100-SXM5-80GB"], 16u, "");
     // Node 0 -> node 1: every path leaves node 0 through one of its 8 NICs at 400 Gb/s = 50 GB/s,
     // and each rail leaf joins NIC i of both nodes directly, so 8 x 50 GB/s = 400 GB/s.
-    BOOST_TEST(s.bisectionBandwidth == 400 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(s.bisectionBandwidth, 400 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(dgx_h100_1node)
+void
+TopologyTestCase::DgxH100_1node()
 {
     auto t = ReadTopology(kTopologies + "dgx-h100-1node.yaml");
-    BOOST_TEST(t->GpuCount() == 8u);
-    BOOST_TEST(t->NodeCount() == 1u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Nic) == 8u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch) == 0u);
-    BOOST_TEST(t->Links().size() == 32u); // 8 x 4 links per GPU, no fabric
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 8u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Nic), 8u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->Links().size(), 32u, ""); // 8 x 4 links per GPU, no fabric
     // Single node: GPUs 0-3 vs 4-7, each GPU 450 GB/s into the NVSwitch: 4 x 450 = 1800 GB/s.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 1800 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 1800 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(dgx_h100_4node)
+void
+TopologyTestCase::DgxH100_4node()
 {
     auto t = ReadTopology(kTopologies + "dgx-h100-4node.yaml");
-    BOOST_TEST(t->GpuCount() == 32u); // 4 x 8
-    BOOST_TEST(t->NodeCount() == 4u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Nic) == 32u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 1) == 8u); // one leaf per rail
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 2) == 4u);
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 32u, ""); // 4 x 8
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 4u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Nic), 32u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 1), 8u, ""); // one leaf per rail
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 2), 4u, "");
     // Each NIC runs at 400 Gb/s.
     uint32_t nic = t->FindDevice("node2/nic5");
     uint32_t leaf = t->FindDevice("leaf0-rail5");
@@ -206,120 +272,124 @@ BOOST_AUTO_TEST_CASE(dgx_h100_4node)
         if ((l.a == nic && l.b == leaf) || (l.a == leaf && l.b == nic))
         {
             found = true;
-            BOOST_TEST(l.bandwidth == 50 * GB);
-            BOOST_TEST((l.kind == LinkKind::Net));
+            NS_TEST_EXPECT_MSG_EQ(l.bandwidth, 50 * GB, "");
+            NS_TEST_EXPECT_MSG_EQ((l.kind == LinkKind::Net), true, "");
         }
     }
-    BOOST_TEST(found);
+    NS_TEST_EXPECT_MSG_EQ(found, true, "");
     // Nodes 0-1 vs 2-3: 16 NICs x 50 GB/s = 800 GB/s, and the 1:1 spines carry it.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 800 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 800 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(dgx_h100_128node)
+void
+TopologyTestCase::DgxH100_128node()
 {
     auto t = ReadTopology(kTopologies + "dgx-h100-128node.yaml");
-    BOOST_TEST(t->GpuCount() == 1024u); // 128 x 8
-    BOOST_TEST(t->NodeCount() == 128u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Nic) == 1024u);
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 1024u, ""); // 128 x 8
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 128u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Nic), 1024u, "");
     // 128 nodes / 32 per scalable unit = 4 units x 8 rails = 32 leaves; 16 spines.
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 1) == 32u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 2) == 16u);
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 1), 32u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 2), 16u, "");
     // 128 x 32 node links + 1024 NIC-leaf + 32 x 16 leaf-spine = 4096 + 1024 + 512.
-    BOOST_TEST(t->Links().size() == 5632u);
-    BOOST_TEST(t->GetDevice(t->GpuDevice(1023)).name == "node127/gpu7");
+    NS_TEST_EXPECT_MSG_EQ(t->Links().size(), 5632u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(t->GpuDevice(1023)).name, "node127/gpu7", "");
     // 1:1: a leaf's uplinks equal its 32 x 50 GB/s of NIC ports.
-    BOOST_TEST(UplinkCapacity(*t, "leaf2-rail4") == 1600 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(UplinkCapacity(*t, "leaf2-rail4"), 1600 * GB, 1e-9, "");
     // Half the nodes (512 NICs x 50 GB/s) against the other half, non-blocking: 25.6 TB/s.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 25600 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 25600 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(dgx_a100_16node)
+void
+TopologyTestCase::DgxA100_16node()
 {
     auto t = ReadTopology(kTopologies + "dgx-a100-16node.yaml");
-    BOOST_TEST(t->GpuCount() == 128u); // 16 x 8
-    BOOST_TEST(t->NodeCount() == 16u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Nic) == 128u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 1) == 8u);
-    BOOST_TEST(t->GpuSpecOf(0).name == "A100-SXM4-80GB");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 128u, ""); // 16 x 8
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 16u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Nic), 128u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 1), 8u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(0).name, "A100-SXM4-80GB", "");
     // NVLink3 300 GB/s per GPU per direction, HDR 200 Gb/s = 25 GB/s NICs.
     auto intra = t->Route(t->GpuDevice(0), t->GpuDevice(1));
-    BOOST_TEST(t->PathBandwidth(intra) == 300 * GB);
+    NS_TEST_EXPECT_MSG_EQ(t->PathBandwidth(intra), 300 * GB, "");
     auto inter = t->Route(t->GpuDevice(0), t->GpuDevice(8));
-    BOOST_TEST(t->PathBandwidth(inter) == 25 * GB);
+    NS_TEST_EXPECT_MSG_EQ(t->PathBandwidth(inter), 25 * GB, "");
     // 8 nodes x 8 NICs x 25 GB/s = 1600 GB/s across the halves.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 1600 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 1600 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_SUITE_END()
+// ---- routes
 
-BOOST_AUTO_TEST_SUITE(routes)
-
-BOOST_AUTO_TEST_CASE(intra_node_over_nvswitch)
+void
+TopologyTestCase::IntraNodeOverNvswitch()
 {
     auto t = ReadTopology(kTopologies + "default.yaml");
     auto path = t->Route(t->GpuDevice(0), t->GpuDevice(5));
-    BOOST_TEST(path.size() == 2u);
-    BOOST_TEST(t->GetDevice(t->ChannelFrom(path[0])).name == "node0/gpu0");
-    BOOST_TEST(t->GetDevice(t->ChannelTo(path[0])).name == "node0/nvswitch");
-    BOOST_TEST(t->GetDevice(t->ChannelTo(path[1])).name == "node0/gpu5");
-    BOOST_TEST((t->ChannelKind(path[0]) == LinkKind::NvLink));
-    BOOST_TEST(t->PathCount(t->GpuDevice(0), t->GpuDevice(5)) == 1u);
-    BOOST_TEST(t->PathLatencyNs(path) == 500); // 2 NVLink hops of 250 ns
+    NS_TEST_EXPECT_MSG_EQ(path.size(), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(t->ChannelFrom(path[0])).name, "node0/gpu0", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(t->ChannelTo(path[0])).name, "node0/nvswitch", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(t->ChannelTo(path[1])).name, "node0/gpu5", "");
+    NS_TEST_EXPECT_MSG_EQ((t->ChannelKind(path[0]) == LinkKind::NvLink), true, "");
+    NS_TEST_EXPECT_MSG_EQ(t->PathCount(t->GpuDevice(0), t->GpuDevice(5)), 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->PathLatencyNs(path), 500, ""); // 2 NVLink hops of 250 ns
 }
 
-BOOST_AUTO_TEST_CASE(inter_node_same_rail)
+void
+TopologyTestCase::InterNodeSameRail()
 {
     auto t = ReadTopology(kTopologies + "default.yaml");
     auto path = t->Route(t->FindDevice("node0/gpu3"), t->FindDevice("node1/gpu3"));
     std::vector<std::string> expected = {"node0/pcie3", "node0/nic3",  "leaf0-rail3",
                                          "node1/nic3",  "node1/pcie3", "node1/gpu3"};
-    BOOST_TEST(DevicesOnPath(*t, path) == expected, boost::test_tools::per_element());
+    NS_TEST_EXPECT_MSG_EQ(DevicesOnPath(*t, path), expected, "");
     // The rail leaf is the only shortest way: no spine, no other NIC.
-    BOOST_TEST(t->PathCount(t->FindDevice("node0/gpu3"), t->FindDevice("node1/gpu3")) == 1u);
+    NS_TEST_EXPECT_MSG_EQ(t->PathCount(t->FindDevice("node0/gpu3"), t->FindDevice("node1/gpu3")),
+                          1u, "");
     // 250 (PCIe) + 250 (PCIe) + 200 (NIC-leaf) + 200 + 250 + 250 = 1400 ns.
-    BOOST_TEST(t->PathLatencyNs(path) == 1400);
-    BOOST_TEST(t->PathBandwidth(path) == 50 * GB); // the 400 Gb/s NIC port
+    NS_TEST_EXPECT_MSG_EQ(t->PathLatencyNs(path), 1400, "");
+    NS_TEST_EXPECT_MSG_EQ(t->PathBandwidth(path), 50 * GB, ""); // the 400 Gb/s NIC port
 }
 
-BOOST_AUTO_TEST_CASE(ecmp_spreads_over_spines)
+void
+TopologyTestCase::EcmpSpreadsOverSpines()
 {
     auto t = ReadTopology(kTopologies + "dgx-h100-128node.yaml");
     // Node 0 and node 127 sit in different scalable units: rail 0 leaf -> any of 16 spines ->
     // rail 0 leaf of unit 3.
     uint32_t src = t->FindDevice("node0/gpu0");
     uint32_t dst = t->FindDevice("node127/gpu0");
-    BOOST_TEST(t->PathCount(src, dst) == 16u);
+    NS_TEST_EXPECT_MSG_EQ(t->PathCount(src, dst), 16u, "");
     std::set<std::string> spines;
     for (uint64_t hash = 0; hash < 512; ++hash)
     {
         auto path = t->Route(src, dst, hash);
-        BOOST_REQUIRE(path.size() == 8u); // pcie nic leaf spine leaf nic pcie gpu
+        NS_TEST_ASSERT_MSG_EQ(path.size(), 8u, ""); // pcie nic leaf spine leaf nic pcie gpu
         spines.insert(t->GetDevice(t->ChannelTo(path[3])).name);
     }
-    BOOST_TEST(spines.size() == 16u);
+    NS_TEST_EXPECT_MSG_EQ(spines.size(), 16u, "");
     // Deterministic: the same hash gives the same path.
-    BOOST_TEST(t->Route(src, dst, 42) == t->Route(src, dst, 42));
+    NS_TEST_EXPECT_MSG_EQ(t->Route(src, dst, 42), t->Route(src, dst, 42), "");
 }
 
-BOOST_AUTO_TEST_CASE(cross_rail_uses_both_spines)
+void
+TopologyTestCase::CrossRailUsesBothSpines()
 {
     auto t = ReadTopology(kTopologies + "default.yaml");
     uint32_t src = t->FindDevice("node0/gpu0");
     uint32_t dst = t->FindDevice("node1/gpu1");
-    BOOST_TEST(t->PathCount(src, dst) == 2u);
+    NS_TEST_EXPECT_MSG_EQ(t->PathCount(src, dst), 2u, "");
     std::set<std::string> spines;
     for (uint64_t hash = 0; hash < 64; ++hash)
     {
         spines.insert(t->GetDevice(t->ChannelTo(t->Route(src, dst, hash)[3])).name);
     }
-    BOOST_TEST(spines.size() == 2u);
+    NS_TEST_EXPECT_MSG_EQ(spines.size(), 2u, "");
 }
 
-BOOST_AUTO_TEST_SUITE_END()
+// ---- generators
 
-BOOST_AUTO_TEST_SUITE(generators)
-
-BOOST_AUTO_TEST_CASE(oversubscription_halves_uplinks)
+void
+TopologyTestCase::OversubscriptionHalvesUplinks()
 {
     FabricTemplate f = DefaultFabric();
     f.kind = FabricKind::TwoTier;
@@ -329,18 +399,16 @@ BOOST_AUTO_TEST_CASE(oversubscription_halves_uplinks)
     f.oversubscription = 2;
     auto over = GenerateCluster("over", NodePreset("dgx-h100"), 4, f);
     // A leaf has 2 NICs x 50 GB/s below it: 100 GB/s up at 1:1, 50 GB/s at 2:1.
-    BOOST_TEST(UplinkCapacity(*flat, "leaf0-rail0") == 100 * GB,
-               boost::test_tools::tolerance(1e-9));
-    BOOST_TEST(UplinkCapacity(*over, "leaf0-rail0") == 50 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(UplinkCapacity(*flat, "leaf0-rail0"), 100 * GB, 1e-9, "");
+    EIDOLON_TEST_EXPECT_CLOSE(UplinkCapacity(*over, "leaf0-rail0"), 50 * GB, 1e-9, "");
     // Nodes 0-1 (unit 0) vs 2-3 (unit 1) cross the spines only: 8 leaves x 100 GB/s = 800 GB/s
     // at 1:1, half at 2:1. (Even/odd nodes share leaves and get 800 GB/s in both.)
-    BOOST_TEST(flat->Summarize().bisectionBandwidth == 800 * GB,
-               boost::test_tools::tolerance(1e-9));
-    BOOST_TEST(over->Summarize().bisectionBandwidth == 400 * GB,
-               boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(flat->Summarize().bisectionBandwidth, 800 * GB, 1e-9, "");
+    EIDOLON_TEST_EXPECT_CLOSE(over->Summarize().bisectionBandwidth, 400 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(oversubscription_from_yaml)
+void
+TopologyTestCase::OversubscriptionFromYaml()
 {
     std::string path = Tmp().Write("over.yaml", WithSpecs(R"(name: over
 generate:
@@ -349,10 +417,11 @@ generate:
   fabric: {type: two-tier, nodes_per_leaf: 2, spines: 2, oversubscription: "2:1"}
 )"));
     auto t = ReadTopology(path);
-    BOOST_TEST(UplinkCapacity(*t, "leaf1-rail7") == 50 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(UplinkCapacity(*t, "leaf1-rail7"), 50 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(three_tier_pods)
+void
+TopologyTestCase::ThreeTierPods()
 {
     FabricTemplate f = DefaultFabric();
     f.kind = FabricKind::ThreeTier;
@@ -362,67 +431,69 @@ BOOST_AUTO_TEST_CASE(three_tier_pods)
     f.cores = 2;
     auto t = GenerateCluster("pods", NodePreset("dgx-h100"), 8, f);
     // 8 nodes / 2 per unit = 4 units x 8 rails = 32 leaves; 2 pods x 2 spines; 2 cores.
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 1) == 32u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 2) == 4u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 3) == 2u);
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 1), 32u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 2), 4u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 3), 2u, "");
     // Node 0 (pod 0) to node 7 (pod 1) on one rail: leaf, pod spine, core, pod spine, leaf.
     auto path = t->Route(t->FindDevice("node0/gpu2"), t->FindDevice("node7/gpu2"));
     auto names = DevicesOnPath(*t, path);
-    BOOST_REQUIRE(names.size() == 10u);
-    BOOST_TEST(names[2] == "leaf0-rail2");
-    BOOST_TEST(names[3].rfind("spine0-", 0) == 0u);
-    BOOST_TEST(names[4].rfind("core", 0) == 0u);
-    BOOST_TEST(names[5].rfind("spine1-", 0) == 0u);
-    BOOST_TEST(names[6] == "leaf3-rail2");
+    NS_TEST_ASSERT_MSG_EQ(names.size(), 10u, "");
+    NS_TEST_EXPECT_MSG_EQ(names[2], "leaf0-rail2", "");
+    NS_TEST_EXPECT_MSG_EQ(names[3].rfind("spine0-", 0), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(names[4].rfind("core", 0), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(names[5].rfind("spine1-", 0), 0u, "");
+    NS_TEST_EXPECT_MSG_EQ(names[6], "leaf3-rail2", "");
     // 1:1 throughout: pod 0 (4 nodes x 8 x 50 GB/s) to pod 1 = 1600 GB/s.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 1600 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 1600 * GB, 1e-9, "");
     // 2:1 at the spines halves the inter-pod capacity.
     f.spineOversubscription = 2;
     auto thin = GenerateCluster("pods", NodePreset("dgx-h100"), 8, f);
-    BOOST_TEST(thin->Summarize().bisectionBandwidth == 800 * GB,
-               boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(thin->Summarize().bisectionBandwidth, 800 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(single_switch_and_presets)
+void
+TopologyTestCase::SingleSwitchAndPresets()
 {
     FabricTemplate f = DefaultFabric();
     f.kind = FabricKind::SingleSwitch;
     auto t = GenerateCluster("tiny", NodePreset("dgx-b200"), 2, f);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch) == 1u);
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch), 1u, "");
     // B200: NVLink5 900 GB/s per GPU per direction.
     auto path = t->Route(t->GpuDevice(0), t->GpuDevice(1));
-    BOOST_TEST(t->PathBandwidth(path) == 900 * GB);
-    BOOST_TEST(NodePresetNames().size() == 4u);
-    BOOST_CHECK_THROW(NodePreset("dgx-z900"), TopologyError);
+    NS_TEST_EXPECT_MSG_EQ(t->PathBandwidth(path), 900 * GB, "");
+    NS_TEST_EXPECT_MSG_EQ(NodePresetNames().size(), 4u, "");
+    EIDOLON_TEST_EXPECT_THROW(NodePreset("dgx-z900"), TopologyError);
     try
     {
         NodePreset("dgx-z900");
     }
     catch (const TopologyError& e)
     {
-        BOOST_TEST(std::string(e.what()).find("dgx-h100") != std::string::npos);
+        NS_TEST_EXPECT_MSG_NE(std::string(e.what()).find("dgx-h100"), std::string::npos, "");
     }
 }
 
-BOOST_AUTO_TEST_CASE(top_of_rack_without_rails)
+void
+TopologyTestCase::TopOfRackWithoutRails()
 {
     FabricTemplate f = DefaultFabric();
     f.railOptimized = false;
     f.nodesPerLeaf = 2;
     auto t = GenerateCluster("tor", NodePreset("dgx-h100"), 4, f);
     // Two leaves of 2 nodes x 8 NICs; default spines: one per leaf port, 16.
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 1) == 2u);
-    BOOST_TEST(CountKind(*t, DeviceKind::Switch, 2) == 16u);
-    BOOST_TEST(UplinkCapacity(*t, "leaf1") == 800 * GB, boost::test_tools::tolerance(1e-9));
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 1), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Switch, 2), 16u, "");
+    EIDOLON_TEST_EXPECT_CLOSE(UplinkCapacity(*t, "leaf1"), 800 * GB, 1e-9, "");
     // Any NIC pair under one leaf is one switch hop apart, rail or not.
     auto path = t->Route(t->FindDevice("node0/gpu0"), t->FindDevice("node1/gpu5"));
     std::vector<std::string> expected = {"node0/pcie0", "node0/nic0",  "leaf0",
                                          "node1/nic5",  "node1/pcie5", "node1/gpu5"};
-    BOOST_TEST(DevicesOnPath(*t, path) == expected, boost::test_tools::per_element());
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 800 * GB, boost::test_tools::tolerance(1e-9));
+    NS_TEST_EXPECT_MSG_EQ(DevicesOnPath(*t, path), expected, "");
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 800 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(pcie_only_node)
+void
+TopologyTestCase::PcieOnlyNode()
 {
     NodeTemplate n = NodePreset("dgx-h100");
     n.nvswitch = false;
@@ -434,13 +505,14 @@ BOOST_AUTO_TEST_CASE(pcie_only_node)
     auto path = t->Route(t->FindDevice("node0/gpu0"), t->FindDevice("node0/gpu2"));
     std::vector<std::string> expected = {"node0/pcie0", "node0/pcie-root", "node0/pcie2",
                                          "node0/gpu2"};
-    BOOST_TEST(DevicesOnPath(*t, path) == expected, boost::test_tools::per_element());
-    BOOST_TEST(t->PathBandwidth(path) == 63 * GB);
+    NS_TEST_EXPECT_MSG_EQ(DevicesOnPath(*t, path), expected, "");
+    NS_TEST_EXPECT_MSG_EQ(t->PathBandwidth(path), 63 * GB, "");
     // GPUs 0-1 vs 2-3 through the root complex: two 63 GB/s links = 126 GB/s.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 126 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 126 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_CASE(from_string)
+void
+TopologyTestCase::FromString()
 {
     // YAML text without a file; a relative gpu_specs would resolve beside the name given.
     auto t = ReadTopologyFromString(WithSpecs(R"(name: inline
@@ -449,12 +521,13 @@ generate:
   node: {type: dgx-h200}
 )"),
                                     "inline.yaml");
-    BOOST_TEST(t->name == "inline");
-    BOOST_TEST(t->GpuSpecOf(7).name == "H200-SXM-141GB");
-    BOOST_TEST(t->source == "inline.yaml");
+    NS_TEST_EXPECT_MSG_EQ(t->name, "inline", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(7).name, "H200-SXM-141GB", "");
+    NS_TEST_EXPECT_MSG_EQ(t->source, "inline.yaml", "");
 }
 
-BOOST_AUTO_TEST_CASE(mixed_generated_and_explicit)
+void
+TopologyTestCase::MixedGeneratedAndExplicit()
 {
     // A storage host hung off leaf0-rail0 beside two generated nodes; explicit links may name
     // generated devices.
@@ -473,76 +546,76 @@ links:
   - {a: node2/nic0, b: leaf0-rail0, bandwidth: 400Gbps, latency: 200ns, count: 2}
 )"));
     auto t = ReadTopology(path);
-    BOOST_TEST(t->GpuCount() == 17u);
-    BOOST_TEST(t->GpuSpecOf(16).name == "H200-SXM-141GB");
-    BOOST_TEST(t->NodeCount() == 3u);
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 17u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(16).name, "H200-SXM-141GB", "");
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 3u, "");
     // count: 2 makes two parallel links, so two equal next hops.
-    BOOST_TEST(t->PathCount(t->GpuDevice(16), t->FindDevice("node0/gpu0")) == 2u);
+    NS_TEST_EXPECT_MSG_EQ(t->PathCount(t->GpuDevice(16), t->FindDevice("node0/gpu0")), 2u, "");
     // Inferred link kinds: gpu-nic is the network, host-leaf too.
     auto p = t->Route(t->GpuDevice(16), t->FindDevice("node2/nic0"));
-    BOOST_TEST((t->ChannelKind(p[0]) == LinkKind::Net));
+    NS_TEST_EXPECT_MSG_EQ((t->ChannelKind(p[0]) == LinkKind::Net), true, "");
 }
 
-BOOST_AUTO_TEST_SUITE_END()
+// ---- gpu_specs
 
-BOOST_AUTO_TEST_SUITE(gpu_specs)
-
-BOOST_AUTO_TEST_CASE(shipped_specs)
+void
+TopologyTestCase::ShippedSpecs()
 {
     auto specs = LoadGpuSpecs(kGpuSpecs);
-    BOOST_TEST(specs.size() == 4u);
+    NS_TEST_EXPECT_MSG_EQ(specs.size(), 4u, "");
     const GpuSpec& h100 = FindGpuSpec(specs, "H100-SXM5-80GB");
-    BOOST_TEST(h100.marketingName == "NVIDIA H100 80GB HBM3");
-    BOOST_TEST(h100.computeCapabilityMajor == 9);
-    BOOST_TEST(h100.computeCapabilityMinor == 0);
-    BOOST_TEST(h100.smCount == 132);
-    BOOST_TEST(h100.memoryBytes == 80ULL << 30);
-    BOOST_TEST(h100.memoryUsableBytes < h100.memoryBytes);
-    BOOST_TEST(h100.hbmBandwidth == 3.35e12);
-    BOOST_TEST(h100.l2CacheBytes == 50ULL << 20);
-    BOOST_TEST(h100.sharedMemoryPerSmBytes == 228ULL << 10);
-    BOOST_TEST(h100.nvlinkBandwidth == 450 * GB);
-    BOOST_TEST(h100.nvlinkLinks == 18);
-    BOOST_TEST(h100.pcieGeneration == 5);
-    BOOST_TEST(h100.denseTflops.at("bf16") == 989);
-    BOOST_TEST(h100.denseTflops.at("fp8") == 1979);
-    BOOST_TEST(!h100.sources.empty());
+    NS_TEST_EXPECT_MSG_EQ(h100.marketingName, "NVIDIA H100 80GB HBM3", "");
+    NS_TEST_EXPECT_MSG_EQ(h100.computeCapabilityMajor, 9, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.computeCapabilityMinor, 0, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.smCount, 132, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.memoryBytes, 80ULL << 30, "");
+    NS_TEST_EXPECT_MSG_LT(h100.memoryUsableBytes, h100.memoryBytes, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.hbmBandwidth, 3.35e12, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.l2CacheBytes, 50ULL << 20, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.sharedMemoryPerSmBytes, 228ULL << 10, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.nvlinkBandwidth, 450 * GB, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.nvlinkLinks, 18, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.pcieGeneration, 5, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.denseTflops.at("bf16"), 989, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.denseTflops.at("fp8"), 1979, "");
+    NS_TEST_EXPECT_MSG_EQ(h100.sources.empty(), false, "");
     // HBM bandwidth agrees with clock x bus width: 2 x 2619 MHz x 640 bytes = 3.352 TB/s.
-    BOOST_TEST(2 * h100.memoryClockMhz * 1e6 * h100.memoryBusWidthBits / 8 == h100.hbmBandwidth,
-               boost::test_tools::tolerance(0.01));
+    EIDOLON_TEST_EXPECT_CLOSE(2 * h100.memoryClockMhz * 1e6 * h100.memoryBusWidthBits / 8,
+                              h100.hbmBandwidth, 0.01, "");
     const GpuSpec& a100 = FindGpuSpec(specs, "A100-SXM4-80GB");
-    BOOST_TEST(a100.denseTflops.count("fp8") == 0u); // no FP8 on Ampere
-    BOOST_TEST(a100.nvlinkBandwidth == 300 * GB);
-    BOOST_TEST(FindGpuSpec(specs, "B200").nvlinkBandwidth == 900 * GB);
-    BOOST_TEST(FindGpuSpec(specs, "H200-SXM-141GB").hbmBandwidth == 4.8e12);
+    NS_TEST_EXPECT_MSG_EQ(a100.denseTflops.count("fp8"), 0u, ""); // no FP8 on Ampere
+    NS_TEST_EXPECT_MSG_EQ(a100.nvlinkBandwidth, 300 * GB, "");
+    NS_TEST_EXPECT_MSG_EQ(FindGpuSpec(specs, "B200").nvlinkBandwidth, 900 * GB, "");
+    NS_TEST_EXPECT_MSG_EQ(FindGpuSpec(specs, "H200-SXM-141GB").hbmBandwidth, 4.8e12, "");
     for (const auto& [name, s] : specs)
     {
-        BOOST_TEST_INFO(name);
-        BOOST_TEST(s.copyEngineEfficiency > 0.5);
-        BOOST_TEST(s.launchOverheadUs > 0);
+        NS_TEST_EXPECT_MSG_GT(s.copyEngineEfficiency, 0.5, name);
+        NS_TEST_EXPECT_MSG_GT(s.launchOverheadUs, 0, name);
     }
 }
 
-BOOST_AUTO_TEST_CASE(unknown_model_lists_known)
+void
+TopologyTestCase::UnknownModelListsKnown()
 {
     auto specs = LoadGpuSpecs(kGpuSpecs);
     try
     {
         FindGpuSpec(specs, "X100");
-        BOOST_FAIL("no error");
+        NS_TEST_ASSERT_MSG_EQ(true, false, "no error");
     }
     catch (const TopologyError& e)
     {
         std::string m = e.what();
-        BOOST_TEST(m.find("X100") != std::string::npos);
+        NS_TEST_EXPECT_MSG_NE(m.find("X100"), std::string::npos, "");
         for (const char* known : {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "B200"})
         {
-            BOOST_TEST(m.find(known) != std::string::npos);
+            NS_TEST_EXPECT_MSG_NE(m.find(known), std::string::npos, "");
         }
     }
 }
 
-BOOST_AUTO_TEST_CASE(bad_spec_file)
+void
+TopologyTestCase::BadSpecFile()
 {
     std::string good;
     {
@@ -556,14 +629,13 @@ BOOST_AUTO_TEST_CASE(bad_spec_file)
     try
     {
         ReadGpuSpec(p);
-        BOOST_FAIL("no error");
+        NS_TEST_ASSERT_MSG_EQ(true, false, "no error");
     }
     catch (const TopologyError& e)
     {
         std::string m = e.what();
-        BOOST_TEST_INFO(m);
-        BOOST_TEST(m.find(p + ":") != std::string::npos);
-        BOOST_TEST(m.find("field 'sm_count': missing") != std::string::npos);
+        NS_TEST_EXPECT_MSG_NE(m.find(p + ":"), std::string::npos, m);
+        NS_TEST_EXPECT_MSG_NE(m.find("field 'sm_count': missing"), std::string::npos, m);
     }
     // A wrong type, on its own line.
     std::string badType = good;
@@ -574,7 +646,7 @@ BOOST_AUTO_TEST_CASE(bad_spec_file)
     try
     {
         ReadGpuSpec(p);
-        BOOST_FAIL("no error");
+        NS_TEST_ASSERT_MSG_EQ(true, false, "no error");
     }
     catch (const TopologyError& e)
     {
@@ -582,15 +654,14 @@ BOOST_AUTO_TEST_CASE(bad_spec_file)
     }
     // A name that does not match the file.
     p = Tmp().Write("specs-c/H100.yaml", good);
-    BOOST_CHECK_THROW(ReadGpuSpec(p), TopologyError);
+    EIDOLON_TEST_EXPECT_THROW(ReadGpuSpec(p), TopologyError);
 }
 
-BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_SUITE(bad_input)
+// ---- bad_input
 
 // Each case: the file text, the line and field the message must name.
-BOOST_AUTO_TEST_CASE(unknown_key)
+void
+TopologyTestCase::UnknownKey()
 {
     std::string p = Tmp().Write("unknown-key.yaml", WithSpecs(R"(name: x
 generate:
@@ -601,13 +672,15 @@ generate:
     CheckNames(ErrorOf(p), p, 7, "unknown key 'fabirc'", "allowed: nodes, node, fabric");
 }
 
-BOOST_AUTO_TEST_CASE(unknown_top_level_key)
+void
+TopologyTestCase::UnknownTopLevelKey()
 {
     std::string p = Tmp().Write("unknown-top.yaml", WithSpecs("nmae: x\n"));
     CheckNames(ErrorOf(p), p, 3, "unknown key 'nmae'");
 }
 
-BOOST_AUTO_TEST_CASE(missing_field)
+void
+TopologyTestCase::MissingField()
 {
     std::string p = Tmp().Write("missing.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
 devices:
@@ -621,7 +694,8 @@ links:
     CheckNames(ErrorOf(p), p, 10, "field 'bandwidth'", "missing");
 }
 
-BOOST_AUTO_TEST_CASE(gpu_without_node)
+void
+TopologyTestCase::GpuWithoutNode()
 {
     std::string p = Tmp().Write("no-node.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
 devices:
@@ -630,7 +704,8 @@ devices:
     CheckNames(ErrorOf(p), p, 5, "field 'node'", "missing");
 }
 
-BOOST_AUTO_TEST_CASE(dangling_endpoint)
+void
+TopologyTestCase::DanglingEndpoint()
 {
     std::string p = Tmp().Write("dangling.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
 devices:
@@ -646,7 +721,8 @@ links:
     CheckNames(ErrorOf(p), p, 11, "field 'b'", "no device named 'nvswich'");
 }
 
-BOOST_AUTO_TEST_CASE(unreachable_gpu)
+void
+TopologyTestCase::UnreachableGpu()
 {
     // g1 only reaches a NIC that leads nowhere.
     std::string p = Tmp().Write("unreachable.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
@@ -662,7 +738,8 @@ links:
     CheckNames(ErrorOf(p), p, 7, "field 'links'", "GPU 'g1' cannot reach GPU 'g0'");
 }
 
-BOOST_AUTO_TEST_CASE(unreachable_generated_nodes)
+void
+TopologyTestCase::UnreachableGeneratedNodes()
 {
     // Two nodes and no fabric: node 1 cannot reach node 0; blame the generate block.
     std::string p = Tmp().Write("nofabric.yaml", WithSpecs(R"(generate:
@@ -673,7 +750,8 @@ BOOST_AUTO_TEST_CASE(unreachable_generated_nodes)
     CheckNames(ErrorOf(p), p, 4, "cannot reach", "node1/gpu0");
 }
 
-BOOST_AUTO_TEST_CASE(non_positive_bandwidth)
+void
+TopologyTestCase::NonPositiveBandwidth()
 {
     std::string p = Tmp().Write("zero-bw.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
 devices:
@@ -691,7 +769,8 @@ links:
     CheckNames(ErrorOf(q), q, 5, "field 'nvlink_bandwidth'", "not a positive bandwidth");
 }
 
-BOOST_AUTO_TEST_CASE(unknown_gpu_model)
+void
+TopologyTestCase::UnknownGpuModel()
 {
     std::string p = Tmp().Write("model.yaml", WithSpecs(R"(devices:
   - {name: g0, type: gpu, node: 0, model: H100-SXM5-80GB}
@@ -701,8 +780,8 @@ BOOST_AUTO_TEST_CASE(unknown_gpu_model)
 )"));
     std::string m = ErrorOf(p);
     CheckNames(m, p, 6, "field 'model'", "unknown GPU model 'H1000'");
-    BOOST_TEST(m.find("known: A100-SXM4-80GB, B200, H100-SXM5-80GB, H200-SXM-141GB") !=
-               std::string::npos);
+    NS_TEST_EXPECT_MSG_NE(m.find("known: A100-SXM4-80GB, B200, H100-SXM5-80GB, H200-SXM-141GB"),
+                          std::string::npos, "");
     std::string q = Tmp().Write("model-gen.yaml", WithSpecs(R"(generate:
   nodes: 1
   node:
@@ -712,7 +791,8 @@ BOOST_AUTO_TEST_CASE(unknown_gpu_model)
     CheckNames(ErrorOf(q), q, 7, "field 'gpu_model'", "unknown GPU model 'H100-PCIe'");
 }
 
-BOOST_AUTO_TEST_CASE(wrong_types)
+void
+TopologyTestCase::WrongTypes()
 {
     std::string p = Tmp().Write("type-node.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
 devices:
@@ -754,7 +834,8 @@ links:
     CheckNames(ErrorOf(v), v, 1, "field 'version'");
 }
 
-BOOST_AUTO_TEST_CASE(duplicate_device_and_no_gpu)
+void
+TopologyTestCase::DuplicateDeviceAndNoGpu()
 {
     std::string p = Tmp().Write("dup.yaml", WithSpecs(R"(generate:
   nodes: 1
@@ -775,17 +856,19 @@ devices:
     CheckNames(ErrorOf(q), q, 1, "field 'devices'", "no GPU");
 }
 
-BOOST_AUTO_TEST_CASE(not_yaml)
+void
+TopologyTestCase::NotYaml()
 {
     std::string p = Tmp().Write("broken.yaml", "version: 1\nname: [oops\n");
     std::string m = ErrorOf(p);
-    BOOST_TEST(m.find(p + ":") != std::string::npos);
-    BOOST_TEST(m.find("not valid YAML") != std::string::npos);
-    BOOST_TEST(ErrorOf(Tmp().Dir().string() + "/no-such-file.yaml").find("cannot open") !=
-               std::string::npos);
+    NS_TEST_EXPECT_MSG_NE(m.find(p + ":"), std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(m.find("not valid YAML"), std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(ErrorOf(Tmp().Dir().string() + "/no-such-file.yaml").find("cannot open"),
+                          std::string::npos, "");
 }
 
-BOOST_AUTO_TEST_CASE(missing_spec_directory)
+void
+TopologyTestCase::MissingSpecDirectory()
 {
     std::string p = Tmp().Write("nospecs.yaml", R"(version: 1
 gpu_specs: does-not-exist
@@ -796,7 +879,8 @@ generate:
     CheckNames(ErrorOf(p), p, 2, "field 'gpu_specs'", "does not exist");
 }
 
-BOOST_AUTO_TEST_CASE(spec_directory_resolution)
+void
+TopologyTestCase::SpecDirectoryResolution()
 {
     const std::string body = "version: 1\ngenerate:\n  nodes: 1\n  node: {type: dgx-a100}\n";
     // No gpu_specs, no gpus/ beside, no environment, no fallback: an error on the first line.
@@ -805,7 +889,7 @@ BOOST_AUTO_TEST_CASE(spec_directory_resolution)
     CheckNames(ErrorOf(p), p, 1, "field 'gpu_specs'", "no GPU spec directory");
     // $EIDOLON_GPU_SPECS is used when there is no gpus/ beside the file.
     setenv("EIDOLON_GPU_SPECS", kGpuSpecs.c_str(), 1);
-    BOOST_TEST(ReadTopology(p)->GpuSpecOf(0).name == "A100-SXM4-80GB");
+    NS_TEST_EXPECT_MSG_EQ(ReadTopology(p)->GpuSpecOf(0).name, "A100-SXM4-80GB", "");
     // A gpus/ beside the file wins over the environment: here it knows the H100 only.
     fs::create_directories(Tmp().Dir() / "resolve/beside/gpus");
     fs::copy_file(kGpuSpecs + "/H100-SXM5-80GB.yaml",
@@ -817,12 +901,10 @@ BOOST_AUTO_TEST_CASE(spec_directory_resolution)
     // The caller's fallback is the last resort.
     TopologyReadOptions o;
     o.fallbackGpuSpecDir = kGpuSpecs;
-    BOOST_TEST(ReadTopology(p, o)->GpuCount() == 8u);
+    NS_TEST_EXPECT_MSG_EQ(ReadTopology(p, o)->GpuCount(), 8u, "");
 }
 
-BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_AUTO_TEST_SUITE(importers)
+// ---- importers
 
 // Two servers x 2 GPUs (ids 0-3), one NVSwitch per server (4, 5), two rail switches (6, 7) and
 // one spine (8), written the way SimAI's generators write it (NVSwitch ids first on line 2).
@@ -840,39 +922,41 @@ const char* kSimAi = R"(9 2 2 3 10 H100
 7 8 800Gbps 0.0005ms 0
 )";
 
-BOOST_AUTO_TEST_CASE(simai)
+void
+TopologyTestCase::Simai()
 {
     std::string p = Tmp().Write("simai/rail.txt", kSimAi);
     TopologyReadOptions o;
     o.gpuSpecDir = kGpuSpecs;
     auto t = ReadTopology(p, o);
-    BOOST_TEST(t->GpuCount() == 4u);
-    BOOST_TEST(t->NodeCount() == 2u);
-    BOOST_TEST(t->GetDevice(2).name == "node1/gpu0"); // device ids are the file's ids
-    BOOST_TEST(t->GetDevice(4).name == "node0/nvswitch0");
-    BOOST_TEST(t->GetDevice(5).name == "node1/nvswitch0");
-    BOOST_TEST(t->GetDevice(6).tier == 1);
-    BOOST_TEST(t->GetDevice(8).tier == 2);
-    BOOST_TEST(t->GpuSpecOf(0).name == "H100-SXM5-80GB");
-    BOOST_TEST(t->Links().size() == 10u);
-    BOOST_TEST((t->Links()[0].kind == LinkKind::NvLink));
-    BOOST_TEST(t->Links()[0].bandwidth == 300 * GB); // 2400 Gb/s
-    BOOST_TEST(t->Links()[0].latencyNs == 25);       // 0.000025 ms
-    BOOST_TEST((t->Links()[4].kind == LinkKind::Net));
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 4u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(2).name, "node1/gpu0", ""); // device ids are the file's ids
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(4).name, "node0/nvswitch0", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(5).name, "node1/nvswitch0", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(6).tier, 1, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(8).tier, 2, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(0).name, "H100-SXM5-80GB", "");
+    NS_TEST_EXPECT_MSG_EQ(t->Links().size(), 10u, "");
+    NS_TEST_EXPECT_MSG_EQ((t->Links()[0].kind == LinkKind::NvLink), true, "");
+    NS_TEST_EXPECT_MSG_EQ(t->Links()[0].bandwidth, 300 * GB, ""); // 2400 Gb/s
+    NS_TEST_EXPECT_MSG_EQ(t->Links()[0].latencyNs, 25, "");       // 0.000025 ms
+    NS_TEST_EXPECT_MSG_EQ((t->Links()[4].kind == LinkKind::Net), true, "");
     // GPU 0 -> GPU 1 over the NVSwitch; GPU 0 -> GPU 2 over rail switch 6.
-    BOOST_TEST(t->Route(0, 1).size() == 2u);
+    NS_TEST_EXPECT_MSG_EQ(t->Route(0, 1).size(), 2u, "");
     auto rail = t->Route(0, 2);
-    BOOST_TEST(rail.size() == 2u);
-    BOOST_TEST(t->ChannelTo(rail[0]) == 6u);
+    NS_TEST_EXPECT_MSG_EQ(rail.size(), 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->ChannelTo(rail[0]), 6u, "");
     // Server 0 -> server 1: two 400 Gb/s GPU uplinks = 100 GB/s.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 100 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 100 * GB, 1e-9, "");
 
     // Content sniffing: the same file without an extension is still a SimAI file.
     std::string bare = Tmp().Write("simai/Rail_Opti_4g", kSimAi);
-    BOOST_TEST(ReadTopology(bare, o)->GpuCount() == 4u);
+    NS_TEST_EXPECT_MSG_EQ(ReadTopology(bare, o)->GpuCount(), 4u, "");
 }
 
-BOOST_AUTO_TEST_CASE(simai_errors)
+void
+TopologyTestCase::SimaiErrors()
 {
     TopologyReadOptions o;
     o.gpuSpecDir = kGpuSpecs;
@@ -883,10 +967,10 @@ BOOST_AUTO_TEST_CASE(simai_errors)
     std::string p = Tmp().Write("simai/h20.txt", h20);
     std::string m = ErrorOf(p, o);
     CheckNames(m, p, 1, "field 'gpu_type'", "unknown GPU model 'H20'");
-    BOOST_TEST(m.find("H100-SXM5-80GB") != std::string::npos);
+    NS_TEST_EXPECT_MSG_NE(m.find("H100-SXM5-80GB"), std::string::npos, "");
     // ... unless a default model is given.
     o.defaultGpuModel = "H100-SXM5-80GB";
-    BOOST_TEST(ReadTopology(p, o)->GpuCount() == 4u);
+    NS_TEST_EXPECT_MSG_EQ(ReadTopology(p, o)->GpuCount(), 4u, "");
     o.defaultGpuModel.clear();
     // A link to a node that does not exist.
     std::string dangling = text;
@@ -904,7 +988,8 @@ BOOST_AUTO_TEST_CASE(simai_errors)
     CheckNames(ErrorOf(p, o), p, 7, "field 'rate'", "not a bandwidth: 'fast'");
 }
 
-BOOST_AUTO_TEST_CASE(hpcc)
+void
+TopologyTestCase::Hpcc()
 {
     // Three hosts on one switch (id 3), HPCC's own header.
     std::string p = Tmp().Write("hpcc/topology.txt", R"(4 1 3
@@ -916,15 +1001,72 @@ BOOST_AUTO_TEST_CASE(hpcc)
     TopologyReadOptions o;
     o.gpuSpecDir = kGpuSpecs;
     auto t = ReadTopology(p, o);
-    BOOST_TEST(t->GpuCount() == 3u);
-    BOOST_TEST(t->NodeCount() == 3u); // each host is a one-GPU node
-    BOOST_TEST(t->GetDevice(2).name == "node2/gpu0");
-    BOOST_TEST(t->GetDevice(3).tier == 1);
-    BOOST_TEST(t->GpuSpecOf(0).name == "H100-SXM5-80GB");
-    BOOST_TEST(t->Links()[0].bandwidth == 12.5 * GB);
-    BOOST_TEST(t->Links()[0].latencyNs == 1000);
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 3u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->NodeCount(), 3u, ""); // each host is a one-GPU node
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(2).name, "node2/gpu0", "");
+    NS_TEST_EXPECT_MSG_EQ(t->GetDevice(3).tier, 1, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(0).name, "H100-SXM5-80GB", "");
+    NS_TEST_EXPECT_MSG_EQ(t->Links()[0].bandwidth, 12.5 * GB, "");
+    NS_TEST_EXPECT_MSG_EQ(t->Links()[0].latencyNs, 1000, "");
     // Node 0 against nodes 1-2 (and nodes 0,2 against 1): one 12.5 GB/s host link.
-    BOOST_TEST(t->Summarize().bisectionBandwidth == 12.5 * GB, boost::test_tools::tolerance(1e-9));
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 12.5 * GB, 1e-9, "");
 }
 
-BOOST_AUTO_TEST_SUITE_END()
+namespace
+{
+class TopologyTestSuite : public TestSuite
+{
+public:
+    TopologyTestSuite()
+        : TestSuite("eidolon-topology", UNIT)
+    {
+        const std::pair<const char*, TopologyTestCase::Check> checks[] = {
+            {"shipped.default_yaml", &TopologyTestCase::DefaultYaml},
+            {"shipped.dgx_h100_1node", &TopologyTestCase::DgxH100_1node},
+            {"shipped.dgx_h100_4node", &TopologyTestCase::DgxH100_4node},
+            {"shipped.dgx_h100_128node", &TopologyTestCase::DgxH100_128node},
+            {"shipped.dgx_a100_16node", &TopologyTestCase::DgxA100_16node},
+            {"routes.intra_node_over_nvswitch", &TopologyTestCase::IntraNodeOverNvswitch},
+            {"routes.inter_node_same_rail", &TopologyTestCase::InterNodeSameRail},
+            {"routes.ecmp_spreads_over_spines", &TopologyTestCase::EcmpSpreadsOverSpines},
+            {"routes.cross_rail_uses_both_spines", &TopologyTestCase::CrossRailUsesBothSpines},
+            {"generators.oversubscription_halves_uplinks",
+             &TopologyTestCase::OversubscriptionHalvesUplinks},
+            {"generators.oversubscription_from_yaml", &TopologyTestCase::OversubscriptionFromYaml},
+            {"generators.three_tier_pods", &TopologyTestCase::ThreeTierPods},
+            {"generators.single_switch_and_presets", &TopologyTestCase::SingleSwitchAndPresets},
+            {"generators.top_of_rack_without_rails", &TopologyTestCase::TopOfRackWithoutRails},
+            {"generators.pcie_only_node", &TopologyTestCase::PcieOnlyNode},
+            {"generators.from_string", &TopologyTestCase::FromString},
+            {"generators.mixed_generated_and_explicit",
+             &TopologyTestCase::MixedGeneratedAndExplicit},
+            {"gpu_specs.shipped_specs", &TopologyTestCase::ShippedSpecs},
+            {"gpu_specs.unknown_model_lists_known", &TopologyTestCase::UnknownModelListsKnown},
+            {"gpu_specs.bad_spec_file", &TopologyTestCase::BadSpecFile},
+            {"bad_input.unknown_key", &TopologyTestCase::UnknownKey},
+            {"bad_input.unknown_top_level_key", &TopologyTestCase::UnknownTopLevelKey},
+            {"bad_input.missing_field", &TopologyTestCase::MissingField},
+            {"bad_input.gpu_without_node", &TopologyTestCase::GpuWithoutNode},
+            {"bad_input.dangling_endpoint", &TopologyTestCase::DanglingEndpoint},
+            {"bad_input.unreachable_gpu", &TopologyTestCase::UnreachableGpu},
+            {"bad_input.unreachable_generated_nodes", &TopologyTestCase::UnreachableGeneratedNodes},
+            {"bad_input.non_positive_bandwidth", &TopologyTestCase::NonPositiveBandwidth},
+            {"bad_input.unknown_gpu_model", &TopologyTestCase::UnknownGpuModel},
+            {"bad_input.wrong_types", &TopologyTestCase::WrongTypes},
+            {"bad_input.duplicate_device_and_no_gpu", &TopologyTestCase::DuplicateDeviceAndNoGpu},
+            {"bad_input.not_yaml", &TopologyTestCase::NotYaml},
+            {"bad_input.missing_spec_directory", &TopologyTestCase::MissingSpecDirectory},
+            {"bad_input.spec_directory_resolution", &TopologyTestCase::SpecDirectoryResolution},
+            {"importers.simai", &TopologyTestCase::Simai},
+            {"importers.simai_errors", &TopologyTestCase::SimaiErrors},
+            {"importers.hpcc", &TopologyTestCase::Hpcc},
+        };
+        for (const auto& [name, check] : checks)
+        {
+            AddTestCase(new TopologyTestCase(name, check), TestCase::QUICK);
+        }
+    }
+};
+
+TopologyTestSuite g_topologyTestSuite;
+} // namespace

@@ -1,36 +1,30 @@
 // PacketModel against FlowModel: the same topology and flows through real ns-3 packets. Each
 // expectation is the fluid (flow-model) answer worked out by hand, with a tolerance justified by
 // what packets add: headers, slow start, queueing and per-packet serialization.
-#define BOOST_TEST_MODULE packet_model
-#include "cluster-helper.h"
-#include "collective-helper.h"
-#include "flow-model.h"
-#include "packet-model.h"
+#include "eidolon-test-checks.h"
 #include "star-topology.h"
-#include "topology.h"
 
+#include "ns3/cluster-helper.h"
+#include "ns3/collective-helper.h"
 #include "ns3/config.h"
 #include "ns3/enum.h"
+#include "ns3/flow-model.h"
+#include "ns3/packet-model.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
-
-#include <boost/test/unit_test.hpp>
+#include "ns3/test.h"
+#include "ns3/topology.h"
 
 #include <map>
+#include <string>
+#include <tuple>
 
 using namespace ns3;
 using namespace ns3::eidolon;
+using namespace ::eidolon::test;
 
 namespace
 {
-/// Serialization times at hundreds of GB/s are a few nanoseconds; at ns-3's default nanosecond
-/// resolution they would be rounded (9.2 ns to 9 ns: links 2% fast). Picoseconds fix that.
-struct PicosecondResolution
-{
-    PicosecondResolution() { Time::SetResolution(Time::PS); }
-};
-BOOST_TEST_GLOBAL_FIXTURE(PicosecondResolution);
-
 struct SimulatorGuard
 {
     ~SimulatorGuard() { Simulator::Destroy(); }
@@ -53,7 +47,7 @@ Packets(Ptr<Topology> t, const std::string& transport = "dctcp")
 
 /// Posts flows (src, dst, bytes) at time 0 and returns their finish times in ns.
 std::vector<int64_t>
-Run(Ptr<NetworkModel> m, const std::vector<std::tuple<uint32_t, uint32_t, uint64_t>>& flows)
+RunFlows(Ptr<NetworkModel> m, const std::vector<std::tuple<uint32_t, uint32_t, uint64_t>>& flows)
 {
     std::vector<int64_t> finish(flows.size(), -1);
     for (size_t i = 0; i < flows.size(); ++i)
@@ -61,7 +55,8 @@ Run(Ptr<NetworkModel> m, const std::vector<std::tuple<uint32_t, uint32_t, uint64
         FlowSpec spec;
         std::tie(spec.src, spec.dst, spec.bytes) = flows[i];
         spec.tag = i;
-        m->AddFlow(spec, [&finish, i](const FlowRecord& r) { finish[i] = r.finish.GetNanoSeconds(); });
+        m->AddFlow(spec,
+                   [&finish, i](const FlowRecord& r) { finish[i] = r.finish.GetNanoSeconds(); });
     }
     Simulator::Run();
     return finish;
@@ -71,9 +66,34 @@ Run(Ptr<NetworkModel> m, const std::vector<std::tuple<uint32_t, uint32_t, uint64
 // timestamps 32, PPP 2): 0.6%. Slow start from 10 segments at microsecond RTTs costs a few RTTs
 // (tens of us) against milliseconds of transfer. So 3% covers a lone flow.
 constexpr double kLoneTolerance = 0.03;
+
+/// PacketModel against FlowModel: one TestCase per check, each check a member below.
+class PacketModelTestCase : public TestCase
+{
+public:
+    /// One of the checks below.
+    using Check = void (PacketModelTestCase::*)();
+
+    PacketModelTestCase(const std::string& name, Check check)
+        : TestCase(name)
+        , m_check(check)
+    {
+    }
+
+    void OneFlowOnAnIdlePath();
+    void TwoAndFourFlowsShareABottleneck();
+    void PacketsFollowTheFlowModelPaths();
+    void RingAllreduceAgreesWithFlowModel();
+
+private:
+    void DoRun() override { (this->*m_check)(); }
+
+    Check m_check;
+};
 } // namespace
 
-BOOST_AUTO_TEST_CASE(one_flow_on_an_idle_path)
+void
+PacketModelTestCase::OneFlowOnAnIdlePath()
 {
     // 20 MB from gpu0 to gpu1 over links of 10 GB/s and 1 us: fluid time 2 ms + 2 us, for plain
     // TCP, DCTCP and the RDMA transport alike (nothing competes, nothing is lost). RDMA's
@@ -82,15 +102,18 @@ BOOST_AUTO_TEST_CASE(one_flow_on_an_idle_path)
     {
         SimulatorGuard guard;
         auto t = Star(2, 10e9, 1000);
-        auto finish = Run(Packets(t, transport), {{0, 1, 20000000}});
+        auto finish = RunFlows(Packets(t, transport), {{0, 1, 20000000}});
         const double fluid = 2000000 + 2000;
-        BOOST_TEST(finish[0] > 0);
-        BOOST_TEST(double(finish[0]) >= fluid); // packets never beat the fluid bound
-        BOOST_TEST(double(finish[0]) / fluid - 1 <= kLoneTolerance, transport << " " << finish[0]);
+        NS_TEST_EXPECT_MSG_GT(finish[0], 0, "");
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(double(finish[0]), fluid,
+                                    ""); // packets never beat the fluid bound
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(double(finish[0]) / fluid - 1, kLoneTolerance,
+                                    transport << " " << finish[0]);
     }
 }
 
-BOOST_AUTO_TEST_CASE(two_and_four_flows_share_a_bottleneck)
+void
+PacketModelTestCase::TwoAndFourFlowsShareABottleneck()
 {
     // k senders to one receiver over 10 GB/s links: the switch -> receiver link is the bottleneck.
     // Fair shares: each flow of 10 MB gets 10/k GB/s, so all finish together at k x 1 ms (fluid).
@@ -110,8 +133,8 @@ BOOST_AUTO_TEST_CASE(two_and_four_flows_share_a_bottleneck)
         double each;
         double last;
     };
-    for (const Case& c : {Case{"dctcp", 2, 0.10, 0.03}, Case{"dctcp", 4, 0.12, 0.03},
-                          Case{"rdma", 2, 0.10, 0.08}})
+    for (const Case& c :
+         {Case{"dctcp", 2, 0.10, 0.03}, Case{"dctcp", 4, 0.12, 0.03}, Case{"rdma", 2, 0.10, 0.08}})
     {
         SimulatorGuard guard;
         auto t = Star(c.k + 1, 10e9, 1000);
@@ -120,22 +143,25 @@ BOOST_AUTO_TEST_CASE(two_and_four_flows_share_a_bottleneck)
         {
             flows.emplace_back(s, c.k, 10000000);
         }
-        auto finish = Run(Packets(t, c.transport), flows);
+        auto finish = RunFlows(Packets(t, c.transport), flows);
         const double fluid = c.k * 1000000.0 + 2000;
         int64_t last = 0;
         for (int64_t f : finish)
         {
-            BOOST_TEST(f > 0);
-            BOOST_TEST(std::abs(double(f) / fluid - 1) <= c.each,
-                       c.transport << " k=" << c.k << " finish " << f << " fluid " << fluid);
+            NS_TEST_EXPECT_MSG_GT(f, 0, "");
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(double(f) / fluid - 1), c.each,
+                                        c.transport << " k=" << c.k << " finish " << f << " fluid "
+                                                    << fluid);
             last = std::max(last, f);
         }
-        BOOST_TEST(double(last) / fluid - 1 <= c.last, c.transport << " k=" << c.k << " last " << last);
-        BOOST_TEST(double(last) >= fluid);
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(double(last) / fluid - 1, c.last,
+                                    c.transport << " k=" << c.k << " last " << last);
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(double(last), fluid, "");
     }
 }
 
-BOOST_AUTO_TEST_CASE(packets_follow_the_flow_model_paths)
+void
+PacketModelTestCase::PacketsFollowTheFlowModelPaths()
 {
     // Every flow's recorded path is the topology route the FlowModel takes for the same spec.
     SimulatorGuard guard;
@@ -150,10 +176,11 @@ BOOST_AUTO_TEST_CASE(packets_follow_the_flow_model_paths)
     std::vector<uint32_t> path;
     m->AddFlow(spec, [&path](const FlowRecord& r) { path = r.path; });
     Simulator::Run();
-    BOOST_TEST(path == t->Route(spec.src, spec.dst, FlowHash(spec, 0)), boost::test_tools::per_element());
+    NS_TEST_EXPECT_MSG_EQ(path, t->Route(spec.src, spec.dst, FlowHash(spec, 0)), "");
 }
 
-BOOST_AUTO_TEST_CASE(ring_allreduce_agrees_with_flow_model)
+void
+PacketModelTestCase::RingAllreduceAgreesWithFlowModel()
 {
     // Pipelined ring all-reduce of 64 MiB on two channels, on one DGX H100 and on four: in the
     // flow model each ring is one flow at the ring's bottleneck rate; in the packet model each
@@ -182,8 +209,46 @@ BOOST_AUTO_TEST_CASE(ring_allreduce_agrees_with_flow_model)
             Simulator::Run();
             done[model] = at.GetNanoSeconds();
         }
-        BOOST_TEST(done["flow"] > 0);
-        BOOST_TEST(std::abs(double(done["packet"]) / double(done["flow"]) - 1) <= 0.10,
-                   name << ": packet " << done["packet"] << " ns, flow " << done["flow"] << " ns");
+        NS_TEST_EXPECT_MSG_GT(done["flow"], 0, "");
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(
+            std::abs(double(done["packet"]) / double(done["flow"]) - 1), 0.10,
+            name << ": packet " << done["packet"] << " ns, flow " << done["flow"] << " ns");
     }
 }
+
+namespace
+{
+class PacketModelTestSuite : public TestSuite
+{
+public:
+    PacketModelTestSuite()
+        : TestSuite("eidolon-packet-model", SYSTEM)
+    {
+        // The ring all-reduce moves millions of packets (about a minute): EXTENSIVE, so test.py
+        // runs it with --fullness=EXTENSIVE (ctest always does).
+        const std::tuple<const char*, PacketModelTestCase::Check, TestCase::TestDuration> checks[] =
+            {
+                {"one_flow_on_an_idle_path", &PacketModelTestCase::OneFlowOnAnIdlePath, QUICK},
+                {"two_and_four_flows_share_a_bottleneck",
+                 &PacketModelTestCase::TwoAndFourFlowsShareABottleneck, QUICK},
+                {"packets_follow_the_flow_model_paths",
+                 &PacketModelTestCase::PacketsFollowTheFlowModelPaths, QUICK},
+                {"ring_allreduce_agrees_with_flow_model",
+                 &PacketModelTestCase::RingAllreduceAgreesWithFlowModel, EXTENSIVE},
+            };
+        for (const auto& [name, check, duration] : checks)
+        {
+            AddTestCase(new PacketModelTestCase(name, check), duration);
+        }
+    }
+
+private:
+    /// Serialization times at hundreds of GB/s are a few nanoseconds; at ns-3's default nanosecond
+    /// resolution they would be rounded (9.2 ns to 9 ns: links 2% fast). Picoseconds fix that.
+    /// ns-3 allows one change of resolution per process, before the first simulation: test.py
+    /// and ctest run each suite in a process of its own.
+    void DoSetup() override { Time::SetResolution(Time::PS); }
+};
+
+PacketModelTestSuite g_packetModelTestSuite;
+} // namespace

@@ -1,13 +1,16 @@
 // Max-min fair shares, case by case. Every expected rate is worked out on paper in the comment
 // above it (progressive filling: raise all unfrozen flows together; the resource that fills first
 // freezes its flows; repeat).
-#define BOOST_TEST_MODULE fair_share_solver
-#include "fair-share-solver.h"
+#include "eidolon-test-checks.h"
 
-#include <boost/test/unit_test.hpp>
+#include "ns3/fair-share-solver.h"
+#include "ns3/test.h"
 
 #include <cmath>
+#include <string>
+#include <utility>
 
+using namespace ns3;
 using namespace ns3::eidolon;
 
 namespace
@@ -20,9 +23,41 @@ Solve(const FairShareProblem& p)
     solver.Solve(p, rates);
     return rates;
 }
+
+/// Max-min fair shares: one TestCase per check, each check a member below.
+class FairShareSolverTestCase : public TestCase
+{
+public:
+    /// One of the checks below.
+    using Check = void (FairShareSolverTestCase::*)();
+
+    FairShareSolverTestCase(const std::string& name, Check check)
+        : TestCase(name)
+        , m_check(check)
+    {
+    }
+
+    void TwoFlowsOneBottleneck();
+    void ClassicThreeLinkExample();
+    void BertsekasGallagerUniformLinks();
+    void UnequalBottlenecks();
+    void RateCapLeavesRoomForOthers();
+    void CapAboveFairShareIsInactive();
+    void WeightedUseOfAChannel();
+    void FixedRateReservation();
+    void UnconstrainedFlowIsInfiniteUnlessCapped();
+    void ResultIndependentOfBuildOrder();
+    void MaxMinPropertyOnRandomProblems();
+
+private:
+    void DoRun() override { (this->*m_check)(); }
+
+    Check m_check;
+};
 } // namespace
 
-BOOST_AUTO_TEST_CASE(two_flows_one_bottleneck)
+void
+FairShareSolverTestCase::TwoFlowsOneBottleneck()
 {
     // One link of 10; flows a and b both cross it. Level rises to 5, the link is full: 5 and 5.
     FairShareProblem p;
@@ -32,11 +67,12 @@ BOOST_AUTO_TEST_CASE(two_flows_one_bottleneck)
     p.AddFlow();
     p.Use(l);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 5.0);
-    BOOST_TEST(r[1] == 5.0);
+    NS_TEST_EXPECT_MSG_EQ(r[0], 5.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 5.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(classic_three_link_example)
+void
+FairShareSolverTestCase::ClassicThreeLinkExample()
 {
     // Links L1 = 10, L2 = 4, L3 = 10. Flow a crosses L1, L2, L3; b only L1; c only L2; d only L3.
     // Level 2: L2 (4 shared by a, c) fills first -> a = c = 2.
@@ -54,13 +90,14 @@ BOOST_AUTO_TEST_CASE(classic_three_link_example)
     p.AddFlow();
     p.Use(l3);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 2.0);
-    BOOST_TEST(r[1] == 8.0);
-    BOOST_TEST(r[2] == 2.0);
-    BOOST_TEST(r[3] == 8.0);
+    NS_TEST_EXPECT_MSG_EQ(r[0], 2.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 8.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[2], 2.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[3], 8.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(bertsekas_gallager_uniform_links)
+void
+FairShareSolverTestCase::BertsekasGallagerUniformLinks()
 {
     // Bertsekas & Gallager's example: four links of capacity 1 in a line; flow 0 crosses all
     // four, flows 1..4 one link each, except that link 3 also carries flow 5.
@@ -85,15 +122,16 @@ BOOST_AUTO_TEST_CASE(bertsekas_gallager_uniform_links)
     p.AddFlow();
     p.Use(l[2]);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 1.0 / 3, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(r[3] == 1.0 / 3, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(r[5] == 1.0 / 3, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(r[1] == 2.0 / 3, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(r[2] == 2.0 / 3, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(r[4] == 2.0 / 3, boost::test_tools::tolerance(1e-12));
+    EIDOLON_TEST_EXPECT_CLOSE(r[0], 1.0 / 3, 1e-12, "");
+    EIDOLON_TEST_EXPECT_CLOSE(r[3], 1.0 / 3, 1e-12, "");
+    EIDOLON_TEST_EXPECT_CLOSE(r[5], 1.0 / 3, 1e-12, "");
+    EIDOLON_TEST_EXPECT_CLOSE(r[1], 2.0 / 3, 1e-12, "");
+    EIDOLON_TEST_EXPECT_CLOSE(r[2], 2.0 / 3, 1e-12, "");
+    EIDOLON_TEST_EXPECT_CLOSE(r[4], 2.0 / 3, 1e-12, "");
 }
 
-BOOST_AUTO_TEST_CASE(unequal_bottlenecks)
+void
+FairShareSolverTestCase::UnequalBottlenecks()
 {
     // L1 = 6 carries x and y; L2 = 2 carries y and z.
     // Levels: L1 would fill at 3, L2 at 1 -> L2 first: y = z = 1.
@@ -108,12 +146,13 @@ BOOST_AUTO_TEST_CASE(unequal_bottlenecks)
     p.AddFlow();
     p.Use(l2);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 5.0);
-    BOOST_TEST(r[1] == 1.0);
-    BOOST_TEST(r[2] == 1.0);
+    NS_TEST_EXPECT_MSG_EQ(r[0], 5.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 1.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[2], 1.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(rate_cap_leaves_room_for_others)
+void
+FairShareSolverTestCase::RateCapLeavesRoomForOthers()
 {
     // Link 10, flow a capped at 2, flow b free. The cap is a private resource of 2 for a:
     // level 2 fills a's cap first -> a = 2; b takes the remaining 8.
@@ -124,11 +163,12 @@ BOOST_AUTO_TEST_CASE(rate_cap_leaves_room_for_others)
     p.AddFlow();
     p.Use(l);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 2.0);
-    BOOST_TEST(r[1] == 8.0);
+    NS_TEST_EXPECT_MSG_EQ(r[0], 2.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 8.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(cap_above_fair_share_is_inactive)
+void
+FairShareSolverTestCase::CapAboveFairShareIsInactive()
 {
     // Link 10, both flows capped at 7: the link fills at 5 before any cap is reached -> 5 and 5.
     FairShareProblem p;
@@ -138,11 +178,12 @@ BOOST_AUTO_TEST_CASE(cap_above_fair_share_is_inactive)
     p.AddFlow(7.0);
     p.Use(l);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 5.0);
-    BOOST_TEST(r[1] == 5.0);
+    NS_TEST_EXPECT_MSG_EQ(r[0], 5.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 5.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(weighted_use_of_a_channel)
+void
+FairShareSolverTestCase::WeightedUseOfAChannel()
 {
     // A ring pipeline folded into one flow crosses link L (10) twice: at rate x it uses 2x there.
     // With a plain flow b also on L: level s with 2s + s = 10 -> s = 10/3 for both.
@@ -153,11 +194,12 @@ BOOST_AUTO_TEST_CASE(weighted_use_of_a_channel)
     p.AddFlow();
     p.Use(l, 1);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 10.0 / 3, boost::test_tools::tolerance(1e-12));
-    BOOST_TEST(r[1] == 10.0 / 3, boost::test_tools::tolerance(1e-12));
+    EIDOLON_TEST_EXPECT_CLOSE(r[0], 10.0 / 3, 1e-12, "");
+    EIDOLON_TEST_EXPECT_CLOSE(r[1], 10.0 / 3, 1e-12, "");
 }
 
-BOOST_AUTO_TEST_CASE(fixed_rate_reservation)
+void
+FairShareSolverTestCase::FixedRateReservation()
 {
     // Link 10; flow a reserved at 4; b and c share the rest: (10 - 4) / 2 = 3 each.
     FairShareProblem p;
@@ -171,29 +213,31 @@ BOOST_AUTO_TEST_CASE(fixed_rate_reservation)
     FairShareSolver solver;
     std::vector<double> r;
     solver.Solve(p, r);
-    BOOST_TEST(r[0] == 4.0);
-    BOOST_TEST(r[1] == 3.0);
-    BOOST_TEST(r[2] == 3.0);
-    BOOST_TEST(!solver.Overcommitted());
+    NS_TEST_EXPECT_MSG_EQ(r[0], 4.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 3.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[2], 3.0, "");
+    NS_TEST_EXPECT_MSG_EQ(solver.Overcommitted(), false, "");
     // Reserve 12 on a link of 10: overcommitted, and the shared flows get nothing.
     p.fixedRate[0] = 12.0;
     solver.Solve(p, r);
-    BOOST_TEST(solver.Overcommitted());
-    BOOST_TEST(r[1] == 0.0);
+    NS_TEST_EXPECT_MSG_EQ(solver.Overcommitted(), true, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 0.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(unconstrained_flow_is_infinite_unless_capped)
+void
+FairShareSolverTestCase::UnconstrainedFlowIsInfiniteUnlessCapped()
 {
     FairShareProblem p;
     p.AddResource(1);
     p.AddFlow();
     p.AddFlow(3.0);
     auto r = Solve(p);
-    BOOST_TEST(std::isinf(r[0]));
-    BOOST_TEST(r[1] == 3.0);
+    NS_TEST_EXPECT_MSG_EQ(std::isinf(r[0]), true, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 3.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(result_independent_of_build_order)
+void
+FairShareSolverTestCase::ResultIndependentOfBuildOrder()
 {
     // The classic example again, flows and uses listed in another order: same shares per flow.
     FairShareProblem p;
@@ -209,18 +253,20 @@ BOOST_AUTO_TEST_CASE(result_independent_of_build_order)
     p.AddFlow(); // b
     p.Use(l1);
     auto r = Solve(p);
-    BOOST_TEST(r[0] == 8.0);
-    BOOST_TEST(r[1] == 2.0);
-    BOOST_TEST(r[2] == 2.0);
-    BOOST_TEST(r[3] == 8.0);
+    NS_TEST_EXPECT_MSG_EQ(r[0], 8.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 2.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[2], 2.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[3], 8.0, "");
 }
 
-BOOST_AUTO_TEST_CASE(max_min_property_on_random_problems)
+void
+FairShareSolverTestCase::MaxMinPropertyOnRandomProblems()
 {
     // An independent check: a max-min allocation is feasible, and every flow has a bottleneck
     // resource that is full and on which no flow gets more than it does.
     uint64_t seed = 12345;
-    auto next = [&seed] {
+    auto next = [&seed]
+    {
         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
         return uint32_t(seed >> 33);
     };
@@ -253,7 +299,7 @@ BOOST_AUTO_TEST_CASE(max_min_property_on_random_problems)
         }
         for (uint32_t r = 0; r < nRes; ++r)
         {
-            BOOST_TEST(load[r] <= p.capacity[r] * (1 + 1e-9));
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(load[r], p.capacity[r] * (1 + 1e-9), "");
         }
         for (uint32_t f = 0; f < nFlows; ++f)
         {
@@ -278,7 +324,45 @@ BOOST_AUTO_TEST_CASE(max_min_property_on_random_problems)
                 }
                 bottlenecked = largest;
             }
-            BOOST_TEST(bottlenecked, "trial " << trial << " flow " << f << " has no bottleneck");
+            NS_TEST_EXPECT_MSG_EQ(bottlenecked, true,
+                                  "trial " << trial << " flow " << f << " has no bottleneck");
         }
     }
 }
+
+namespace
+{
+class FairShareSolverTestSuite : public TestSuite
+{
+public:
+    FairShareSolverTestSuite()
+        : TestSuite("eidolon-fair-share-solver", UNIT)
+    {
+        const std::pair<const char*, FairShareSolverTestCase::Check> checks[] = {
+            {"two_flows_one_bottleneck", &FairShareSolverTestCase::TwoFlowsOneBottleneck},
+            {"classic_three_link_example", &FairShareSolverTestCase::ClassicThreeLinkExample},
+            {"bertsekas_gallager_uniform_links",
+             &FairShareSolverTestCase::BertsekasGallagerUniformLinks},
+            {"unequal_bottlenecks", &FairShareSolverTestCase::UnequalBottlenecks},
+            {"rate_cap_leaves_room_for_others",
+             &FairShareSolverTestCase::RateCapLeavesRoomForOthers},
+            {"cap_above_fair_share_is_inactive",
+             &FairShareSolverTestCase::CapAboveFairShareIsInactive},
+            {"weighted_use_of_a_channel", &FairShareSolverTestCase::WeightedUseOfAChannel},
+            {"fixed_rate_reservation", &FairShareSolverTestCase::FixedRateReservation},
+            {"unconstrained_flow_is_infinite_unless_capped",
+             &FairShareSolverTestCase::UnconstrainedFlowIsInfiniteUnlessCapped},
+            {"result_independent_of_build_order",
+             &FairShareSolverTestCase::ResultIndependentOfBuildOrder},
+            {"max_min_property_on_random_problems",
+             &FairShareSolverTestCase::MaxMinPropertyOnRandomProblems},
+        };
+        for (const auto& [name, check] : checks)
+        {
+            AddTestCase(new FairShareSolverTestCase(name, check), TestCase::QUICK);
+        }
+    }
+};
+
+FairShareSolverTestSuite g_fairShareSolverTestSuite;
+} // namespace

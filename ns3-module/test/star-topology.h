@@ -2,7 +2,8 @@
 #ifndef EIDOLON_TEST_STAR_TOPOLOGY_H
 #define EIDOLON_TEST_STAR_TOPOLOGY_H
 
-#include "topology.h"
+#include "ns3/ptr.h"
+#include "ns3/topology.h"
 
 #include <string>
 
@@ -11,9 +12,7 @@ namespace eidolon::test
 /// n GPUs (node 0) each joined to one switch by a link of `bw` bytes/s and `latNs` latency, so
 /// GPU-to-GPU paths are two hops and a GPU's link is the only resource it shares.
 inline ns3::Ptr<ns3::eidolon::Topology>
-StarTopology(uint32_t n,
-             double bw,
-             int64_t latNs,
+StarTopology(uint32_t n, double bw, int64_t latNs,
              ns3::eidolon::DeviceKind switchKind = ns3::eidolon::DeviceKind::Switch)
 {
     using namespace ns3::eidolon;
