@@ -148,6 +148,7 @@ LoadGpuSpec(const std::string& path)
         root["copy_engine_efficiency"] ? Number(root, path, "copy_engine_efficiency") : 1.0;
     spec.launchOverheadNs = Number(root, path, "launch_overhead_us") * 1e3;
     spec.launchLatencyNs = Number(root, path, "launch_latency_us") * 1e3;
+    spec.pricing = LoadPricingSpec(root["pricing"], path);
     return spec;
 }
 

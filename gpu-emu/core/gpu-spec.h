@@ -1,6 +1,8 @@
 // A GPU model as read from topologies/gpus/<NAME>.yaml, in SI units (bytes, bytes/s, FLOP/s, ns).
 #pragma once
 
+#include "pricing-spec.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,6 +47,7 @@ struct GpuSpec
     double copyEngineEfficiency = 1.0;
     double launchOverheadNs = 0; // host CPU cost of one launch call
     double launchLatencyNs = 0;  // from submission to the start of the op on an idle stream
+    PricingSpec pricing;         // what real kernels reach ("pricing:", optional)
 };
 
 // Reads one spec file. Throws std::runtime_error with the file and field on a bad or missing field.
