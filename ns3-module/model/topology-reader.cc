@@ -503,6 +503,7 @@ ReadGpuSpec(const std::string& path)
              "copy_engine_efficiency",
              "launch_overhead_us",
              "launch_latency_us",
+             "pricing", // kernel pricing constants, read by gpu-emu's cost model only
              "sources",
              "notes"});
     GpuSpec s;
