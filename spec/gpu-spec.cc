@@ -171,6 +171,7 @@ ReadGpuSpec(const std::string& path)
              "copy_engine_efficiency",
              "launch_overhead_us",
              "launch_latency_us",
+             "pricing",
              "sources",
              "notes"});
     GpuSpec s;
@@ -192,6 +193,7 @@ ReadGpuSpec(const std::string& path)
     s.launchOverheadUs = f.Positive("launch_overhead_us");
     s.launchLatencyUs = f.Positive("launch_latency_us");
     ReadSources(f, s);
+    s.pricing = ReadPricingSpec(f);
     return s;
 }
 

@@ -7,6 +7,7 @@
 #ifndef EIDOLON_SPEC_GPU_SPEC_H
 #define EIDOLON_SPEC_GPU_SPEC_H
 
+#include "pricing-spec.h"
 #include "spec-error.h"
 
 #include <cstdint>
@@ -52,6 +53,7 @@ struct GpuSpec
     double launchOverheadUs = 0;       //!< host-side cost of one kernel launch
     double launchLatencyUs = 0;        //!< from launch call to kernel start on an idle stream
     std::vector<std::string> sources;  //!< where each figure comes from
+    PricingSpec pricing;               //!< what real kernels reach ("pricing:", optional)
 };
 
 /// The dense rates of a GpuSpec in operations per second, one member per dtype; 0 where the GPU

@@ -93,7 +93,7 @@ FamilyOf(const std::string& demangledName)
 double
 PeakFlops(DType mathType, const GpuSpec& spec)
 {
-    const DenseFlops& f = DenseFlopsOf(spec);
+    const DenseFlops f = DenseFlopsOf(spec);
     double peak = 0;
     switch (mathType)
     {
@@ -130,28 +130,303 @@ RooflineModel::PriceKernel(const KernelLaunch& launch, const GpuSpec& spec)
             ? *launch.kernel->family
             : FamilyOf(launch.kernel ? launch.kernel->name : std::string());
     double threads = static_cast<double>(launch.grid.Count() * launch.block.Count());
-    Ns memory = threads * family.bytesPerThread / spec.hbmBandwidth * 1e9;
+    Ns memory = threads * family.bytesPerThread /
+                (spec.hbmBandwidth * spec.pricing.hbmEfficiency) * 1e9;
     Ns compute = threads * family.flopsPerThread / DenseFlopsOf(spec).fp32 * 1e9;
-    return std::max({memory, compute, m_minKernelNs});
+    Ns floor = spec.pricing.kernelMinNs > 0 ? spec.pricing.kernelMinNs : m_minKernelNs;
+    return std::max({memory, compute, floor}) + spec.pricing.kernelGapNs;
+}
+
+namespace
+{
+
+double
+Fraction(DType mathType, const DTypeFractions& f)
+{
+    switch (mathType)
+    {
+    case DType::F64:
+        return f.fp64;
+    case DType::F32:
+        return f.fp32;
+    case DType::TF32:
+        return f.tf32;
+    case DType::F16:
+        return f.fp16;
+    case DType::BF16:
+        return f.bf16;
+    case DType::F8:
+        return f.fp8;
+    case DType::I8:
+        return f.int8;
+    }
+    return f.fp32;
+}
+
+struct Tile
+{
+    int m, n;
+};
+
+// Output tiles of the GEMM kernels cuBLAS ships per architecture. Hopper (sm90, cuBLAS's nvjet and
+// xmma kernels): warpgroup-MMA tiles 64..256 in steps of 64 plus 192x192 (CUTLASS 3 sm90
+// collective builders; the tile ids cuBLASLt 13.1 reports in validation/measurements/), and the
+// narrow 64x32/64x16/64x8 tiles cuBLASLt picks for tiny and skinny shapes. Blackwell (sm100) adds
+// the 2-SM 256x256 tile (CUTLASS sm100 UMMA). Ampere (sm80): CUTLASS 2's default tensor-op tiles.
+const std::vector<Tile>&
+TilesFor(const GpuSpec& spec)
+{
+    static const std::vector<Tile> ampere = {{256, 128}, {128, 256}, {128, 128}, {128, 64},
+                                             {64, 128},  {64, 64},   {64, 32},   {32, 64}};
+    static const std::vector<Tile> hopper = {
+        {256, 128}, {128, 256}, {192, 192}, {192, 128}, {128, 192}, {128, 128}, {256, 64},
+        {64, 256},  {192, 64},  {64, 192},  {128, 64},  {64, 128},  {64, 64},   {64, 32},
+        {32, 64},   {64, 16},   {16, 64},   {64, 8},    {8, 64}};
+    static const std::vector<Tile> blackwell = []
+    {
+        std::vector<Tile> tiles = {{256, 256}};
+        tiles.insert(tiles.end(), hopper.begin(), hopper.end());
+        return tiles;
+    }();
+    if (spec.computeCapabilityMajor >= 10)
+    {
+        return blackwell;
+    }
+    return spec.computeCapabilityMajor >= 9 ? hopper : ampere;
+}
+
+// A tile's mainloop efficiency relative to a 256x128 tile: its operand traffic per FLOP grows as
+// 1/tileM + 1/tileN (each k step loads tileM + tileN rows for tileM * tileN MMAs).
+double
+TileEfficiency(const Tile& tile, double penalty)
+{
+    const double reference = 1.0 + penalty * (1.0 / 256 + 1.0 / 128);
+    return reference / (1.0 + penalty * (1.0 / tile.m + 1.0 / tile.n));
+}
+
+// Bandwidth for `footprint` bytes touched: L2 when they fit in the L2-resident size, else HBM.
+double
+BandwidthFor(double footprint, double efficiency, const GpuSpec& spec)
+{
+    const PricingSpec& p = spec.pricing;
+    if (p.l2BytesPerSecond > 0 && footprint <= double(p.l2ResidentBytes))
+    {
+        return p.l2BytesPerSecond;
+    }
+    return spec.hbmBandwidth * efficiency;
+}
+
+Ns
+KernelFloor(const GpuSpec& spec, Ns minKernelNs)
+{
+    return spec.pricing.kernelMinNs > 0 ? spec.pricing.kernelMinNs : minKernelNs;
+}
+
+// One candidate plan: `tile` with `split` CTAs along k.
+GemmPlan
+PlanWith(const GemmShape& s, const GpuSpec& spec, const Tile& tile, int split, Ns memoryNs)
+{
+    const PricingSpec& p = spec.pricing;
+    const double sms = spec.smCount;
+    double sustained = Fraction(s.mathType, p.gemmEfficiency);
+    double perSm = p.gemmSmEfficiency;
+    if (s.unaligned && p.gemmUnalignedEfficiency > 0)
+    {
+        sustained = std::min(sustained, p.gemmUnalignedEfficiency);
+        perSm = std::min(perSm, p.gemmUnalignedEfficiency);
+    }
+    const double peak = PeakFlops(s.mathType, spec);
+    GemmPlan plan;
+    plan.tileM = tile.m;
+    plan.tileN = tile.n;
+    plan.splitK = split;
+    const int64_t tiles = ((s.m + tile.m - 1) / tile.m) * ((s.n + tile.n - 1) / tile.n) * s.batch;
+    plan.ctas = tiles * split;
+    plan.waves = (plan.ctas + spec.smCount - 1) / spec.smCount;
+    const double active = std::min<double>(double(plan.ctas), sms);
+    const double rate = std::min(
+        active * peak / sms * perSm * TileEfficiency(tile, p.gemmTilePenalty), peak * sustained);
+    const double kPerCta = std::ceil(double(s.k) / split) + p.gemmTileOverheadK;
+    plan.mainloopNs = double(plan.waves) * 2.0 * tile.m * tile.n * kPerCta * active / rate * 1e9;
+    plan.memoryNs = memoryNs;
+    if (split > 1)
+    {
+        // Partial sums in fp32 written and read back, then a separate reduction kernel.
+        double workspace = 2.0 * double(s.m) * double(s.n) * s.batch * split * 4;
+        plan.reductionNs = workspace / BandwidthFor(workspace, p.hbmEfficiency, spec) * 1e9 +
+                           p.gemmFixedNs + p.kernelGapNs;
+    }
+    double body = std::max(plan.mainloopNs, plan.memoryNs);
+    if (s.epilogue == GemmEpilogue::Gelu || s.epilogue == GemmEpilogue::GeluBias)
+    {
+        body *= p.gemmGeluFactor;
+    }
+    plan.totalNs = p.gemmFixedNs + body + plan.reductionNs + p.kernelGapNs;
+    return plan;
+}
+
+} // namespace
+
+GemmPlan
+PlanGemm(const GemmShape& s, const GpuSpec& spec, Ns minKernelNs)
+{
+    const PricingSpec& p = spec.pricing;
+    const Ns floor = KernelFloor(spec, minKernelNs) + p.kernelGapNs;
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0 || spec.smCount <= 0)
+    {
+        GemmPlan empty;
+        empty.totalNs = std::max(floor, p.gemmFixedNs + p.kernelGapNs); // an empty GEMM launches
+        return empty;
+    }
+    const double inBytes = DTypeBytes(s.inputType);
+    double bytes = double(s.batch) * (double(s.m) * s.k + double(s.k) * s.n) * inBytes +
+                   double(s.batch) * double(s.m) * s.n * s.outputBytes;
+    if (s.epilogue == GemmEpilogue::Bias || s.epilogue == GemmEpilogue::GeluBias)
+    {
+        bytes += double(s.m) * s.outputBytes;
+    }
+    const Ns memoryNs = bytes / BandwidthFor(bytes, p.hbmEfficiency, spec) * 1e9;
+    GemmPlan best;
+    for (const Tile& tile : TilesFor(spec))
+    {
+        const int64_t tiles =
+            ((s.m + tile.m - 1) / tile.m) * ((s.n + tile.n - 1) / tile.n) * s.batch;
+        // Split-K when the tiles leave SMs idle and each slice keeps at least 256 of k
+        // (cuBLASLt's choices in validation/measurements/: split 2-16 on fp16/bf16, up to 132 on
+        // fp32 skinny shapes).
+        int maxSplit = 1;
+        if (tiles < spec.smCount)
+        {
+            maxSplit = int(std::min<int64_t>(spec.smCount / tiles, s.k / 256));
+        }
+        for (int split = 1; split <= std::max(1, maxSplit); ++split)
+        {
+            GemmPlan plan = PlanWith(s, spec, tile, split, memoryNs);
+            // Ties go to the earlier (larger) tile and the smaller split.
+            if (best.tileM == 0 || plan.totalNs < best.totalNs * (1 - 1e-9))
+            {
+                best = plan;
+            }
+        }
+    }
+    best.totalNs = std::max(best.totalNs, floor);
+    return best;
 }
 
 std::optional<Ns>
 GemmModel::PriceGemm(const GemmShape& s, const GpuSpec& spec)
 {
-    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0)
+    return PlanGemm(s, spec, m_minKernelNs).totalNs;
+}
+
+Ns
+MemoryBoundNs(double bytesMoved, double footprint, double efficiency, const GpuSpec& spec,
+              Ns floorNs)
+{
+    return floorNs + bytesMoved / BandwidthFor(footprint, efficiency, spec) * 1e9 +
+           spec.pricing.kernelGapNs;
+}
+
+Ns
+DeviceCopyNs(uint64_t bytes, const GpuSpec& spec)
+{
+    // A copy reads and writes every byte; its footprint is both buffers.
+    const double moved = 2.0 * double(bytes);
+    return MemoryBoundNs(moved, moved, spec.pricing.memcpyEfficiency, spec,
+                         spec.pricing.kernelMinNs);
+}
+
+Ns
+MemsetNs(uint64_t bytes, const GpuSpec& spec)
+{
+    return MemoryBoundNs(double(bytes), double(bytes), spec.pricing.memsetEfficiency, spec,
+                         spec.pricing.kernelMinNs);
+}
+
+Ns
+HostCopyNs(uint64_t bytes, bool toDevice, bool pinned, const GpuSpec& spec)
+{
+    const PricingSpec& p = spec.pricing;
+    const double efficiency = spec.copyEngineEfficiency > 0 ? spec.copyEngineEfficiency : 1.0;
+    double rate =
+        p.pinnedBytesPerSecond > 0 ? p.pinnedBytesPerSecond : spec.pcieBandwidth * efficiency;
+    if (!pinned)
     {
-        return m_minKernelNs; // an empty GEMM still launches
+        double staged = toDevice ? p.pageableH2DBytesPerSecond : p.pageableD2HBytesPerSecond;
+        rate = staged > 0 ? staged : rate;
     }
-    double tiles =
-        std::ceil(double(s.m) / kTile) * std::ceil(double(s.n) / kTile) * double(s.batch);
-    double waves = std::ceil(tiles / spec.smCount);
-    double perSmFlops = PeakFlops(s.mathType, spec) / spec.smCount;
-    Ns compute = waves * (2.0 * kTile * kTile * double(s.k)) / perSmFlops / kGemmEfficiency * 1e9;
-    double bytes =
-        double(s.batch) * (double(s.m) * s.k + double(s.k) * s.n) * DTypeBytes(s.inputType) +
-        double(s.batch) * double(s.m) * s.n * s.outputBytes;
-    Ns memory = bytes / spec.hbmBandwidth * 1e9;
-    return std::max({compute, memory, m_minKernelNs});
+    return p.hostCopyLatencyNs + double(bytes) / rate * 1e9;
+}
+
+Ns
+PeerCopyNs(uint64_t bytes, const GpuSpec& spec)
+{
+    const double efficiency = spec.copyEngineEfficiency > 0 ? spec.copyEngineEfficiency : 1.0;
+    const double rate =
+        spec.nvlinkBandwidth > 0 ? spec.nvlinkBandwidth : spec.pcieBandwidth;
+    return spec.pricing.hostCopyLatencyNs + double(bytes) / (rate * efficiency) * 1e9;
+}
+
+double
+AttentionFlops(const AttentionShape& a)
+{
+    double flops = 4.0 * double(a.batch) * a.heads * double(a.seqQ) * double(a.seqK) * a.headDim;
+    if (a.causal)
+    {
+        flops /= 2;
+    }
+    return a.backward ? 2.5 * flops : flops;
+}
+
+namespace
+{
+// The rate at a head dim, linear between the listed head dims (flat outside them).
+double
+RateAt(const AttentionRates& rates, int64_t headDim)
+{
+    const double d = double(headDim);
+    if (d <= 64)
+    {
+        return rates.hd64;
+    }
+    if (d <= 128)
+    {
+        return rates.hd64 + (rates.hd128 - rates.hd64) * (d - 64) / 64;
+    }
+    if (d <= 256)
+    {
+        return rates.hd128 + (rates.hd256 - rates.hd128) * (d - 128) / 128;
+    }
+    return rates.hd256;
+}
+} // namespace
+
+Ns
+AttentionNs(const AttentionShape& a, const GpuSpec& spec, Ns minKernelNs)
+{
+    const PricingSpec& p = spec.pricing;
+    const AttentionRates& rates = a.kind == AttentionKind::Fa3
+                                      ? (a.backward ? p.fa3Backward : p.fa3Forward)
+                                      : (a.backward ? p.fa2Backward : p.fa2Forward);
+    double fraction = RateAt(rates, a.headDim);
+    if (fraction <= 0)
+    {
+        fraction = p.gemmSmEfficiency * 0.5; // no attention rates: half the GEMM rate
+    }
+    // Each CTA loads its Q block and writes its output once, about one K/V block's worth of work
+    // (128 keys): short sequences reach a smaller share of the rate.
+    constexpr double kBlock = 128;
+    const double seq = double(std::max<int64_t>(1, a.backward ? a.seqK : a.seqQ));
+    double flops = AttentionFlops(a);
+    double rate = DenseFlopsOf(spec).bf16 * fraction * seq / (seq + kBlock);
+    if (a.causal)
+    {
+        // Blocks on the diagonal compute in full: n(n+1)/2 of n^2 blocks, not n^2/2.
+        const double blocks = std::ceil(double(a.seqK) / kBlock);
+        flops *= (blocks + 1) / std::max(1.0, blocks);
+        rate *= p.attentionCausalEfficiency;
+    }
+    return KernelFloor(spec, minKernelNs) + flops / rate * 1e9 + p.kernelGapNs;
 }
 
 Price

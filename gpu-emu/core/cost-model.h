@@ -56,6 +56,15 @@ enum class DType
 const char* DTypeName(DType type);
 int DTypeBytes(DType type);
 
+// cuBLASLt epilogues that change a GEMM's price (bias adds are part of the output write).
+enum class GemmEpilogue
+{
+    None,
+    Bias,
+    Gelu,
+    GeluBias,
+};
+
 struct GemmShape
 {
     int64_t m = 0, n = 0, k = 0, batch = 1;
@@ -63,13 +72,65 @@ struct GemmShape
     DType mathType = DType::F32;  // the tensor-core / FMA rate that applies
     int outputBytes = 4;
     bool transA = false, transB = false;
+    GemmEpilogue epilogue = GemmEpilogue::None;
+    // A leading dimension that is not a multiple of 16 bytes: cuBLAS falls back to align-1 kernels.
+    bool unaligned = false;
 };
+
+// What the GEMM model decided for a shape: the tile and split-K the heuristic picks, how the CTAs
+// fall into waves over the SMs, and the parts of the time.
+struct GemmPlan
+{
+    int tileM = 0, tileN = 0, splitK = 1;
+    int64_t ctas = 0;
+    int64_t waves = 0;
+    Ns mainloopNs = 0;  // waves of tiles at the tile's rate (compute)
+    Ns memoryNs = 0;    // operand and output traffic at the achievable bandwidth
+    Ns reductionNs = 0; // split-K: workspace traffic and the reduction kernel
+    Ns totalNs = 0;     // the price: fixed + max(mainloop, memory) [x epilogue] + reduction + gap
+};
+
+// Flash-attention-style kernels: FA2 (PyTorch's flash backend, Ampere-style mma) or Hopper-native
+// (FA3, cuDNN's sm90 kernels), forward or backward.
+enum class AttentionKind
+{
+    Fa2,
+    Fa3,
+};
+
+struct AttentionShape
+{
+    int64_t batch = 1, heads = 1, seqQ = 0, seqK = 0, headDim = 64;
+    bool causal = false;
+    bool backward = false;
+    AttentionKind kind = AttentionKind::Fa2;
+};
+
+// Matmul FLOPs of attention: forward 4*b*h*sq*sk*d (QK^T and PV), halved by a causal mask; the
+// backward pass does 2.5x the forward's (five matmuls to the forward's two).
+double AttentionFlops(const AttentionShape& shape);
 
 struct Price
 {
     Ns duration;
     const char* provider;
 };
+
+// The memory-bound part of the pricing (DESIGN.md: memory-bound work at the bandwidth real kernels
+// reach): bytesMoved over the L2 rate when footprint fits in the spec's L2-resident size, else over
+// hbm_bandwidth x efficiency; plus the kernel floor and the back-to-back gap.
+Ns MemoryBoundNs(double bytesMoved, double footprint, double efficiency, const GpuSpec& spec,
+                 Ns floorNs);
+// Copies and memsets placed on a stream: device-to-device (reads and writes every byte), memset,
+// host<->device over PCIe (pinned or pageable) and peer copies over NVLink.
+Ns DeviceCopyNs(uint64_t bytes, const GpuSpec& spec);
+Ns MemsetNs(uint64_t bytes, const GpuSpec& spec);
+Ns HostCopyNs(uint64_t bytes, bool toDevice, bool pinned, const GpuSpec& spec);
+Ns PeerCopyNs(uint64_t bytes, const GpuSpec& spec);
+// The GEMM model's plan (see GemmModel).
+GemmPlan PlanGemm(const GemmShape& shape, const GpuSpec& spec, Ns minKernelNs);
+// Price of one attention kernel from its FLOPs at the spec's attention rates.
+Ns AttentionNs(const AttentionShape& shape, const GpuSpec& spec, Ns minKernelNs);
 
 class CostProvider
 {
@@ -111,21 +172,37 @@ private:
     Ns m_minKernelNs;
 };
 
-// cuBLAS/cuBLASLt GEMM: 128x128 output tiles, waves of sm_count tiles;
-// compute = waves * (2 * 128 * 128 * k) / (peak(mathType) / sm_count) / kGemmEfficiency;
-// memory = batch * (m*k + k*n) * in_bytes + batch * m*n * out_bytes, over hbm_bandwidth;
-// duration = max(compute, memory, minKernelNs).
+// cuBLAS/cuBLASLt GEMM (gpu-emu/README.md "The GEMM model"). For each output tile the GPU's
+// kernels offer (by compute capability) and each split-K count, CTAs = tiles x split fall into
+// waves over the SMs; a wave takes 2*tileM*tileN*(k/split + tile_overhead_k) FLOP per CTA at
+// min(active SMs x per-SM rate x tile efficiency, GPU-wide sustained rate); memory is the operand
+// and output traffic at HBM (or L2, when it fits) rate; the heuristic keeps the fastest plan.
 class GemmModel : public CostProvider
 {
 public:
-    static constexpr int kTile = 128;
-    static constexpr double kGemmEfficiency = 0.8;
     explicit GemmModel(Ns minKernelNs)
         : m_minKernelNs(minKernelNs)
     {
     }
     const char* Name() const override { return "gemm-model"; }
     std::optional<Ns> PriceGemm(const GemmShape& shape, const GpuSpec& spec) override;
+
+private:
+    Ns m_minKernelNs;
+};
+
+// PyTorch's own kernels recognised by name and launch geometry (elementwise, multi-tensor-apply
+// optimizers, flash-attention forward/backward and its helpers): bytes and FLOPs from the element
+// count the geometry implies, priced by MemoryBoundNs and AttentionNs. Others pass down the chain.
+class KernelFamilyModel : public CostProvider
+{
+public:
+    explicit KernelFamilyModel(Ns minKernelNs)
+        : m_minKernelNs(minKernelNs)
+    {
+    }
+    const char* Name() const override { return "kernel-family"; }
+    std::optional<Ns> PriceKernel(const KernelLaunch& launch, const GpuSpec& spec) override;
 
 private:
     Ns m_minKernelNs;

@@ -223,6 +223,7 @@ Emulator::Emulator()
     m_profiles = profiles.get();
     m_costs.Add(std::move(profiles));
     m_costs.Add(std::make_unique<GemmModel>(m_config.minKernelNs));
+    m_costs.Add(std::make_unique<KernelFamilyModel>(m_config.minKernelNs));
     m_costs.Add(std::make_unique<RooflineModel>(m_config.minKernelNs));
     if (m_ready && !m_config.simEndpoint.empty())
     {
@@ -896,28 +897,26 @@ Emulator::Memset(Stream& stream, void* dst, size_t pitch, int value, size_t widt
 Price
 Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer) const
 {
-    double efficiency = m_spec.copyEngineEfficiency > 0 ? m_spec.copyEngineEfficiency : 1.0;
+    // Rates, latencies and the L2 regime: cost-model.h (the spec's pricing block).
     if (from == MemoryKind::Host && to == MemoryKind::Host)
     {
         return {0, "copy-host"};
     }
     if (from == MemoryKind::Host || to == MemoryKind::Host)
     {
-        return {double(bytes) / (m_spec.pcieBandwidth * efficiency) * 1e9, "copy-pcie"};
+        return {HostCopyNs(bytes, to != MemoryKind::Host, true, m_spec), "copy-pcie"};
     }
     if (peer)
     {
-        double rate = m_spec.nvlinkBandwidth > 0 ? m_spec.nvlinkBandwidth : m_spec.pcieBandwidth;
-        return {double(bytes) / (rate * efficiency) * 1e9, "copy-peer"};
+        return {PeerCopyNs(bytes, m_spec), "copy-peer"};
     }
-    // On one device a copy reads and writes every byte.
-    return {2.0 * double(bytes) / m_spec.hbmBandwidth * 1e9, "copy-device"};
+    return {DeviceCopyNs(bytes, m_spec), "copy-device"};
 }
 
 Price
 Emulator::PriceMemset(uint64_t bytes) const
 {
-    return {double(bytes) / m_spec.hbmBandwidth * 1e9, "memset"};
+    return {MemsetNs(bytes, m_spec), "memset"};
 }
 
 // ------------------------------------------------------------------ communication

@@ -8,9 +8,12 @@ namespace eidolon::gpu
 {
 
 using spec::DenseFlops;
+using spec::AttentionRates;
 using spec::DenseFlopsOf;
+using spec::DTypeFractions;
 using spec::FindGpuSpec;
 using spec::GpuSpec;
+using spec::PricingSpec;
 using spec::ReadGpuSpec;
 
 } // namespace eidolon::gpu

@@ -22,6 +22,7 @@ struct MatmulDesc
     cudaDataType scaleType;
     int32_t transA;
     int32_t transB;
+    cublasLtEpilogue_t epilogue;
 };
 static_assert(sizeof(MatmulDesc) <= sizeof(cublasLtMatmulDescOpaque_t), "fits the opaque struct");
 
@@ -88,6 +89,26 @@ GetField(const T& field, void* buf, size_t size, size_t* written)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+// The epilogues that change the price: GELU (with or without bias) and bias alone.
+GemmEpilogue
+EpilogueOf(cublasLtEpilogue_t epilogue)
+{
+    switch (epilogue)
+    {
+    case CUBLASLT_EPILOGUE_BIAS:
+    case CUBLASLT_EPILOGUE_RELU_BIAS:
+        return GemmEpilogue::Bias;
+    case CUBLASLT_EPILOGUE_GELU:
+    case CUBLASLT_EPILOGUE_GELU_AUX:
+        return GemmEpilogue::Gelu;
+    case CUBLASLT_EPILOGUE_GELU_BIAS:
+    case CUBLASLT_EPILOGUE_GELU_AUX_BIAS:
+        return GemmEpilogue::GeluBias;
+    default:
+        return GemmEpilogue::None;
+    }
+}
+
 // The GEMM a descriptor and its layouts describe: D (m x n) = op(A) (m x k) op(B) (k x n).
 GemmShape
 ShapeOf(const MatmulDesc& desc, const Layout& a, const Layout& d)
@@ -102,6 +123,7 @@ ShapeOf(const MatmulDesc& desc, const Layout& a, const Layout& d)
     shape.outputBytes = BytesOf(d.type);
     shape.transA = desc.transA != CUBLAS_OP_N;
     shape.transB = desc.transB != CUBLAS_OP_N;
+    shape.epilogue = EpilogueOf(desc.epilogue);
     return shape;
 }
 
@@ -188,7 +210,8 @@ cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t desc, size_t size,
     {
         return CUBLAS_STATUS_INVALID_VALUE;
     }
-    new (desc) MatmulDesc{computeType, scaleType, CUBLAS_OP_N, CUBLAS_OP_N};
+    new (desc)
+        MatmulDesc{computeType, scaleType, CUBLAS_OP_N, CUBLAS_OP_N, CUBLASLT_EPILOGUE_DEFAULT};
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -235,6 +258,8 @@ cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttr
         return SetField(d.transA, buf, size);
     case CUBLASLT_MATMUL_DESC_TRANSB:
         return SetField(d.transB, buf, size);
+    case CUBLASLT_MATMUL_DESC_EPILOGUE:
+        return SetField(d.epilogue, buf, size);
     default:
         return buf ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
     }
@@ -417,12 +442,11 @@ cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t des
     }
     GemmShape shape = ShapeOf(*DescOf(desc), *LayoutOf(a), *LayoutOf(d));
     const GpuSpec& spec = Emulator::Get().Spec();
-    double tiles = std::ceil(double(shape.m) / GemmModel::kTile) *
-                   std::ceil(double(shape.n) / GemmModel::kTile) * double(shape.batch);
+    GemmPlan plan = PlanGemm(shape, spec, 0);
     std::memset(&results[0], 0, sizeof(results[0]));
     results[0].workspaceSize = 0;
     results[0].state = CUBLAS_STATUS_SUCCESS;
-    results[0].wavesCount = spec.smCount ? float(tiles / spec.smCount) : 1.0f;
+    results[0].wavesCount = spec.smCount ? float(double(plan.ctas) / spec.smCount) : 1.0f;
     *returned = 1;
     return CUBLAS_STATUS_SUCCESS;
 }

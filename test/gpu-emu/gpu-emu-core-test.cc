@@ -11,6 +11,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <cstdio>
@@ -127,36 +129,217 @@ BOOST_AUTO_TEST_CASE(roofline_by_family)
     BOOST_TEST(std::string(FamilyOf("mystery").name) == "generic");
 }
 
-BOOST_AUTO_TEST_CASE(gemm_tiles_and_waves)
+BOOST_AUTO_TEST_CASE(gemm_neutral_spec_quantizes_waves)
 {
+    // TEST-GPU has no pricing block: 80% of peak per SM and GPU-wide, equal tiles, no fixed cost.
     GpuSpec spec = TestGpu();
     GemmModel gemm(1000);
     GemmShape shape;
     shape.m = shape.n = shape.k = 4096;
     shape.inputType = shape.mathType = DType::BF16;
     shape.outputBytes = 2;
-    // 32 x 32 = 1024 tiles of 128x128 over 100 SMs: 11 waves; one tile = 2*128*128*4096 FLOP at
-    // 200 TFLOPS / 100 SMs = 2e12 FLOP/s per SM, at 80 % efficiency.
-    double expectedNs = 11 * (2.0 * 128 * 128 * 4096) / 2e12 / 0.8 * 1e9;
+    // Per SM 200 TFLOPS / 100 * 0.8 = 1.6e12 FLOP/s; a wave of w tiles takes 2*tm*tn*4096/1.6e12.
+    // waves x tile area over the sm80 tiles: 256x128 6 x 32768, 128x128 11 x 16384, 128x64
+    // 21 x 8192, 64x64 41 x 4096 = 167936 (least; 64x32 ties and comes later).
+    double expectedNs = 41 * 2.0 * 64 * 64 * 4096 / 1.6e12 * 1e9;
     BOOST_TEST(*gemm.PriceGemm(shape, spec) == expectedNs, boost::test_tools::tolerance(1e-12));
-    // A skinny GEMM is memory bound: m=n=128 (1 tile), k=1e6 fp32: reads (128e6 + 128e6) * 4 B.
+    // A skinny fp32 GEMM (m=n=128, k=1e6) splits k: 64x64 tiles (4) x 25 slices fill the 100 SMs
+    // at 10e12 x 0.8 = 8e12: 2*128*128*1e6 FLOP in 4.096 ms, plus the partial sums
+    // 2*128*128*25*4 B at 1 TB/s (3.3 us). (128x64: 2 x 50, same rate, twice the partial sums.)
     GemmShape skinny;
     skinny.m = skinny.n = 128;
     skinny.k = 1000000;
-    double memoryNs = ((128.0 * 1e6 + 1e6 * 128.0) * 4 + 128.0 * 128 * 4) / 1e12 * 1e9;
-    double computeNs = 1 * (2.0 * 128 * 128 * 1e6) / (10e12 / 100) / 0.8 * 1e9;
-    BOOST_TEST(*gemm.PriceGemm(skinny, spec) == std::max(memoryNs, computeNs),
+    double expectedSkinny =
+        2.0 * 128 * 128 * 1e6 / 8e12 * 1e9 + 2.0 * 128 * 128 * 25 * 4 / 1e12 * 1e9;
+    BOOST_TEST(*gemm.PriceGemm(skinny, spec) == expectedSkinny,
                boost::test_tools::tolerance(1e-12));
-    // One more row of tiles than fits in a wave costs a whole extra wave.
-    GemmShape wave;
-    wave.m = 128 * 100;
-    wave.n = 128;
-    wave.k = 8192;
-    wave.mathType = DType::F32;
-    GemmShape overflow = wave;
-    overflow.m += 1;
-    BOOST_TEST(*gemm.PriceGemm(overflow, spec) > 1.99 * *gemm.PriceGemm(wave, spec));
+    BOOST_TEST(PlanGemm(skinny, spec, 1000).splitK == 25);
 }
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The pricing model on TEST-GPU-PRICED (round numbers, see the file): 100 SMs, bf16 200 TFLOPS so
+// 2e12 FLOP/s per SM at gemm_sm_efficiency 1.0, GPU-wide cap 0.75 x 200 = 150 TFLOPS; tile
+// efficiency (1 + 32*(1/256 + 1/128)) / (1 + 32*(1/tm + 1/tn)) = 1.375 / (...): 256x128 1,
+// 128x128 0.9167, 128x64 0.7857, 64x64 0.6875, 64x32 0.55; fixed 2 us, gap 1 us; HBM 1 TB/s x 0.8,
+// L2 2 TB/s up to 10 MiB.
+BOOST_AUTO_TEST_SUITE(pricing_model)
+
+namespace
+{
+// (1 + 32*(1/256 + 1/128)) / (1 + 32*(1/tm + 1/tn)), TEST-GPU-PRICED's tile efficiency.
+double
+TileEfficiencyForTest(int tm, int tn)
+{
+    return (1 + 32 * (1.0 / 256 + 1.0 / 128)) / (1 + 32 * (1.0 / tm + 1.0 / tn));
+}
+
+GpuSpec
+PricedGpu()
+{
+    return ReadGpuSpec(kTestDir + "/gpus/TEST-GPU-PRICED.yaml");
+}
+
+GemmShape
+Bf16(int64_t m, int64_t n, int64_t k)
+{
+    GemmShape shape;
+    shape.m = m;
+    shape.n = n;
+    shape.k = k;
+    shape.inputType = shape.mathType = DType::BF16;
+    shape.outputBytes = 2;
+    return shape;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(pricing_block_is_read)
+{
+    GpuSpec spec = PricedGpu();
+    BOOST_TEST(spec.pricing.present);
+    BOOST_TEST(spec.pricing.gemmEfficiency.bf16 == 0.75);
+    BOOST_TEST(spec.pricing.gemmFixedNs == 2000.0);
+    BOOST_TEST(spec.pricing.l2ResidentBytes == 10u * 1024 * 1024);
+    BOOST_TEST(spec.pricing.l2BytesPerSecond == 2e12);
+    BOOST_TEST(spec.pricing.fa2Forward.hd128 == 0.3);
+    BOOST_TEST(!TestGpu().pricing.present);
+}
+
+BOOST_AUTO_TEST_CASE(gemm_tiny_pays_the_fixed_cost)
+{
+    // 64^3: k < 256, no split-K. 64x64 is one CTA at 2e12 x 0.6875 = 1.375e12: 524288 FLOP in
+    // 381 ns; 64x32 is two CTAs at 2 x 2e12 x 0.55 = 2.2e12: 524288 / 2.2e12 = 238.3 ns (least; a
+    // 128-wide tile computes 2x the FLOPs at <= 1.571e12). Memory: 24576 B in L2 at 2 TB/s, 12 ns.
+    GemmPlan plan = PlanGemm(Bf16(64, 64, 64), PricedGpu(), 1000);
+    BOOST_TEST(plan.tileM == 64);
+    BOOST_TEST(plan.tileN == 32);
+    BOOST_TEST(plan.totalNs == 2000 + 524288 / 2.2e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(gemm_full_wave_runs_at_the_sustained_rate)
+{
+    // 2560 x 1280 x 4096: 10 x 10 = 100 tiles of 256x128, one full wave; 100 SMs x 2e12 = 200e12
+    // is capped at 150e12: 2*2560*1280*4096 = 26.84e9 FLOP in 178.96 us. Memory 38 MB at 0.8 TB/s
+    // is 47 us. Other tiles that divide the shape hit the same cap (ties keep 256x128).
+    GemmPlan plan = PlanGemm(Bf16(2560, 1280, 4096), PricedGpu(), 1000);
+    BOOST_TEST(plan.tileM == 256);
+    BOOST_TEST(plan.waves == 1);
+    const double flops = 2.0 * 2560 * 1280 * 4096;
+    BOOST_TEST(plan.totalNs == 2000 + flops / 150e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(gemm_partial_wave_is_tile_and_wave_quantized)
+{
+    // One more row (m = 2561): 256x128 needs 110 tiles = 2 waves (357.9 us); 128x128 210 tiles,
+    // 3 waves (268.4 us); 128x64 420 tiles, 5 waves at the cap (223.7 us); 64x64 41 x 20 = 820
+    // tiles, 9 waves at 100 x 2e12 x 0.6875 = 137.5e12: 9 x 100 x 2*64*64*4096 / 137.5e12 =
+    // 219.6 us (least); 64x32 1640 tiles, 17 waves at 110e12: 259.3 us.
+    GemmPlan plan = PlanGemm(Bf16(2561, 1280, 4096), PricedGpu(), 1000);
+    BOOST_TEST(plan.tileM == 64);
+    BOOST_TEST(plan.tileN == 64);
+    BOOST_TEST(plan.waves == 9);
+    BOOST_TEST(plan.totalNs == 2000 + 900 * 2.0 * 64 * 64 * 4096 / 137.5e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(gemm_small_output_large_k_splits_k)
+{
+    // 256 x 256 x 65536: 2 tiles of 256x128 would use 2 of 100 SMs (2*256*256*65536 = 8.6e9 FLOP
+    // at 4e12: 2.1 ms). Splitting k over s slices runs 2s CTAs; the reduction writes and reads
+    // 2*256*256*s*4 B of fp32 partial sums and is a second kernel (fixed + gap).
+    GemmShape shape = Bf16(256, 256, 65536);
+    GpuSpec spec = PricedGpu();
+    GemmPlan plan = PlanGemm(shape, spec, 1000);
+    BOOST_TEST(plan.splitK > 1);
+    const double s = plan.splitK;
+    const double ctas = double(plan.ctas);
+    const double perSm = 2e12 * TileEfficiencyForTest(plan.tileM, plan.tileN);
+    const double rate = std::min(ctas * perSm, 150e12);
+    const double mainloop =
+        plan.waves * 2.0 * plan.tileM * plan.tileN * std::ceil(65536 / s) * ctas / rate * 1e9;
+    const double workspace = 2.0 * 256 * 256 * s * 4;
+    const double reduction =
+        workspace / (workspace <= 10.0 * 1024 * 1024 ? 2e12 : 0.8e12) * 1e9 + 2000 + 1000;
+    const double memory = (2.0 * 256 * 65536 * 2 + 256.0 * 256 * 2) / 0.8e12 * 1e9; // 33.7 MB
+    BOOST_TEST(plan.totalNs == 2000 + std::max(mainloop, memory) + reduction + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // Far faster than the unsplit kernel (2.1 ms of mainloop).
+    BOOST_TEST(plan.totalNs < 1e6);
+}
+
+BOOST_AUTO_TEST_CASE(memory_bound_kernel_above_and_below_l2)
+{
+    GpuSpec spec = PricedGpu();
+    const PricingSpec& p = spec.pricing;
+    // 8 MiB moved, footprint 8 MiB <= 10 MiB: L2 at 2 TB/s: 1 us floor + 4.194 us + 1 us gap.
+    const double small = 8.0 * 1024 * 1024;
+    BOOST_TEST(MemoryBoundNs(small, small, p.hbmEfficiency, spec, p.kernelMinNs) ==
+                   1000 + small / 2e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // 1 GiB: HBM at 1 TB/s x 0.8: 1 us + 1342.2 us + 1 us.
+    const double large = 1024.0 * 1024 * 1024;
+    BOOST_TEST(MemoryBoundNs(large, large, p.hbmEfficiency, spec, p.kernelMinNs) ==
+                   1000 + large / 0.8e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // A device copy moves 2x its bytes (memcpy_efficiency 0.8 too); a memset 1x at 1.0.
+    BOOST_TEST(DeviceCopyNs(1u << 30, spec) == 1000 + 2 * large / 0.8e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(MemsetNs(1u << 30, spec) == 1000 + large / 1e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // Pinned 25 GB/s, pageable 5 GB/s to the device, each after 2 us.
+    BOOST_TEST(HostCopyNs(25000000, true, true, spec) == 2000 + 1e6,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(HostCopyNs(25000000, true, false, spec) == 2000 + 5e6,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(attention_forward_and_backward)
+{
+    GpuSpec spec = PricedGpu();
+    AttentionShape a;
+    a.batch = 2;
+    a.heads = 16;
+    a.seqQ = a.seqK = 4096;
+    a.headDim = 128;
+    // Forward: 4 * 2 * 16 * 4096^2 * 128 = 2.199e12 FLOP at 200e12 x 0.3 x 4096 / (4096 + 128).
+    const double flops = 4.0 * 2 * 16 * 4096.0 * 4096 * 128;
+    BOOST_TEST(AttentionFlops(a) == flops);
+    const double ramp = 4096.0 / (4096 + 128);
+    BOOST_TEST(AttentionNs(a, spec, 1000) == 1000 + flops / (200e12 * 0.3 * ramp) * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // Backward, causal: 2.5x the FLOPs, halved by the mask, times (32 + 1) / 32 diagonal blocks of
+    // 128 keys, at 200e12 x 0.25 x ramp x 0.9.
+    a.backward = true;
+    a.causal = true;
+    const double bwd = 2.5 * flops / 2 * 33.0 / 32;
+    BOOST_TEST(AttentionNs(a, spec, 1000) == 1000 + bwd / (200e12 * 0.25 * ramp * 0.9) * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(pytorch_kernels_priced_by_family)
+{
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    // vectorized_elementwise_kernel, 128 threads x 8 elements per block, 3 bf16 operands:
+    // 4096 blocks -> 4194304 elements x 6 B = 25.2 MB over 0.8 TB/s (footprint above 10 MiB).
+    std::string add = "at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<"
+                      "c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<"
+                      "c10::BFloat16>, std::array<char*, 3ul>)";
+    KernelInfo info{"", add, nullptr, -1};
+    const double bytes = 4096.0 * 128 * 8 * 3 * 2;
+    BOOST_TEST(*families.PriceKernel({&info, {4096, 1, 1}, {128, 1, 1}, 0, -1}, spec) ==
+                   1000 + bytes / 0.8e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // Not a PyTorch kernel: left to the next provider.
+    KernelInfo spin{"", "spin(float*)", nullptr, -1};
+    BOOST_TEST(!families.PriceKernel({&spin, {1, 1, 1}, {32, 1, 1}, 0, -1}, spec));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(pricing)
 
 BOOST_AUTO_TEST_CASE(chain_reports_provider)
 {
