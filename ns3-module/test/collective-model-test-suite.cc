@@ -1,0 +1,682 @@
+// CollectiveModel: NCCL's choice (algorithm, protocol, channels) from its cost tables, and the
+// chosen data movement timed as flows. Expected values are worked out by hand in the comments from
+// NCCL's tables (../shared/notes/nccl-model-facts.md, NCCL 2.30.7) and the alpha-beta formula.
+//
+// The DGX H100 of topologies/dgx-h100-1node.yaml: 8 GPUs, each with one 450 GB/s (per direction)
+// link of 250 ns to the NVSwitch domain. NCCL sees NVLink4 as 18 x 20.6 = 370.8 GB/s per GPU, so
+// the model's NVLink payload efficiency is 20.6 / 25 = 0.824 and one channel (CTA) moves at most
+// 20.6 GB/s (NCCL's per-link figure).
+#include "eidolon-test-checks.h"
+
+#include "ns3/cluster-helper.h"
+#include "ns3/collective-model.h"
+#include "ns3/double.h"
+#include "ns3/flow-model.h"
+#include "ns3/simulator.h"
+#include "ns3/test.h"
+#include "ns3/topology.h"
+#include "ns3/uinteger.h"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+using namespace ns3;
+using namespace ns3::eidolon;
+using namespace ::eidolon::test;
+
+namespace
+{
+struct SimulatorGuard
+{
+    ~SimulatorGuard() { Simulator::Destroy(); }
+};
+
+Ptr<Topology>
+Load(const std::string& name)
+{
+    static std::map<std::string, Ptr<Topology>> cache;
+    auto it = cache.find(name);
+    if (it == cache.end())
+    {
+        ClusterHelper cluster;
+        it = cache.emplace(name, cluster.ReadTopology(name)).first;
+    }
+    return it->second;
+}
+
+struct Bench
+{
+    Ptr<Topology> topo;
+    Ptr<FlowModel> net;
+    Ptr<CollectiveModel> model;
+
+    explicit Bench(const std::string& topology, const std::map<std::string, std::string>& env = {})
+    {
+        topo = Load(topology);
+        net = CreateObject<FlowModel>();
+        net->SetTopology(topo);
+        model = CreateObject<CollectiveModel>();
+        model->SetNetworkModel(net);
+        model->SetConfig(NcclConfig::FromEnvironment(env));
+    }
+
+    CollectiveCall Call(CollectiveKind kind, uint64_t bytes, uint32_t ranks = 0,
+                        uint64_t tag = 1) const
+    {
+        CollectiveCall c;
+        c.kind = kind;
+        c.bytes = bytes;
+        c.tag = tag;
+        uint32_t n = ranks ? ranks : topo->GpuCount();
+        for (uint32_t g = 0; g < n; ++g)
+        {
+            c.gpus.push_back(topo->GpuDevice(g));
+        }
+        return c;
+    }
+};
+
+/// CollectiveModel as an ns-3 object: one TestCase per check, each check a member below.
+class CollectiveModelTestCase : public TestCase
+{
+public:
+    /// One of the checks below.
+    using Check = void (CollectiveModelTestCase::*)();
+
+    CollectiveModelTestCase(const std::string& name, Check check)
+        : TestCase(name)
+        , m_check(check)
+    {
+    }
+
+    void CommunicatorMatchesNcclSearchOnDgxH100();
+    void CostTableIsNcclsFor8H100();
+    void SelectionBySizeFollowsNcclRule();
+    void RingAllreduceTimeIsAlphaBeta();
+    void MaxChannelsChangesTimeAsPredicted();
+    void NvlsBeatsRingOn8H100AndItsTimeByHand();
+    void TreeAcrossTwoNodes();
+    void TwoConcurrentAllreducesShareTheLinks();
+    void EnvironmentOverrides();
+    void InvalidEnvironmentNamesTheVariable();
+    void SendrecvRanksEndWhenTheirOwnTransfersDo();
+    void SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed();
+    void AlltoallFollowsNcclsP2pRoundsAndChannelSharing();
+    void CollectiveWaitsForItsLastRankAndReportsEveryRankOnce();
+    void OtherCollectivesMoveWhatNcclMoves();
+    void EmulatedVersionChangesTheTables();
+    void BusBandwidthFactorsAreNcclTests();
+
+private:
+    void DoRun() override { (this->*m_check)(); }
+
+    /// Runs the calls at time 0 and returns each call's per-rank end times (us).
+    std::vector<std::vector<double>> Run(Bench& b, const std::vector<CollectiveCall>& calls,
+                                         std::vector<CollectivePlan>* plans = nullptr,
+                                         const std::vector<std::vector<Time>>& starts = {});
+
+    Check m_check;
+};
+
+std::vector<std::vector<double>>
+CollectiveModelTestCase::Run(Bench& b, const std::vector<CollectiveCall>& calls,
+                             std::vector<CollectivePlan>* plans,
+                             const std::vector<std::vector<Time>>& starts)
+{
+    std::vector<std::vector<double>> ends(calls.size());
+    for (size_t i = 0; i < calls.size(); ++i)
+    {
+        ends[i].assign(calls[i].gpus.size(), -1);
+        auto* slot = &ends[i];
+        std::vector<Time> st =
+            starts.empty() ? std::vector<Time>(calls[i].gpus.size(), Seconds(0)) : starts[i];
+        CollectivePlan plan = b.model->Start(
+            calls[i], st,
+            [this, slot](uint32_t r)
+            {
+                NS_TEST_EXPECT_MSG_LT((*slot)[r], 0, "rank " << r << " reported twice");
+                (*slot)[r] = Simulator::Now().GetNanoSeconds() / 1e3;
+            });
+        if (plans)
+        {
+            plans->push_back(plan);
+        }
+    }
+    Simulator::Run();
+    Simulator::Destroy();
+    return ends;
+}
+
+constexpr double kGiB = 1073741824.0;
+constexpr double kNvlPayload = 450e9 * 0.824; // 370.8 GB/s, NCCL's NVLink4 figure
+constexpr double kCta = 20.6e9;               // one channel's copy rate on sm90
+
+bool
+Near(double got, double want, double rel = 1e-3, double absUs = 0.01)
+{
+    return std::fabs(got - want) <= std::max(rel * std::fabs(want), absUs);
+}
+} // namespace
+
+void
+CollectiveModelTestCase::CommunicatorMatchesNcclSearchOnDgxH100()
+{
+    // One node: a ring channel uses each GPU's 370.8 GB/s once, so 6 x 60 GB/s (sm90 speeds
+    // 60, 50, ...), doubled by the search to 12 x 30; comm.nChannels = 2 x 12 = 24. NVLS: 8 heads,
+    // (8 + 1) x 40 <= 370.8 < 9 x 50, bwInter raised to 60; 16 NVLS CTAs on sm90.
+    Bench b("dgx-h100-1node");
+    NcclCommInfo c = b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+    NS_TEST_EXPECT_MSG_EQ(c.nRanks, 8u, "");
+    NS_TEST_EXPECT_MSG_EQ(c.nNodes, 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(c.minCompCap, 90, "");
+    NS_TEST_EXPECT_MSG_EQ(c.ring.nChannels, 12, "");
+    NS_TEST_EXPECT_MSG_EQ(c.ring.bwIntra, 30.0, "");
+    NS_TEST_EXPECT_MSG_EQ(c.channels, 24, "");
+    NS_TEST_EXPECT_MSG_EQ(c.nvls, true, "");
+    NS_TEST_EXPECT_MSG_EQ(c.nvlsGraph.nChannels, 8, "");
+    NS_TEST_EXPECT_MSG_EQ(c.nvlsGraph.bwIntra, 40.0, "");
+    NS_TEST_EXPECT_MSG_EQ(c.nvlsGraph.bwInter, 60.0, "");
+    NS_TEST_EXPECT_MSG_EQ(c.nvlsChannels, 16, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(c.nvlinkEfficiency, 0.824, 1e-9), true, c.nvlinkEfficiency);
+
+    // Two nodes: GPU-NIC path min(400 Gb/s = 50, PCIe Gen5 48) = 48 GB/s, one channel per NIC:
+    // 8 x 48, not doubled (sm90, < 50 GB/s, > 4 channels); Postset doubles to 16.
+    Bench d("default");
+    NcclCommInfo m = d.model->DescribeCommunicator(d.Call(CollectiveKind::AllReduce, 1).gpus);
+    NS_TEST_EXPECT_MSG_EQ(m.nNodes, 2u, "");
+    NS_TEST_EXPECT_MSG_EQ(m.ring.nChannels, 8, "");
+    NS_TEST_EXPECT_MSG_EQ(m.ring.bwInter, 48.0, "");
+    NS_TEST_EXPECT_MSG_EQ(m.channels, 16, "");
+    // NVLS heads bound to the 8 NICs: 9 x 40 <= 370.8, bwInter raised to min(2 x 40, 48).
+    NS_TEST_EXPECT_MSG_EQ(m.nvlsGraph.bwIntra, 40.0, "");
+    NS_TEST_EXPECT_MSG_EQ(m.nvlsGraph.bwInter, 48.0, "");
+}
+
+void
+CollectiveModelTestCase::CostTableIsNcclsFor8H100()
+{
+    // nccl-model-facts.md 1.8: AllReduce on 8 H100, n/nsteps = 8/14.
+    Bench b("dgx-h100-1node");
+    NcclCostTable t = b.model->CostTable(b.Call(CollectiveKind::AllReduce, 1 << 20));
+    const int ring = int(NcclAlgorithm::Ring), tree = int(NcclAlgorithm::Tree),
+              nvls = int(NcclAlgorithm::Nvls);
+    const int ll = 0, ll128 = 1, simple = 2;
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll], 141.0 * 8 / 14), true,
+                          ""); // min(141, 0.5 x 360)
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll128], 331.2 * 8 / 14), true,
+                          ""); // min(0.92 x 360, 12 x 36.7)
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][simple], 360.0 * 8 / 14), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[tree][ll], 331.2 / 3.8 * 0.5), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 8 * 40 * 0.85 * 7 / 8 * 2 * 8 / 14.0),
+                          true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][ll], 6.6 + 14 * 0.6), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][ll128], 14 + 14 * 1.9), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][simple], 8.4 + 14 * 3.4), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[tree][ll128], 14 + 2 * 7 * 1.25), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[nvls][simple], 25.0), true, "");
+    // CollNet needs SHARP switches; NVLSTree needs several nodes; PAT one rank per node.
+    NS_TEST_EXPECT_MSG_LT(t.timeUs[int(NcclAlgorithm::CollNetDirect)][simple], 0, "");
+    NS_TEST_EXPECT_MSG_LT(t.timeUs[int(NcclAlgorithm::NvlsTree)][simple], 0, "");
+    NS_TEST_EXPECT_MSG_LT(t.timeUs[int(NcclAlgorithm::Pat)][simple], 0, "");
+}
+
+void
+CollectiveModelTestCase::SelectionBySizeFollowsNcclRule()
+{
+    // Ring/LL: 15.0 + S/80.57 kB/us; NVLS: 25 + S/272 kB/us. They cross at
+    // S = 10 / (1/80.57 - 1/272) / 1e-3 ~ 1.145 MB: 1 MiB stays on LL, 2 MiB goes NVLS.
+    // 8 KiB: Ring/LL 15.10 us against Tree/LL 15.2 + 8192 / (43.6 x 0.7) = 15.47 us.
+    Bench b("dgx-h100-1node");
+    auto plan = [&](uint64_t bytes)
+    { return b.model->Choose(b.Call(CollectiveKind::AllReduce, bytes)); };
+    NS_TEST_EXPECT_MSG_EQ(plan(8192).algorithm, NcclAlgorithm::Ring, "");
+    NS_TEST_EXPECT_MSG_EQ(plan(8192).protocol, NcclProtocol::LL, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(plan(8192).ncclEstimateUs, 15.0 + 8192 / (141.0 * 8 / 14 * 1000)),
+                          true, plan(8192).ncclEstimateUs);
+    NS_TEST_EXPECT_MSG_EQ(plan(1 << 20).protocol, NcclProtocol::LL, "");
+    NS_TEST_EXPECT_MSG_EQ(plan(2 << 20).algorithm, NcclAlgorithm::Nvls, "");
+    NS_TEST_EXPECT_MSG_EQ(plan(2 << 20).protocol, NcclProtocol::Simple, "");
+    NS_TEST_EXPECT_MSG_EQ(plan(1ull << 30).algorithm, NcclAlgorithm::Nvls, "");
+    NS_TEST_EXPECT_MSG_EQ(plan(1ull << 30).channels, 16, "");
+    // 8 KiB of Ring/LL: one channel per 32 KiB (512 threads x 8 B x 8 ranks), so 1 channel.
+    NS_TEST_EXPECT_MSG_EQ(plan(8192).channels, 1, "");
+
+    // Without NVLS: LL up to ~3.6 MB (15 + S/80.57 = 40.6 + S/189.3), LL128 up to ~36.6 MB
+    // (40.6 + S/189.3 = 56 + S/205.7), Simple beyond.
+    Bench off("dgx-h100-1node", {{"NCCL_NVLS_ENABLE", "0"}});
+    auto plan2 = [&](uint64_t bytes)
+    { return off.model->Choose(off.Call(CollectiveKind::AllReduce, bytes)); };
+    NS_TEST_EXPECT_MSG_EQ(plan2(2 << 20).protocol, NcclProtocol::LL, "");
+    NS_TEST_EXPECT_MSG_EQ(plan2(8 << 20).protocol, NcclProtocol::LL128, "");
+    NS_TEST_EXPECT_MSG_EQ(plan2(64 << 20).protocol, NcclProtocol::Simple, "");
+    NS_TEST_EXPECT_MSG_EQ(plan2(64 << 20).algorithm, NcclAlgorithm::Ring, "");
+    NS_TEST_EXPECT_MSG_EQ(plan2(64 << 20).channels, 24, "");
+
+    // All-gather: NVLS's all-gather bandwidth (8 x 40 x 0.85 x 7/8 x 7/8 = 208 GB/s, no ring
+    // conversion) loses to the ring's 360 x 8/7 = 411 GB/s.
+    auto ag = b.model->Choose(b.Call(CollectiveKind::AllGather, 1ull << 30));
+    NS_TEST_EXPECT_MSG_EQ(ag.algorithm, NcclAlgorithm::Ring, "");
+    NS_TEST_EXPECT_MSG_EQ(ag.protocol, NcclProtocol::Simple, "");
+}
+
+void
+CollectiveModelTestCase::RingAllreduceTimeIsAlphaBeta()
+{
+    // NCCL_ALGO=Ring, NCCL_PROTO=Simple, 1 GiB on 8 H100, 24 channels. Each channel is one flow
+    // crossing every GPU's uplink and downlink once: 24 flows share each 450 GB/s link (18.75 GB/s
+    // each, below a CTA's 20.6 / 0.824 = 25 GB/s), so the ring moves 2(n-1)/n x S at 0.824 x 450
+    // = 370.8 GB/s of payload. alpha = NCCL's ring latency 8.4 + 14 x 3.4 = 56 us.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].algorithm, NcclAlgorithm::Ring, "");
+    NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 24, "");
+    const double want = 56.0 + 1.75 * kGiB / kNvlPayload * 1e6;
+    for (double e : ends[0])
+    {
+        NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
+    }
+    NS_TEST_EXPECT_MSG_EQ(
+        Near(b.model->PlanLatencyUs(b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)), plans[0]),
+             56.0),
+        true, "");
+}
+
+void
+CollectiveModelTestCase::MaxChannelsChangesTimeAsPredicted()
+{
+    // NCCL_MAX_NCHANNELS=2: two flows get 225 GB/s of every link each, but a channel's CTA moves
+    // only 20.6 GB/s: T = 56 us + 1.75 x S / (2 x 20.6 GB/s), about 9x the 24-channel time.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node",
+            {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MAX_NCHANNELS", "2"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 2, "");
+    const double want = 56.0 + 1.75 * kGiB / (2 * kCta) * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], want, 1e-4), true, ends[0][0] << " us, want " << want);
+}
+
+void
+CollectiveModelTestCase::NvlsBeatsRingOn8H100AndItsTimeByHand()
+{
+    // 1 GiB, NCCL's choice: NVLS/Simple, 16 CTAs. Per channel one flow over every GPU's uplink and
+    // downlink carrying (1 + 1/8) x S/16 (each GPU's data to the switch, the heads' reduced share
+    // back, and the multicast result). 16 flows share each link: 450/16 GB/s of wire, of which NVLS
+    // carries 0.824 (NVLink payload) x 0.85 (NCCL's nvlsEff for Hopper) as data. NCCL's chunk rule
+    // keeps 128 KiB chunks at 1 GiB (not below 64 x 16 x 8 x 128 KiB); the three stages (scatter,
+    // reduce+multicast, gather) cost two more loops of 8 heads x 128 KiB x 1.125. Latency 25 us.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node");
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].algorithm, NcclAlgorithm::Nvls, "");
+    NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, "");
+    const double perFlowRate = 450e9 / 16 * 0.824 * 0.85;
+    const double bytes = 1.125 * kGiB / 16 + 2 * 1.125 * 8 * 131072;
+    const double want = 25.0 + bytes / perFlowRate * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][7], want, 1e-4), true, ends[0][7] << " us, want " << want);
+    // Bus bandwidth above the ring's 370.8 GB/s: the switch does the reduction.
+    const double busbw = kGiB / (ends[0][7] * 1e3) * 1.75;
+    NS_TEST_EXPECT_MSG_GT(busbw, 460.0, "");
+    NS_TEST_EXPECT_MSG_LT(busbw, 490.0, "");
+
+    // NCCL_NVLS_ENABLE=0: the ring, at 370.8 GB/s.
+    Bench off("dgx-h100-1node", {{"NCCL_NVLS_ENABLE", "0"}});
+    NS_TEST_EXPECT_MSG_EQ(
+        off.model->Choose(off.Call(CollectiveKind::AllReduce, uint64_t(kGiB))).algorithm,
+        NcclAlgorithm::Ring, "");
+    NS_TEST_EXPECT_MSG_EQ(
+        off.model->DescribeCommunicator(off.Call(CollectiveKind::AllReduce, 1).gpus).nvls, false,
+        "");
+}
+
+void
+CollectiveModelTestCase::TreeAcrossTwoNodes()
+{
+    // default.yaml, 16 ranks, NCCL_ALGO=Tree, Simple, 1 GiB, 16 channels: channels 0-7 use tree 0
+    // (node 1 under node 0), 8-15 tree 1 (node 0 under node 1). Channel c: the intra-node chain
+    // from GPU c both ways, and GPU c of node 0 <-> GPU c of node 1 over rail c. A tree CTA splits
+    // into a reduce and a broadcast half: 20.6 / 2 = 10.3 GB/s per channel (NCCL's own cap,
+    // 41.4 GB/s per search channel x 8 / 16 / 2 = 10.35, is looser). Links are not the limit (NIC
+    // c: 2 flows on 50 GB/s; NVLink: at most 2 uses x 16 flows on 450 GB/s). The tree's chunk stays
+    // 512 KiB (2^30 / (16 x 512 KiB) = 128 chunks >= 8 x depth 8) and crosses two network stages,
+    // one more chunk-time. Latency: 8.4 + 2 x (7 x 4.0 + 1 x 14) = 92.4 us.
+    SimulatorGuard guard;
+    Bench b("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].algorithm, NcclAlgorithm::Tree, "");
+    NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, "");
+    const double want = 92.4 + (kGiB / 16 + 524288) / (kCta / 2) * 1e6;
+    for (double e : ends[0])
+    {
+        NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
+    }
+    // NCCL's own choice for 1 GiB on 2 nodes is NVLSTree (its model: min(59.5, 2 x 48, 57.7) x 8
+    // = 462 GB/s bus, 247 algorithm, latency 25 + 2 x 20.9).
+    auto pick = Bench("default").model->Choose(b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)));
+    NS_TEST_EXPECT_MSG_EQ(pick.algorithm, NcclAlgorithm::NvlsTree, "");
+}
+
+void
+CollectiveModelTestCase::TwoConcurrentAllreducesShareTheLinks()
+{
+    // Two Ring/Simple all-reduces of 1 GiB on the same 8 GPUs at once: 48 flows on every link,
+    // 9.375 GB/s of wire each, so the bandwidth term doubles: T2 = 56 + 2 x B, against
+    // T1 = 56 + B with B = 1.75 x S / 370.8 GB/s.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "ring"}, {"NCCL_PROTO", "simple"}});
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, uint64_t(kGiB), 0, 1),
+                        b.Call(CollectiveKind::AllReduce, uint64_t(kGiB), 0, 2)});
+    const double beta = 1.75 * kGiB / kNvlPayload * 1e6;
+    const double alone = 56.0 + beta;
+    const double shared = 56.0 + 2 * beta;
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], shared, 1e-4), true,
+                          ends[0][0] << " us, want " << shared);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[1][0], shared, 1e-4), true, ends[1][0]);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0] / alone, shared / alone, 1e-4), true, "");
+    NS_TEST_EXPECT_MSG_GT(ends[0][0] / alone, 1.98, "");
+}
+
+void
+CollectiveModelTestCase::EnvironmentOverrides()
+{
+    Bench ring("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}});
+    auto big = ring.Call(CollectiveKind::AllReduce, uint64_t(kGiB));
+    NS_TEST_EXPECT_MSG_EQ(ring.model->Choose(big).algorithm, NcclAlgorithm::Ring, "");
+
+    // NCCL syntax: lists, '^' inverts, case-insensitive, per-function "func:list;func:list".
+    Bench lists("dgx-h100-1node", {{"NCCL_ALGO", "tree,RING"}});
+    NS_TEST_EXPECT_MSG_NE(lists.model->Choose(big).algorithm, NcclAlgorithm::Nvls, "");
+    Bench perFunc("dgx-h100-1node", {{"NCCL_ALGO", "allreduce:ring;allgather:ring"}});
+    NS_TEST_EXPECT_MSG_EQ(perFunc.model->Choose(big).algorithm, NcclAlgorithm::Ring, "");
+    Bench perFunc2("dgx-h100-1node", {{"NCCL_ALGO", "AllGather:Ring"}});
+    NS_TEST_EXPECT_MSG_EQ(perFunc2.model->Choose(big).algorithm, NcclAlgorithm::Nvls, "");
+
+    // NCCL_PROTO=^LL128 without NVLS: at 8 MiB LL128 would win (above); without it LL and Simple
+    // cross at 15 + S/80.57 = 56 + S/205.7, S ~ 5.4 MB: 4 MiB stays LL, 8 MiB goes Simple.
+    Bench noLl128("dgx-h100-1node", {{"NCCL_PROTO", "^LL128"}, {"NCCL_NVLS_ENABLE", "0"}});
+    NS_TEST_EXPECT_MSG_EQ(
+        noLl128.model->Choose(noLl128.Call(CollectiveKind::AllReduce, 4 << 20)).protocol,
+        NcclProtocol::LL, "");
+    NS_TEST_EXPECT_MSG_EQ(
+        noLl128.model->Choose(noLl128.Call(CollectiveKind::AllReduce, 8 << 20)).protocol,
+        NcclProtocol::Simple, "");
+    Bench onlyLl("dgx-h100-1node", {{"NCCL_PROTO", "ll"}});
+    NS_TEST_EXPECT_MSG_EQ(onlyLl.model->Choose(big).protocol, NcclProtocol::LL, "");
+    NS_TEST_EXPECT_MSG_NE(onlyLl.model->Choose(big).algorithm, NcclAlgorithm::Nvls,
+                          ""); // NVLS is Simple only
+
+    // NCCL_MIN_NCHANNELS raises comm.nChannels (up to 64).
+    Bench minCh("dgx-h100-1node", {{"NCCL_MIN_NCHANNELS", "32"}});
+    NS_TEST_EXPECT_MSG_EQ(minCh.model->DescribeCommunicator(big.gpus).channels, 32, "");
+
+    // CollNet cannot run without SHARP switches: NCCL_ALGO=CollNetDirect falls back (warning).
+    Bench collnet("dgx-h100-1node", {{"NCCL_ALGO", "CollNetDirect"}});
+    auto fb = collnet.model->Choose(big);
+    NS_TEST_EXPECT_MSG_NE(fb.algorithm, NcclAlgorithm::CollNetDirect, "");
+    NS_TEST_EXPECT_MSG_NE(fb.algorithm, NcclAlgorithm::CollNetChain, "");
+}
+
+void
+CollectiveModelTestCase::InvalidEnvironmentNamesTheVariable()
+{
+    auto message = [](const std::map<std::string, std::string>& env) -> std::string
+    {
+        try
+        {
+            NcclConfig::FromEnvironment(env);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            return e.what();
+        }
+        return "";
+    };
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_ALGO", "ring,bogus"}}).find("NCCL_ALGO"),
+                          std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_ALGO", "ring,bogus"}}).find("bogus"), std::string::npos,
+                          "");
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_ALGO", "sideways:ring"}}).find("NCCL_ALGO"),
+                          std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_PROTO", "LL256"}}).find("NCCL_PROTO"), std::string::npos,
+                          "");
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MAX_NCHANNELS", "abc"}}).find("NCCL_MAX_NCHANNELS"),
+                          std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MAX_NCHANNELS", "0"}}).find("NCCL_MAX_NCHANNELS"),
+                          std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MIN_NCHANNELS", "-3"}}).find("NCCL_MIN_NCHANNELS"),
+                          std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_NVLS_ENABLE", "7"}}).find("NCCL_NVLS_ENABLE"),
+                          std::string::npos, "");
+    NS_TEST_EXPECT_MSG_EQ(message({{"NCCL_ALGO", "Tree,Ring"}, {"NCCL_PROTO", "^LL128"}}), "", "");
+    // A hand-built config is checked by SetConfig.
+    Ptr<CollectiveModel> m = CreateObject<CollectiveModel>();
+    NcclConfig bad;
+    bad.proto = "fast";
+    EIDOLON_TEST_EXPECT_THROW(m->SetConfig(bad), std::invalid_argument);
+}
+
+void
+CollectiveModelTestCase::SendrecvRanksEndWhenTheirOwnTransfersDo()
+{
+    // A chain on one node: rank 0 sends 1 GB to rank 1, rank 1 sends 0.25 GB to rank 2. Each
+    // transfer is alone on its links. p2p channels: perPeer 2 x 18 -> 64 -> clamped to 32 p2p
+    // channels; nChannelsMin 32 -> 8 (8 x 3 ranks <= 32). 1 GB: parts above 32 x 512 KiB double
+    // 8 -> 16 -> 32 channels, 32 x 20.6 GB/s > 370.8: NVLink-bound. 0.25 GB: 8 -> 16 channels
+    // (15.6 MB parts), 16 x 20.6 = 329.6 GB/s: CTA-bound. Latency 8.4 + 3.4 = 11.8 us (Simple).
+    // Rank 1's send and recv are one work (round of delta 1: send to 2, recv from 0), alone on
+    // its channels, so every channel keeps its whole CTA. Each channel's part ends one 512 KiB
+    // step after its last step lands (the receiver copies out of its FIFO): 32 (16) more chunks.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node");
+    CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 3);
+    call.transfers = {{0, 1, 1000000000}, {1, 2, 250000000}};
+    auto ends = Run(b, {call});
+    const double big = 11.8 + (1e9 + 32 * 524288.0) / kNvlPayload * 1e6;
+    const double small = 11.8 + (0.25e9 + 16 * 524288.0) / (16 * kCta) * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], big, 1e-4), true, ends[0][0] << " vs " << big);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], big, 1e-4), true, ends[0][1]);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][2], small, 1e-4), true, ends[0][2] << " vs " << small);
+    NS_TEST_EXPECT_MSG_LT(ends[0][2], ends[0][0] / 3, "");
+}
+
+void
+CollectiveModelTestCase::SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed()
+{
+    // Rank 1 arrives at 100 us: the 0 -> 1 transfer (100 MB, 8 channels: 100 MB / 8 = 12.5 MB
+    // parts, below 16 MiB; 8 x 20.6 = 164.8 GB/s, CTA-bound; plus one 512 KiB FIFO step per
+    // channel) starts then. Rank 2 copies 1 GB to
+    // itself: read and write at 3.35 TB/s, 2 x 1e9 / 3.35e12 s = 597.0 us. Rank 3 has nothing to
+    // do and is done when it arrives (50 us).
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node");
+    CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 4);
+    call.transfers = {{0, 1, 100000000}, {2, 2, 1000000000}};
+    auto ends =
+        Run(b, {call}, nullptr, {{Seconds(0), MicroSeconds(100), Seconds(0), MicroSeconds(50)}});
+    const double p2p = 100 + 11.8 + (1e8 + 8 * 524288.0) / (8 * kCta) * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], p2p, 1e-4), true, ends[0][0] << " vs " << p2p);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], p2p, 1e-4), true, ends[0][1]);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][2], 2e9 / 3.35e12 * 1e6, 1e-4), true, ends[0][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][3], 50.0, 1e-6), true, ends[0][3]);
+}
+
+void
+CollectiveModelTestCase::AlltoallFollowsNcclsP2pRoundsAndChannelSharing()
+{
+    // 8 GPUs, every rank sends 4 MiB to every rank (itself included): NCCL's 32 MiB alltoall.
+    // One node: the schedule's rounds are the deltas 0, 1, 3, 6, 2, 7, 5, 4; round k sends to
+    // rank + delta and receives from rank - delta. Every op gets 4 channels (nChannelsMin: 32
+    // per peer halved until 8 ranks x 4 <= 32 p2p channels; 1 MiB parts), from base
+    // bitreverse5(k) = 0, 16, 8, 24, 4, 20, 12, 28: the 8 rounds sit on disjoint channels, all
+    // run at once, each op on 4 whole CTAs (4 x 20.6 = 82.4 GB/s). Each GPU's NVLink carries 7
+    // ops out and 7 in: 370.8 / 7 = 53.0 GB/s each, NVLink-bound. Each of an op's 4 parts ends
+    // one 512 KiB step after its last step lands (FIFO copy-out): 4 MiB + 4 x 512 KiB per op.
+    // Latency 11.8 us. Self copies (8 MiB at 3.35 TB/s, 2.5 us) finish first.
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node");
+        CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0);
+        for (uint32_t s = 0; s < 8; ++s)
+        {
+            for (uint32_t d = 0; d < 8; ++d)
+            {
+                call.transfers.push_back({s, d, 4194304});
+            }
+        }
+        auto ends = Run(b, {call});
+        const double want = 11.8 + 7 * (4194304.0 + 4 * 524288.0) / kNvlPayload * 1e6; // 130.57
+        for (uint32_t r = 0; r < 8; ++r)
+        {
+            NS_TEST_EXPECT_MSG_EQ(Near(ends[0][r], want, 1e-4), true,
+                                  "rank " << r << ": " << ends[0][r] << " vs " << want);
+        }
+    }
+    // NCCL_MAX_NCHANNELS=4: 4 p2p channels, 4 per peer, nChannelsMin 1. 1 GB per peer: parts
+    // above 16 MiB double the op to 4 channels, so all 8 rounds (the self copy too) share every
+    // channel, in one batch (rounds 0-7). The CTA's 20 warps split 2 per work: 1 send + 1 recv
+    // warp, a tenth of a lone work's 10 send warps (1/9 of its 9 recv warps). Each op: 4 x 20.6
+    // x 0.1 = 8.24 GB/s, CTA-bound (7 x 8.24 is far below 370.8); bytes 1e9 + 4 x 512 KiB.
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node", {{"NCCL_MAX_NCHANNELS", "4"}});
+        CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0);
+        for (uint32_t s = 0; s < 8; ++s)
+        {
+            for (uint32_t d = 0; d < 8; ++d)
+            {
+                call.transfers.push_back({s, d, 1000000000});
+            }
+        }
+        auto ends = Run(b, {call});
+        const double want = 11.8 + (1e9 + 4 * 524288.0) / (4 * kCta * 0.1) * 1e6; // 121.6 ms
+        for (uint32_t r = 0; r < 8; ++r)
+        {
+            NS_TEST_EXPECT_MSG_EQ(Near(ends[0][r], want, 1e-4), true,
+                                  "rank " << r << ": " << ends[0][r] << " vs " << want);
+        }
+    }
+}
+
+void
+CollectiveModelTestCase::CollectiveWaitsForItsLastRankAndReportsEveryRankOnce()
+{
+    // Ring/Simple 1 GiB with rank 5 arriving at 1 ms: the ring starts then; every rank is done at
+    // 1000 + 56 + 1.75 x S / 370.8 GB/s. A single-rank communicator or 0 bytes is done at once.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    std::vector<Time> starts(8, Seconds(0));
+    starts[5] = MilliSeconds(1);
+    auto one = b.Call(CollectiveKind::AllReduce, uint64_t(kGiB), 1);
+    auto empty = b.Call(CollectiveKind::AllGather, 0, 8, 3);
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)), one, empty}, nullptr,
+                    {starts, {MicroSeconds(7)}, std::vector<Time>(8, MicroSeconds(3))});
+    const double want = 1000 + 56.0 + 1.75 * kGiB / kNvlPayload * 1e6;
+    for (double e : ends[0])
+    {
+        NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
+    }
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[1][0], 7.0, 1e-6), true, ends[1][0]);
+    for (double e : ends[2])
+    {
+        NS_TEST_EXPECT_MSG_EQ(Near(e, 3.0, 1e-6), true, e);
+    }
+}
+
+void
+CollectiveModelTestCase::OtherCollectivesMoveWhatNcclMoves()
+{
+    // Ring/Simple on 8 H100, 1 GiB, 24 channels, link-bound at 370.8 GB/s of payload per hop:
+    // all-gather and reduce-scatter move (n-1)/n x S per hop, latency 8.4 + 7 x 3.4 = 32.2 us;
+    // broadcast moves S along a 7-hop chain; Simple forwards whole steps, so every hop adds its
+    // step latency: 8.4 + 7 x 3.4 = 32.2 us (LL/LL128 would use NCCL's one-hop figure).
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    auto ends = Run(b, {b.Call(CollectiveKind::AllGather, uint64_t(kGiB), 0, 1)});
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], 32.2 + 0.875 * kGiB / kNvlPayload * 1e6, 1e-4), true,
+                          ends[0][0]);
+    SimulatorGuard guard2;
+    Bench c("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    auto call = c.Call(CollectiveKind::Broadcast, uint64_t(kGiB), 0, 2);
+    call.root = 3;
+    auto e2 = Run(c, {call});
+    NS_TEST_EXPECT_MSG_EQ(Near(e2[0][0], 32.2 + kGiB / kNvlPayload * 1e6, 1e-4), true, e2[0][0]);
+}
+
+void
+CollectiveModelTestCase::EmulatedVersionChangesTheTables()
+{
+    // NCCL 2.20.x: NVLS latency 23 us, Tree/Simple latency 28 us per hop with no base, NVLS
+    // bandwidth min(bwIntra, bwInter) x 8 x 5/6 = 266.7 GB/s.
+    Bench b("dgx-h100-1node");
+    b.model->SetAttribute("NcclVersion", UintegerValue(22003));
+    NcclCostTable t = b.model->CostTable(b.Call(CollectiveKind::AllReduce, 1 << 20));
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[int(NcclAlgorithm::Nvls)][2], 23.0), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[int(NcclAlgorithm::Nvls)][2], 320.0 * 5 / 6), true,
+                          "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[int(NcclAlgorithm::Tree)][2], 2 * 7 * 28.0), true, "");
+    NS_TEST_EXPECT_MSG_LT(t.timeUs[int(NcclAlgorithm::Pat)][2], 0, "");
+}
+
+void
+CollectiveModelTestCase::BusBandwidthFactorsAreNcclTests()
+{
+    NS_TEST_EXPECT_MSG_EQ(CollectiveModel::BusBandwidthFactor(CollectiveKind::AllReduce, 8), 1.75,
+                          "");
+    NS_TEST_EXPECT_MSG_EQ(CollectiveModel::BusBandwidthFactor(CollectiveKind::AllGather, 8), 0.875,
+                          "");
+    NS_TEST_EXPECT_MSG_EQ(CollectiveModel::BusBandwidthFactor(CollectiveKind::ReduceScatter, 4),
+                          0.75, "");
+    NS_TEST_EXPECT_MSG_EQ(CollectiveModel::BusBandwidthFactor(CollectiveKind::Broadcast, 8), 1.0,
+                          "");
+}
+
+namespace
+{
+class CollectiveModelTestSuite : public TestSuite
+{
+public:
+    CollectiveModelTestSuite()
+        : TestSuite("eidolon-collective-model", UNIT)
+    {
+        using C = CollectiveModelTestCase;
+        const std::pair<const char*, C::Check> checks[] = {
+            {"communicator_matches_nccl_search_on_dgx_h100",
+             &C::CommunicatorMatchesNcclSearchOnDgxH100},
+            {"cost_table_is_ncclS_for_8_h100", &C::CostTableIsNcclsFor8H100},
+            {"selection_by_size_follows_nccl_rule", &C::SelectionBySizeFollowsNcclRule},
+            {"ring_allreduce_time_is_alpha_beta", &C::RingAllreduceTimeIsAlphaBeta},
+            {"max_channels_changes_time_as_predicted", &C::MaxChannelsChangesTimeAsPredicted},
+            {"nvls_beats_ring_on_8_h100_and_its_time_by_hand",
+             &C::NvlsBeatsRingOn8H100AndItsTimeByHand},
+            {"tree_across_two_nodes", &C::TreeAcrossTwoNodes},
+            {"two_concurrent_allreduces_share_the_links", &C::TwoConcurrentAllreducesShareTheLinks},
+            {"environment_overrides", &C::EnvironmentOverrides},
+            {"invalid_environment_names_the_variable", &C::InvalidEnvironmentNamesTheVariable},
+            {"sendrecv_ranks_end_when_their_own_transfers_do",
+             &C::SendrecvRanksEndWhenTheirOwnTransfersDo},
+            {"sendrecv_waits_for_both_ranks_and_self_copies_run_at_hbm_speed",
+             &C::SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed},
+            {"alltoall_follows_ncclS_p2p_rounds_and_channel_sharing",
+             &C::AlltoallFollowsNcclsP2pRoundsAndChannelSharing},
+            {"collective_waits_for_its_last_rank_and_reports_every_rank_once",
+             &C::CollectiveWaitsForItsLastRankAndReportsEveryRankOnce},
+            {"other_collectives_move_what_nccl_moves", &C::OtherCollectivesMoveWhatNcclMoves},
+            {"emulated_version_changes_the_tables", &C::EmulatedVersionChangesTheTables},
+            {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
+        };
+        for (const auto& [name, check] : checks)
+        {
+            AddTestCase(new CollectiveModelTestCase(name, check), TestCase::QUICK);
+        }
+    }
+};
+
+CollectiveModelTestSuite g_collectiveModelTestSuite;
+} // namespace
