@@ -106,6 +106,7 @@ cudaSetDevice(int device)
         return Fail(cudaErrorInvalidDevice);
     }
     call.Emu().SetCurrentDevice(device);
+    call.Emu().Clock().Charge(spec::HostCall::SetDevice);
     return cudaSuccess;
 }
 
@@ -123,6 +124,7 @@ cudaGetDevice(int* device)
         return cudaErrorNoDevice;
     }
     *device = call.Emu().CurrentDevice();
+    call.Emu().Clock().Charge(spec::HostCall::GetDevice);
     return cudaSuccess;
 }
 
@@ -385,6 +387,7 @@ cudaDeviceSynchronize()
         return cudaErrorNoDevice;
     }
     call.Emu().SyncTo(call.Emu().DeviceCompletion(call.Emu().CurrentDevice()), "cudaDeviceSynchronize");
+    call.Emu().Clock().Charge(spec::HostCall::DeviceSynchronize); // from completion to return
     return cudaSuccess;
 }
 

@@ -65,7 +65,8 @@ struct Scratch
     ~Scratch() { fs::remove_all(dir); }
     std::string Env() const
     {
-        return "EIDOLON_GPU_SPEC_DIR=" EIDOLON_GPU_TEST_DIR "/gpus EIDOLON_HOST_CPU_SCALE=0 "
+        return "EIDOLON_GPU_SPEC_DIR=" EIDOLON_GPU_TEST_DIR "/gpus EIDOLON_HOST_SPEC_DIR=" EIDOLON_GPU_TEST_DIR
+               "/hosts EIDOLON_HOST=TEST-HOST EIDOLON_HOST_CPU_SCALE=0 "
                "EIDOLON_TEST_ID_FILE=" +
                (dir / "id").string() + " ";
     }
@@ -467,7 +468,8 @@ BOOST_AUTO_TEST_CASE(mpirun_ranks_attach_over_tcp)
     std::string mpirun =
         "mpirun --allow-run-as-root --oversubscribe -np 2 -x EIDOLON_SIM_ENDPOINT=" + endpoint +
         " -x LD_LIBRARY_PATH=" EIDOLON_GPU_LIB_DIR " -x EIDOLON_NUM_GPUS=2 -x EIDOLON_GPU=TEST-GPU"
-        " -x EIDOLON_GPU_SPEC_DIR -x EIDOLON_HOST_CPU_SCALE -x EIDOLON_TEST_ID_FILE " +
+        " -x EIDOLON_GPU_SPEC_DIR -x EIDOLON_HOST_SPEC_DIR -x EIDOLON_HOST -x EIDOLON_HOST_CPU_SCALE"
+        " -x EIDOLON_TEST_ID_FILE " +
         kRanks + " p2p 4194304";
     Result r = s.Run(mpirun);
     BOOST_REQUIRE_MESSAGE(r.status == 0, r.out + r.err);
