@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -54,6 +55,16 @@ constexpr std::array<const char*, kHostCallCount> kKeys = {
     "ncclCommInit",
     "clock_gettime",
 };
+
+// Microseconds as whole nanoseconds (the figures are medians good to tens of ns): every host cost,
+// and so every host time, is an exact integer in a double, sums of costs are exact (10,000
+// launches cost exactly 10,000 x 4019 ns), and no sub-ns remainder can round differently in the
+// simulator depending on the order in which ranks' records arrive.
+double
+Ns(double us)
+{
+    return std::round(us * 1e3);
+}
 
 // Reports bad input as "file:line: field 'x': why".
 class Reader
@@ -140,7 +151,8 @@ public:
     {
         if (!node.IsMap())
         {
-            Fail(node, field, "expected {us: N, source: ...} or {by_bytes: [[B, us], ...], source}");
+            Fail(node, field,
+                 "expected {us: N, source: ...} or {by_bytes: [[B, us], ...], source}");
         }
         OnlyKeys(node, {"us", "by_bytes", "source"}, field + ".");
         HostCallCost cost;
@@ -155,7 +167,7 @@ public:
         }
         if (node["us"])
         {
-            cost.points.emplace_back(0.0, NonNegative(node["us"], field + ".us") * 1e3);
+            cost.points.emplace_back(0.0, Ns(NonNegative(node["us"], field + ".us")));
             return cost;
         }
         YAML::Node points = Required(node, "by_bytes", field + ".");
@@ -170,7 +182,7 @@ public:
                 Fail(point, field + ".by_bytes", "expected a [bytes, us] pair");
             }
             double bytes = NonNegative(point[0], field + ".by_bytes");
-            double ns = NonNegative(point[1], field + ".by_bytes") * 1e3;
+            double ns = Ns(NonNegative(point[1], field + ".by_bytes"));
             if (!cost.points.empty() && bytes <= cost.points.back().first)
             {
                 Fail(point, field + ".by_bytes", "sizes must increase");
@@ -211,8 +223,11 @@ HostCallCost::NsFor(uint64_t bytes) const
     }
     const auto& [x0, y0] = points[i - 1];
     const auto& [x1, y1] = points[i];
-    double y = y0 + (y1 - y0) * (x - x0) / (x1 - x0);
-    return y > 0 ? y : 0;
+    if (x > x1 && y1 <= y0)
+    {
+        return y1; // past the last size a cost never falls: it stays at the last figure
+    }
+    return std::round(y0 + (y1 - y0) * (x - x0) / (x1 - x0)); // whole ns, as every figure
 }
 
 HostSpec
@@ -233,8 +248,7 @@ ParseHostSpec(const std::string& text, const std::string& path)
     {
         throw std::runtime_error(path + ": expected a host description (a map of fields)");
     }
-    reader.OnlyKeys(root, {"name", "description", "cpu", "software", "cpu_benchmark", "calls"},
-                    "");
+    reader.OnlyKeys(root, {"name", "description", "cpu", "software", "cpu_benchmark", "calls"}, "");
     HostSpec spec;
     spec.name = reader.Text(root, "name", "", true);
     spec.description = reader.Text(root, "description", "", false);

@@ -65,7 +65,8 @@ constexpr size_t kHostCallCount = static_cast<size_t>(HostCall::Count);
 const char* HostCallKey(HostCall call);
 
 // The host cost of one call: a constant, or a piecewise-linear function of the bytes the call
-// moves or allocates (flat below the first point, extended along the last segment above the last).
+// moves or allocates (flat below the first point; above the last, extended along the last segment
+// where it rises and flat where it does not), in whole nanoseconds.
 struct HostCallCost
 {
     std::vector<std::pair<double, double>> points; // (bytes, ns), bytes increasing; at least one
@@ -88,7 +89,7 @@ struct HostSpec
 {
     std::string name;
     std::string description;
-    std::string cpu; // the host CPU, e.g. "Intel Xeon Platinum 8480C"
+    std::string cpu;      // the host CPU, e.g. "Intel Xeon Platinum 8480C"
     std::string software; // driver, CUDA, cuBLAS, NCCL versions the figures were taken with
     CpuBenchmark cpuBenchmark;
     std::array<HostCallCost, kHostCallCount> calls;

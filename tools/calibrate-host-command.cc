@@ -137,8 +137,7 @@ CalibrateHost(const std::string& out, const std::string& hostName, int runs)
                              calibration.machine, calibration.cpu, alu.cpuNs / 1e6,
                              sort.cpuNs / 1e6, map.cpuNs / 1e6);
     std::cout << (counter >= 0 ? fmt::format("instructions: alu {:.0f}, sort {:.0f}, map {:.0f}\n",
-                                             alu.instructions, sort.instructions,
-                                             map.instructions)
+                                             alu.instructions, sort.instructions, map.instructions)
                                : "no hardware instruction counter (" + pmu +
                                      "): the instructions host-time mode cannot run here\n");
     spec::HostSpec host =

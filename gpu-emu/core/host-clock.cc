@@ -150,9 +150,8 @@ HostClock::InstructionCounterError()
         int error = errno;
         return std::string("perf_event_open(PERF_COUNT_HW_INSTRUCTIONS): ") + std::strerror(error) +
                (error == ENOENT ? " (no hardware performance counters: a VM without a PMU?)"
-                : error == EACCES || error == EPERM
-                    ? " (see /proc/sys/kernel/perf_event_paranoid)"
-                    : "");
+                : error == EACCES || error == EPERM ? " (see /proc/sys/kernel/perf_event_paranoid)"
+                                                    : "");
     }
     close(counter);
     return "";

@@ -43,9 +43,9 @@ const char* HostTimeModeName(HostTimeMode mode);
 struct HostTimeModel
 {
     HostTimeMode mode = HostTimeMode::Calls;
-    double cpuScale = 1.0;          // cpu-time: virtual ns per CPU ns of this machine
-    double instructionsPerNs = 0;   // instructions: the target host CPU's retired rate
-    double programOverheadNs = 0;   // calls: the program's own work per submitting call
+    double cpuScale = 1.0;        // cpu-time: virtual ns per CPU ns of this machine
+    double instructionsPerNs = 0; // instructions: the target host CPU's retired rate
+    double programOverheadNs = 0; // calls: the program's own work per submitting call
 };
 
 // One host clock per process. Not thread-safe by itself: callers hold the emulator lock.

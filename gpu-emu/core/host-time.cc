@@ -37,7 +37,7 @@ InstructionsOrCalls(const Config& config, const spec::HostSpec& host, HostTimeMo
     if (!counterError.empty())
     {
         Warn("EIDOLON_HOST_TIME=instructions: this kernel cannot count retired instructions: " +
-                     counterError + fallback);
+             counterError + fallback);
         model.mode = HostTimeMode::Calls;
         return model;
     }
@@ -56,10 +56,10 @@ InstructionsOrCalls(const Config& config, const spec::HostSpec& host, HostTimeMo
         if (model.instructionsPerNs <= 0)
         {
             Warn("EIDOLON_HOST_TIME=instructions: no instruction rate for host '" + host.name +
-                         "': " + error +
-                         " (run `eidolon calibrate-host` here, or set "
-                         "EIDOLON_HOST_INSTRUCTIONS_PER_NS)" +
-                         fallback);
+                 "': " + error +
+                 " (run `eidolon calibrate-host` here, or set "
+                 "EIDOLON_HOST_INSTRUCTIONS_PER_NS)" +
+                 fallback);
             model.mode = HostTimeMode::Calls;
         }
     }
@@ -78,7 +78,7 @@ SetUpHostTime(const Config& config, HostClock& clock)
     if (!ParseHostTimeMode(config.hostTime, &model.mode))
     {
         Warn("EIDOLON_HOST_TIME='" + config.hostTime +
-                                       "' is not calls, instructions or cpu-time; using calls");
+             "' is not calls, instructions or cpu-time; using calls");
         model.mode = HostTimeMode::Calls;
     }
     if (model.mode == HostTimeMode::Instructions)
@@ -96,8 +96,8 @@ SetUpHostTime(const Config& config, HostClock& clock)
             if (!calibration)
             {
                 Warn("EIDOLON_HOST_TIME=cpu-time: " + error +
-                             "; counting this machine's CPU time 1:1 for host '" + host->name +
-                             "' (or set EIDOLON_HOST_CPU_SCALE)");
+                     "; counting this machine's CPU time 1:1 for host '" + host->name +
+                     "' (or set EIDOLON_HOST_CPU_SCALE)");
             }
         }
     }

@@ -141,7 +141,7 @@ public:
 
     std::string name;
     std::string source; //!< file it came from, for messages
-    std::string host;        //!< the GPU servers' host description (topologies/hosts/), "" = default
+    std::string host;   //!< the GPU servers' host description (topologies/hosts/), "" = default
     std::string hostSpecDir; //!< the directory it was found in
 
     uint32_t AddDevice(const Device& device);

@@ -12,7 +12,8 @@
 
 static uint64_t g_sink;
 
-static double TimeNs(void (*f)(uint64_t&))
+static double
+TimeNs(void (*f)(uint64_t&))
 {
     std::vector<double> t;
     for (int r = 0; r < 7; ++r)
