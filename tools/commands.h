@@ -14,6 +14,8 @@ void RegisterTopoCommands(CLI::App& app);
 void RegisterFlowsCommand(CLI::App& app);
 /// `eidolon run [...] -- PROGRAM ARGS` and `eidolon sim --endpoint tcp://... --ranks N`
 void RegisterRunCommands(CLI::App& app);
+/// `eidolon calibrate-host [--out FILE]`: this machine's speed on the host CPU workload
+void RegisterCalibrateHostCommand(CLI::App& app);
 } // namespace eidolon::tools
 
 #endif

@@ -27,6 +27,7 @@ main(int argc, char** argv)
     eidolon::tools::RegisterTopoCommands(app);
     eidolon::tools::RegisterFlowsCommand(app);
     eidolon::tools::RegisterRunCommands(app);
+    eidolon::tools::RegisterCalibrateHostCommand(app);
     try
     {
         app.parse(argc, argv);

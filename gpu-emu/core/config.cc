@@ -100,7 +100,27 @@ ReadConfig()
             Warn(std::string("EIDOLON_MEMORY_CAPACITY='") + capacity + "' is not a size; ignored");
         }
     }
+    if (const char* host = std::getenv("EIDOLON_HOST"); host && *host)
+    {
+        config.hostName = host;
+    }
+    if (const char* dirs = std::getenv("EIDOLON_HOST_SPEC_DIR"))
+    {
+        config.hostSpecDirs = SplitPaths(dirs);
+    }
+    config.hostSpecDirs.push_back(std::string(EIDOLON_SOURCE_DIR) + "/topologies/hosts");
+    if (const char* mode = std::getenv("EIDOLON_HOST_TIME"); mode && *mode)
+    {
+        config.hostTime = mode; // checked where the clock is set up
+    }
+    config.programOverheadNs = EnvNumber("EIDOLON_HOST_PROGRAM_OVERHEAD_US", 0) * 1e3;
     config.hostCpuScale = EnvNumber("EIDOLON_HOST_CPU_SCALE", config.hostCpuScale);
+    config.instructionsPerNs =
+        EnvNumber("EIDOLON_HOST_INSTRUCTIONS_PER_NS", config.instructionsPerNs);
+    if (const char* calibration = std::getenv("EIDOLON_HOST_CALIBRATION"))
+    {
+        config.hostCalibrationPath = calibration;
+    }
     if (const char* clocks = std::getenv("EIDOLON_VIRTUAL_CLOCKS"))
     {
         config.virtualClocks = std::string(clocks) != "0";

@@ -2,6 +2,7 @@
 
 #include "bridge-client.h"
 #include "diagnostics.h"
+#include "host-time.h"
 
 #include <nlohmann/json.hpp>
 
@@ -181,12 +182,13 @@ Emulator::IfCreated()
 
 Emulator::Emulator()
     : m_config(ReadConfig())
-    , m_clock(m_config.hostCpuScale)
+    , m_clock(0.0)
     , m_sink(std::make_unique<LocalSink>())
 {
     try
     {
         m_spec = FindGpuSpec(m_config.gpuName, m_config.specDirs);
+        SetUpHostTime(m_config, m_clock); // the host's call costs and the host-time mode
         m_ready = true;
     }
     catch (const std::exception& e)
@@ -831,7 +833,6 @@ Emulator::SubmitGemm(void* streamHandle, const GemmShape& shape, const std::stri
         return false;
     }
     Price price = m_costs.PriceGemm(shape, m_spec);
-    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     Place(*stream, OpKind::Gemm, price.duration, label, price.provider, 0);
     return true;
 }
@@ -872,7 +873,6 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
                 DeviceOf(dst) != DeviceOf(src);
     uint64_t bytes = uint64_t(width) * rows;
     Price price = PriceCopy(priced(srcKind), priced(dstKind), bytes, peer);
-    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     static const std::string label = "memcpy";
     return Place(stream, OpKind::Copy, price.duration, label, price.provider, bytes);
 }
@@ -889,7 +889,6 @@ Emulator::Memset(Stream& stream, void* dst, size_t pitch, int value, size_t widt
     }
     uint64_t bytes = uint64_t(width) * rows;
     Price price = PriceMemset(bytes);
-    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     static const std::string label = "memset";
     return Place(stream, OpKind::Memset, price.duration, label, price.provider, bytes);
 }
@@ -977,7 +976,6 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
     {
         return true;
     }
-    m_clock.Charge(m_spec.launchOverheadUs * 1e3);
     std::string label = CommOpName(ops.front().kind);
     if (member.nranks == 1)
     {

@@ -228,12 +228,13 @@ public:
     CostModel& Costs() { return m_costs; }
     ProfileDb* Profiles() { return m_profiles; }
     // A library GEMM (cuBLAS/cuBLASLt) issued now on the stream named by `streamHandle` (a null
-    // handle is the legacy default stream): priced by the chain, charged one launch overhead.
+    // handle is the legacy default stream): priced by the chain (the caller charges its host cost).
     // False when the handle is invalid.
     bool SubmitGemm(void* streamHandle, const GemmShape& shape, const std::string& label);
-    // A copy of `rows` rows of `width` bytes placed on `stream` after one launch overhead, with its
-    // host-visible effect: real data between host-visible memory (host, pinned, managed), zeros
-    // out of device memory, nothing into device memory. Priced by PCIe, NVLink or HBM bandwidth.
+    // A copy of `rows` rows of `width` bytes placed on `stream` (the caller charges its host cost),
+    // with its host-visible effect: real data between host-visible memory (host, pinned, managed),
+    // zeros out of device memory, nothing into device memory. Priced by PCIe, NVLink or HBM
+    // bandwidth.
     Placement Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t spitch,
                    size_t width, size_t rows);
     // A memset placed on `stream`; managed memory is really set, device memory is not touched.

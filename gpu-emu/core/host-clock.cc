@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 
 #include <dlfcn.h>
+#include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,13 +28,41 @@ struct ThreadClockState
         {
             --g_drivingThreads;
         }
+        if (instructionCounter >= 0)
+        {
+            close(instructionCounter);
+        }
     }
     bool known = false;
     bool drives = false;
     double cpuAtLastLeave = 0; // thread CPU ns when it last left gpu-emu
     double cpuAtEnter = 0;     // thread CPU ns when it entered the current call
     double wallAtEnter = 0;    // monotonic ns then
+    int instructionCounter = -1;          // perf_event fd counting this thread's user instructions
+    uint64_t instructionsAtLastLeave = 0; // its value when the thread last left gpu-emu
 };
+
+// A counter of the calling thread's retired user-space instructions; -1 with errno set if the
+// kernel offers none (no PMU, as in most VMs, or perf_event_paranoid forbids it).
+int
+OpenInstructionCounter()
+{
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+    attr.exclude_kernel = 1; // the program's work, not the system calls it makes
+    attr.exclude_hv = 1;
+    return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+uint64_t
+ReadInstructions(int counter)
+{
+    uint64_t value = 0;
+    return read(counter, &value, sizeof value) == sizeof value ? value : 0;
+}
 
 using ClockGettime = int (*)(clockid_t, timespec*);
 
@@ -67,9 +98,75 @@ IsMainThread()
 
 } // namespace
 
-HostClock::HostClock(double cpuScale)
-    : m_cpuScale(cpuScale)
+bool
+ParseHostTimeMode(const std::string& text, HostTimeMode* mode)
 {
+    for (HostTimeMode candidate :
+         {HostTimeMode::Calls, HostTimeMode::Instructions, HostTimeMode::CpuTime})
+    {
+        if (text == HostTimeModeName(candidate))
+        {
+            *mode = candidate;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char*
+HostTimeModeName(HostTimeMode mode)
+{
+    switch (mode)
+    {
+    case HostTimeMode::Calls:
+        return "calls";
+    case HostTimeMode::Instructions:
+        return "instructions";
+    case HostTimeMode::CpuTime:
+        return "cpu-time";
+    }
+    return "?";
+}
+
+HostClock::HostClock(double cpuScale)
+{
+    m_model.mode = HostTimeMode::CpuTime;
+    m_model.cpuScale = cpuScale;
+}
+
+void
+HostClock::SetModel(const HostTimeModel& model, std::shared_ptr<const spec::HostSpec> host)
+{
+    m_model = model;
+    m_host = std::move(host);
+}
+
+std::string
+HostClock::InstructionCounterError()
+{
+    int counter = OpenInstructionCounter();
+    if (counter < 0)
+    {
+        int error = errno;
+        return std::string("perf_event_open(PERF_COUNT_HW_INSTRUCTIONS): ") + std::strerror(error) +
+               (error == ENOENT ? " (no hardware performance counters: a VM without a PMU?)"
+                : error == EACCES || error == EPERM ? " (see /proc/sys/kernel/perf_event_paranoid)"
+                                                    : "");
+    }
+    close(counter);
+    return "";
+}
+
+Ns
+HostClock::Charge(spec::HostCall call, uint64_t bytes)
+{
+    if (!m_host || !CallingThreadDrives())
+    {
+        return 0;
+    }
+    Ns cost = m_host->CostNs(call, bytes);
+    m_now += cost;
+    return cost;
 }
 
 double
@@ -82,28 +179,63 @@ void
 HostClock::Enter(CallKind kind)
 {
     ThreadClockState& thread = t_thread;
+    bool startsDriving = false;
     if (!thread.known)
     {
         thread.known = true;
         thread.drives = IsMainThread();
         g_drivingThreads += thread.drives ? 1 : 0;
-        thread.cpuAtLastLeave = ThreadCpuNs();
+        startsDriving = thread.drives;
     }
     if (kind == CallKind::Submit && !thread.drives)
     {
         thread.drives = true;
         ++g_drivingThreads;
-        thread.cpuAtLastLeave = ThreadCpuNs();
+        startsDriving = true;
     }
-    if (thread.drives && m_cpuScale > 0)
+    if (!thread.drives)
     {
-        double cpu = ThreadCpuNs();
-        if (cpu > thread.cpuAtLastLeave)
+        return;
+    }
+    switch (m_model.mode)
+    {
+    case HostTimeMode::Calls:
+        if (kind == CallKind::Submit)
         {
-            m_now += (cpu - thread.cpuAtLastLeave) * m_cpuScale;
+            m_now += m_model.programOverheadNs;
         }
-        thread.cpuAtEnter = cpu;
-        thread.wallAtEnter = ReadNs(CLOCK_MONOTONIC); // vDSO, ~20 ns
+        break;
+    case HostTimeMode::CpuTime:
+        if (m_model.cpuScale > 0)
+        {
+            double cpu = ThreadCpuNs();
+            if (startsDriving)
+            {
+                thread.cpuAtLastLeave = cpu; // its work before it drove the GPU is not counted
+            }
+            if (cpu > thread.cpuAtLastLeave)
+            {
+                m_now += (cpu - thread.cpuAtLastLeave) * m_model.cpuScale;
+            }
+            thread.cpuAtEnter = cpu;
+            thread.wallAtEnter = ReadNs(CLOCK_MONOTONIC); // vDSO, ~20 ns
+        }
+        break;
+    case HostTimeMode::Instructions:
+        if (thread.instructionCounter < 0 && startsDriving)
+        {
+            thread.instructionCounter = OpenInstructionCounter(); // probed at start: it opens
+            thread.instructionsAtLastLeave = 0;
+        }
+        if (thread.instructionCounter >= 0 && m_model.instructionsPerNs > 0)
+        {
+            uint64_t count = ReadInstructions(thread.instructionCounter);
+            if (count > thread.instructionsAtLastLeave)
+            {
+                m_now += double(count - thread.instructionsAtLastLeave) / m_model.instructionsPerNs;
+            }
+        }
+        break;
     }
 }
 
@@ -111,12 +243,21 @@ void
 HostClock::Leave()
 {
     ThreadClockState& thread = t_thread;
-    if (thread.drives && m_cpuScale > 0)
+    if (!thread.drives)
+    {
+        return;
+    }
+    if (m_model.mode == HostTimeMode::CpuTime && m_model.cpuScale > 0)
     {
         // Our own time in the call, measured on the monotonic clock (a call never blocks: its wall
         // time is its CPU time, or time spent waiting for the lock, which is not the program's
         // either). This saves the second CPU-clock system call per call.
         thread.cpuAtLastLeave = thread.cpuAtEnter + (ReadNs(CLOCK_MONOTONIC) - thread.wallAtEnter);
+    }
+    else if (m_model.mode == HostTimeMode::Instructions && thread.instructionCounter >= 0)
+    {
+        // The instructions retired inside gpu-emu (and while blocked on the simulator) are ours.
+        thread.instructionsAtLastLeave = ReadInstructions(thread.instructionCounter);
     }
 }
 
@@ -130,7 +271,7 @@ void
 HostClock::Rebase()
 {
     ThreadClockState& thread = t_thread;
-    if (thread.drives && m_cpuScale > 0)
+    if (thread.drives && m_model.mode == HostTimeMode::CpuTime && m_model.cpuScale > 0)
     {
         thread.cpuAtEnter = ThreadCpuNs();
         thread.wallAtEnter = ReadNs(CLOCK_MONOTONIC);

@@ -1,11 +1,19 @@
 // The host timeline of one rank process (DESIGN.md "Virtual time"), and the one place where the
-// threading rule lives: which threads' CPU time moves it.
+// threading rule lives: which threads' work moves it. How the program's own work between calls
+// is counted is the host-time mode (gpu-emu/README.md "Host time"); what each call costs comes from
+// the host description (spec/host-spec.h).
 #pragma once
 
+#include "host-spec.h"
+
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace eidolon::gpu
 {
+
+namespace spec = eidolon::spec; // the host description's call names (spec::HostCall) in gpu-emu
 
 using Ns = double; // virtual nanoseconds since the process started driving GPUs
 
@@ -20,16 +28,46 @@ enum class CallKind
              // such a call counts as the program's own
 };
 
+// How the program's own host work between intercepted calls becomes virtual time.
+enum class HostTimeMode
+{
+    Calls,        // a modelled cost per submitting call (programOverheadNs): deterministic
+    Instructions, // retired user instructions at the target CPU's rate (needs a hardware PMU)
+    CpuTime,      // measured thread CPU time x cpuScale: depends on this machine and its load
+};
+
+// "calls", "instructions", "cpu-time"; false when `text` names no mode.
+bool ParseHostTimeMode(const std::string& text, HostTimeMode* mode);
+const char* HostTimeModeName(HostTimeMode mode);
+
+struct HostTimeModel
+{
+    HostTimeMode mode = HostTimeMode::Calls;
+    double cpuScale = 1.0;        // cpu-time: virtual ns per CPU ns of this machine
+    double instructionsPerNs = 0; // instructions: the target host CPU's retired rate
+    double programOverheadNs = 0; // calls: the program's own work per submitting call
+};
+
 // One host clock per process. Not thread-safe by itself: callers hold the emulator lock.
 class HostClock
 {
 public:
+    // Counts measured CPU time times `cpuScale` and charges no call costs (for unit tests).
     explicit HostClock(double cpuScale);
 
+    // The mode and the host description the clock charges calls from. `host` may be null (no call
+    // costs). In instructions mode the counter must have been probed (InstructionCounterError).
+    void SetModel(const HostTimeModel& model, std::shared_ptr<const spec::HostSpec> host);
+    const HostTimeModel& Model() const { return m_model; }
+    const spec::HostSpec* Host() const { return m_host.get(); }
+
+    // Why this process cannot count retired user instructions ("" when it can).
+    static std::string InstructionCounterError();
+
     // Threading rule. The main thread drives the timeline from process start; any other thread
-    // starts driving it at its first Submit call. The CPU time a driving thread spent outside
-    // gpu-emu since it last left us is added (times cpuScale); threads that only query or poll
-    // never move the clock. Call at the entry of every intercepted call.
+    // starts driving it at its first Submit call. The program's work on a driving thread since it
+    // last left gpu-emu is added as the mode says; threads that only query or poll never move the
+    // clock. Call at the entry of every intercepted call.
     void Enter(CallKind kind);
 
     // Call when leaving gpu-emu: the time spent inside us is not charged to the program.
@@ -47,8 +85,12 @@ public:
 
     Ns Now() const { return m_now; }
 
-    // Adds a modelled host cost (e.g. the launch overhead of the GPU spec).
+    // Adds a modelled host cost.
     void Charge(Ns cost) { m_now += cost; }
+
+    // Adds what `call` (moving or allocating `bytes`) costs on the host description, when the
+    // calling thread drives the timeline. Returns the cost added.
+    Ns Charge(spec::HostCall call, uint64_t bytes = 0);
 
     // Moves the clock to t if t is later (synchronization); never backwards.
     void AdvanceTo(Ns t)
@@ -63,7 +105,8 @@ public:
     static double ThreadCpuNs();
 
 private:
-    double m_cpuScale;
+    HostTimeModel m_model;
+    std::shared_ptr<const spec::HostSpec> m_host;
     Ns m_now = 0;
 };
 

@@ -52,6 +52,19 @@ Tf32Allowed(const cublasContext* handle)
     return (handle->mathMode & 0xF) == CUBLAS_TF32_TENSOR_OP_MATH;
 }
 
+// Which measured host cost a GEMM entry point has: the batched forms, the Ex forms (cublasGemmEx,
+// cublasSgemmEx), and the typed ones (cublasSgemm and its D/H siblings).
+spec::HostCall
+HostCostOf(const std::string& api)
+{
+    if (api.find("Batched") != std::string::npos)
+    {
+        return spec::HostCall::CublasGemmBatched;
+    }
+    return api.find("Ex") != std::string::npos ? spec::HostCall::CublasGemmEx
+                                               : spec::HostCall::CublasSgemm;
+}
+
 // Prices and places one (batched) GEMM on the handle's stream.
 cublasStatus_t
 Gemm(const char* api, cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -81,6 +94,7 @@ Gemm(const char* api, cublasHandle_t handle, cublasOperation_t transa, cublasOpe
     {
         return CUBLAS_STATUS_SUCCESS; // nothing to do, nothing launched
     }
+    call.Emu().Clock().Charge(HostCostOf(api));
     return call.Emu().SubmitGemm(static_cast<void*>(handle->stream), shape, GemmLabel(api, shape))
                ? CUBLAS_STATUS_SUCCESS
                : CUBLAS_STATUS_EXECUTION_FAILED;

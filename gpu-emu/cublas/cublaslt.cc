@@ -440,6 +440,10 @@ cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t des
     {
         return CUBLAS_STATUS_INVALID_VALUE;
     }
+    {
+        ApiCall call(CallKind::Untimed);
+        call.Emu().Clock().Charge(spec::HostCall::CublasLtAlgoGetHeuristic);
+    }
     GemmShape shape = ShapeOf(*DescOf(desc), *LayoutOf(a), *LayoutOf(d));
     const GpuSpec& spec = Emulator::Get().Spec();
     GemmPlan plan = PlanGemm(shape, spec, 0);
@@ -468,6 +472,7 @@ cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void*, 
     }
     GemmShape shape = ShapeOf(*DescOf(desc), *LayoutOf(a), *LayoutOf(d));
     ApiCall call(CallKind::Submit);
+    call.Emu().Clock().Charge(spec::HostCall::CublasLtMatmul);
     return call.Emu().SubmitGemm(static_cast<void*>(stream), shape,
                                  GemmLabel("cublasLtMatmul", shape))
                ? CUBLAS_STATUS_SUCCESS

@@ -122,6 +122,9 @@ VirtualNs(clockid_t clock)
                                                                              : bases.monotonic;
     double offset = std::max(emulator.Clock().Now(), lastShown); // never backwards for a thread
     lastShown = offset;
+    // The read itself takes time (so that a loop waiting for the clock to pass a deadline ends
+    // whatever the host-time mode).
+    emulator.Clock().Charge(spec::HostCall::ClockRead);
     return base + static_cast<int64_t>(std::llround(offset));
 }
 

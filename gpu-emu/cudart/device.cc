@@ -117,6 +117,7 @@ cudaSetDevice(int device)
         return Fail(cudaErrorInvalidDevice);
     }
     call.Emu().SetCurrentDevice(device);
+    call.Emu().Clock().Charge(spec::HostCall::SetDevice);
     return cudaSuccess;
 }
 
@@ -134,6 +135,7 @@ cudaGetDevice(int* device)
         return cudaErrorNoDevice;
     }
     *device = call.Emu().CurrentDevice();
+    call.Emu().Clock().Charge(spec::HostCall::GetDevice);
     return cudaSuccess;
 }
 
@@ -397,6 +399,7 @@ cudaDeviceSynchronize()
         return cudaErrorNoDevice;
     }
     call.Emu().SyncTo(call.Emu().DeviceCompletion(call.Emu().CurrentDevice()), "cudaDeviceSynchronize");
+    call.Emu().Clock().Charge(spec::HostCall::DeviceSynchronize); // from completion to return
     return cudaSuccess;
 }
 

@@ -111,6 +111,10 @@ using namespace eidolon::gpu::rt;
 EIDOLON_EXPORT cudaError_t
 cudaGetLastError()
 {
+    {
+        eidolon::gpu::ApiCall call(eidolon::gpu::CallKind::Untimed); // PyTorch checks every launch
+        call.Emu().Clock().Charge(eidolon::spec::HostCall::GetLastError);
+    }
     return TakeLastError();
 }
 
@@ -118,6 +122,10 @@ cudaGetLastError()
 EIDOLON_EXPORT cudaError_t
 cudaPeekAtLastError()
 {
+    {
+        eidolon::gpu::ApiCall call(eidolon::gpu::CallKind::Untimed);
+        call.Emu().Clock().Charge(eidolon::spec::HostCall::GetLastError);
+    }
     return PeekLastError();
 }
 

@@ -129,7 +129,7 @@ LaunchGraph(cudaGraphExec_t handle, cudaStream_t streamHandle, bool perThread)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
+    emu.Clock().Charge(spec::HostCall::GraphLaunch);
     emu.LaunchGraph(*exec, *stream);
     return cudaSuccess;
 }

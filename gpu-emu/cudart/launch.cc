@@ -46,7 +46,8 @@ ValidGeometry(dim3 grid, dim3 block)
            grid.y <= 65535 && grid.z <= 65535;
 }
 
-// Prices a kernel by the cost-model chain and places it on the stream after the launch overhead.
+// Prices a kernel by the cost-model chain and places it on the stream after the host's launch cost
+// (higher on the legacy default stream, which orders itself with the device's blocking streams).
 cudaError_t
 LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaStream_t handle,
              bool perThread)
@@ -72,7 +73,8 @@ LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaSt
     }
     KernelLaunch launch{kernel, ToDim3(grid), ToDim3(block), sharedMem, kernel->argBytes};
     Price price = emu.Costs().PriceKernel(launch, emu.Spec());
-    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
+    emu.Clock().Charge(stream->legacy ? spec::HostCall::LaunchKernelLegacyStream
+                                      : spec::HostCall::LaunchKernel);
     emu.Place(*stream, OpKind::Kernel, price.duration, kernel->name, price.provider, 0);
     return cudaSuccess;
 }
@@ -97,7 +99,7 @@ LaunchHostFunction(cudaStream_t handle, void (*function)(void*), void* userData,
         {
             return Fail(stream ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
         }
-        emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
+        emu.Clock().Charge(spec::HostCall::LaunchHostFunc);
         static const std::string label = "host function";
         emu.Place(*stream, OpKind::Kernel, 0, label, "host-function", 0);
     }

@@ -2,10 +2,11 @@
 // are priced and discarded, copies out of it give zeros. Host and managed memory are real.
 #include "runtime-common.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
-#include <unordered_map>
 
 using namespace eidolon::gpu;
 using namespace eidolon::gpu::rt;
@@ -13,12 +14,47 @@ using namespace eidolon::gpu::rt;
 namespace
 {
 
-// Pinned host allocations (cudaMallocHost/cudaHostAlloc) and registered ranges, with their flags.
-std::unordered_map<const void*, unsigned>&
+struct PinnedRange
+{
+    unsigned flags;
+    size_t size;
+};
+
+// Pinned host allocations (cudaMallocHost/cudaHostAlloc) and registered ranges, by start.
+std::map<const void*, PinnedRange>&
 PinnedHost()
 {
-    static auto* pinned = new std::unordered_map<const void*, unsigned>();
+    static auto* pinned = new std::map<const void*, PinnedRange>();
     return *pinned;
+}
+
+// Whether `pointer` lies in a pinned allocation or registered range.
+bool
+IsPinned(const void* pointer)
+{
+    auto it = PinnedHost().upper_bound(pointer);
+    if (it == PinnedHost().begin())
+    {
+        return false;
+    }
+    --it;
+    auto offset = static_cast<const char*>(pointer) - static_cast<const char*>(it->first);
+    return static_cast<size_t>(offset) < std::max<size_t>(it->second.size, 1);
+}
+
+// The host's cost of issuing a copy: the driver stages pageable host memory through its own pinned
+// buffers (the cost grows with the bytes); pinned memory and device memory go to the copy engine.
+spec::HostCall
+CopyCall(Emulator& emu, const void* dst, const void* src)
+{
+    const void* host = emu.KindOf(dst) == MemoryKind::Host   ? dst
+                       : emu.KindOf(src) == MemoryKind::Host ? src
+                                                             : nullptr;
+    if (!host)
+    {
+        return spec::HostCall::MemcpyAsyncDevice;
+    }
+    return IsPinned(host) ? spec::HostCall::MemcpyAsyncPinned : spec::HostCall::MemcpyAsyncPageable;
 }
 
 // Places a copy of rows x width bytes on `stream`; blocking copies move the host clock to its end.
@@ -48,10 +84,12 @@ Copy(ApiCall& call, void* dst, size_t dpitch, const void* src, size_t spitch, si
     {
         return Fail(cudaErrorStreamCaptureUnsupported);
     }
+    emu.Clock().Charge(CopyCall(emu, dst, src), uint64_t(width) * rows);
     Placement placement = emu.Copy(*stream, dst, dpitch, src, spitch, width, rows);
     if (blocking)
     {
         emu.SyncTo(emu.OpCompletion(placement), "cudaMemcpy");
+        emu.Clock().Charge(spec::HostCall::MemcpyBlockingReturn);
     }
     return cudaSuccess;
 }
@@ -76,6 +114,7 @@ Set(ApiCall& call, void* dst, size_t pitch, int value, size_t width, size_t rows
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
+    emu.Clock().Charge(spec::HostCall::MemsetAsync, uint64_t(width) * rows);
     Placement placement = emu.Memset(*stream, dst, pitch, value, width, rows);
     if (blocking && !placement.captured)
     {
@@ -85,7 +124,7 @@ Set(ApiCall& call, void* dst, size_t pitch, int value, size_t width, size_t rows
 }
 
 cudaError_t
-Allocate(void** pointer, size_t size, bool managed)
+Allocate(void** pointer, size_t size, bool managed, spec::HostCall cost = spec::HostCall::Malloc)
 {
     ApiCall call(CallKind::Untimed);
     Emulator& emu = call.Emu();
@@ -108,6 +147,7 @@ Allocate(void** pointer, size_t size, bool managed)
         return Fail(cudaErrorMemoryAllocation);
     }
     *pointer = reinterpret_cast<void*>(address);
+    emu.Clock().Charge(cost, size);
     return cudaSuccess;
 }
 
@@ -132,7 +172,7 @@ cudaMallocManaged(void** devPtr, size_t size, unsigned int)
 EIDOLON_EXPORT cudaError_t
 cudaMallocAsync(void** devPtr, size_t size, cudaStream_t)
 {
-    return Allocate(devPtr, size, false);
+    return Allocate(devPtr, size, false, spec::HostCall::MallocAsync);
 }
 
 // Pitched allocation: rows padded to 512 bytes.
@@ -159,11 +199,14 @@ cudaFree(void* devPtr)
         return cudaSuccess;
     }
     int device = emu.DeviceOf(devPtr);
+    const Allocation* allocation = emu.FindAllocation(reinterpret_cast<uint64_t>(devPtr));
+    uint64_t bytes = allocation ? allocation->size : 0;
     if (device < 0 || !emu.FreeDevice(reinterpret_cast<uint64_t>(devPtr)))
     {
         return Fail(cudaErrorInvalidValue);
     }
     emu.SyncTo(emu.DeviceCompletion(device), "cudaFree");
+    emu.Clock().Charge(spec::HostCall::Free, bytes); // the release after the implicit wait
     return cudaSuccess;
 }
 
@@ -176,8 +219,12 @@ cudaFreeAsync(void* devPtr, cudaStream_t)
     {
         return cudaSuccess;
     }
-    return call.Emu().FreeDevice(reinterpret_cast<uint64_t>(devPtr)) ? cudaSuccess
-                                                                     : Fail(cudaErrorInvalidValue);
+    if (!call.Emu().FreeDevice(reinterpret_cast<uint64_t>(devPtr)))
+    {
+        return Fail(cudaErrorInvalidValue);
+    }
+    call.Emu().Clock().Charge(spec::HostCall::FreeAsync);
+    return cudaSuccess;
 }
 
 // Page-locked host memory: real memory the program may use.
@@ -195,8 +242,9 @@ cudaHostAlloc(void** pHost, size_t size, unsigned int flags)
         *pHost = nullptr;
         return Fail(cudaErrorMemoryAllocation);
     }
-    PinnedHost()[memory] = flags;
+    PinnedHost()[memory] = PinnedRange{flags, size};
     *pHost = memory;
+    call.Emu().Clock().Charge(spec::HostCall::MallocHost, size); // page-locking the memory
     return cudaSuccess;
 }
 
@@ -216,24 +264,27 @@ cudaFreeHost(void* ptr)
     {
         return cudaSuccess;
     }
-    if (!PinnedHost().erase(ptr))
+    auto it = PinnedHost().find(ptr);
+    if (it == PinnedHost().end())
     {
         return Fail(cudaErrorInvalidValue);
     }
+    call.Emu().Clock().Charge(spec::HostCall::FreeHost, it->second.size);
+    PinnedHost().erase(it);
     std::free(ptr);
     return cudaSuccess;
 }
 
 // Registers (page-locks) an existing host range: recorded, no other effect.
 EIDOLON_EXPORT cudaError_t
-cudaHostRegister(void* ptr, size_t, unsigned int flags)
+cudaHostRegister(void* ptr, size_t size, unsigned int flags)
 {
     ApiCall call(CallKind::Untimed);
     if (!ptr)
     {
         return Fail(cudaErrorInvalidValue);
     }
-    if (!PinnedHost().emplace(ptr, flags).second)
+    if (!PinnedHost().emplace(ptr, PinnedRange{flags, size}).second)
     {
         return Fail(cudaErrorHostMemoryAlreadyRegistered);
     }
@@ -270,7 +321,7 @@ cudaHostGetFlags(unsigned int* pFlags, void* pHost)
     {
         return Fail(cudaErrorInvalidValue);
     }
-    *pFlags = it->second;
+    *pFlags = it->second.flags;
     return cudaSuccess;
 }
 
@@ -320,7 +371,7 @@ cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr)
         attributes->hostPointer = pointer;
         break;
     case MemoryKind::Host:
-        bool pinned = PinnedHost().count(ptr) != 0;
+        bool pinned = IsPinned(ptr);
         attributes->type = pinned ? cudaMemoryTypeHost : cudaMemoryTypeUnregistered;
         attributes->device = pinned ? emu.CurrentDevice() : -2;
         attributes->devicePointer = pinned ? pointer : nullptr;
@@ -597,7 +648,7 @@ cudaMemset2DAsync_ptsz(void* devPtr, size_t pitch, int value, size_t width, size
 EIDOLON_EXPORT cudaError_t
 cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaStream_t)
 {
-    return Allocate(devPtr, size, false);
+    return Allocate(devPtr, size, false, spec::HostCall::MallocAsync);
 }
 
 // cudaFreeAsync on the per-thread default stream (freed at once).

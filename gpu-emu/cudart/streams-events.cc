@@ -24,6 +24,7 @@ CreateStream(cudaStream_t* handle, unsigned flags, int priority)
         return cudaErrorNoDevice;
     }
     priority = std::max(-5, std::min(0, priority)); // clamped to the range, as CUDA does
+    call.Emu().Clock().Charge(spec::HostCall::StreamCreate);
     *handle = reinterpret_cast<cudaStream_t>(
         call.Emu().CreateStream(call.Emu().CurrentDevice(), flags, priority));
     return cudaSuccess;
@@ -44,6 +45,7 @@ SynchronizeStream(cudaStream_t handle, bool perThread)
         return Fail(cudaErrorStreamCaptureUnsupported);
     }
     call.Emu().SyncTo(call.Emu().StreamCompletion(*stream), "cudaStreamSynchronize");
+    call.Emu().Clock().Charge(spec::HostCall::StreamSynchronize); // from completion to return
     return cudaSuccess;
 }
 
@@ -57,6 +59,7 @@ QueryStream(cudaStream_t handle, bool perThread)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
+    emu.Clock().Charge(spec::HostCall::StreamQuery);
     Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cudaStreamQuery");
     if (completion <= emu.Clock().Now() || emu.PollTurnsIntoWait(stream, completion))
     {
@@ -77,7 +80,9 @@ RecordEvent(cudaEvent_t handle, cudaStream_t streamHandle, bool perThread)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
+    emu.Clock().Charge((event->flags & kEventDisableTiming)
+                           ? spec::HostCall::EventRecordDisableTiming
+                           : spec::HostCall::EventRecord);
     emu.RecordEvent(*event, *stream);
     return cudaSuccess;
 }
@@ -93,6 +98,7 @@ WaitEvent(cudaStream_t streamHandle, cudaEvent_t handle, bool perThread)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
+    emu.Clock().Charge(spec::HostCall::StreamWaitEvent);
     emu.StreamWaitEvent(*stream, *event);
     return cudaSuccess;
 }
@@ -140,9 +146,12 @@ EIDOLON_EXPORT cudaError_t
 cudaStreamDestroy(cudaStream_t stream)
 {
     ApiCall call(CallKind::Untimed);
-    return call.Emu().DestroyStream(reinterpret_cast<Stream*>(stream))
-               ? cudaSuccess
-               : Fail(cudaErrorInvalidResourceHandle);
+    if (!call.Emu().DestroyStream(reinterpret_cast<Stream*>(stream)))
+    {
+        return Fail(cudaErrorInvalidResourceHandle);
+    }
+    call.Emu().Clock().Charge(spec::HostCall::StreamDestroy);
+    return cudaSuccess;
 }
 
 // Waits for everything placed on the stream (and, for the legacy stream, on blocking streams).
@@ -253,6 +262,7 @@ cudaEventCreate(cudaEvent_t* event)
         return Fail(cudaErrorInvalidValue);
     }
     *event = reinterpret_cast<cudaEvent_t>(call.Emu().CreateEvent(0));
+    call.Emu().Clock().Charge(spec::HostCall::EventCreate);
     return cudaSuccess;
 }
 
@@ -266,6 +276,7 @@ cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags)
         return Fail(cudaErrorInvalidValue);
     }
     *event = reinterpret_cast<cudaEvent_t>(call.Emu().CreateEvent(flags));
+    call.Emu().Clock().Charge(spec::HostCall::EventCreate);
     return cudaSuccess;
 }
 
@@ -274,9 +285,12 @@ EIDOLON_EXPORT cudaError_t
 cudaEventDestroy(cudaEvent_t event)
 {
     ApiCall call(CallKind::Untimed);
-    return call.Emu().DestroyEvent(reinterpret_cast<Event*>(event))
-               ? cudaSuccess
-               : Fail(cudaErrorInvalidResourceHandle);
+    if (!call.Emu().DestroyEvent(reinterpret_cast<Event*>(event)))
+    {
+        return Fail(cudaErrorInvalidResourceHandle);
+    }
+    call.Emu().Clock().Charge(spec::HostCall::EventDestroy);
+    return cudaSuccess;
 }
 
 // Places a zero-length marker on the stream; the event completes when the stream reaches it.
@@ -318,6 +332,7 @@ cudaEventQuery(cudaEvent_t handle)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
+    emu.Clock().Charge(spec::HostCall::EventQuery);
     Ns time = event->recorded ? emu.Resolve(emu.EventCompletion(*event), "cudaEventQuery") : 0;
     if (!event->recorded || time <= emu.Clock().Now() || emu.PollTurnsIntoWait(event, time))
     {
@@ -342,6 +357,7 @@ cudaEventSynchronize(cudaEvent_t handle)
     {
         emu.SyncTo(emu.EventCompletion(*event), "cudaEventSynchronize");
     }
+    emu.Clock().Charge(spec::HostCall::EventSynchronize); // from completion to return
     return cudaSuccess;
 }
 

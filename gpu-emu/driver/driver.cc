@@ -95,7 +95,8 @@ Launch(CUfunction function, Dim3 grid, Dim3 block, unsigned sharedMem, CUstream 
     }
     Price price =
         emu.Costs().PriceKernel(KernelLaunch{kernel, grid, block, sharedMem, -1}, emu.Spec());
-    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
+    emu.Clock().Charge(stream->legacy ? spec::HostCall::LaunchKernelLegacyStream
+                                      : spec::HostCall::LaunchKernel);
     emu.Place(*stream, OpKind::Kernel, price.duration, kernel->name, price.provider, 0);
     return CUDA_SUCCESS;
 }
@@ -114,10 +115,16 @@ CopyBytes(void* dst, const void* src, size_t bytes, CUstream handle, bool blocki
     {
         return CUDA_SUCCESS;
     }
+    // The driver layer does not know which host memory the runtime pinned: host copies are
+    // charged the pinned figure.
+    bool host = emu.KindOf(dst) == MemoryKind::Host || emu.KindOf(src) == MemoryKind::Host;
+    emu.Clock().Charge(host ? spec::HostCall::MemcpyAsyncPinned : spec::HostCall::MemcpyAsyncDevice,
+                       bytes);
     Placement placement = emu.Copy(*stream, dst, bytes, src, bytes, bytes, 1);
     if (blocking && !placement.captured)
     {
         emu.SyncTo(emu.OpCompletion(placement), "cuMemcpy");
+        emu.Clock().Charge(spec::HostCall::MemcpyBlockingReturn);
     }
     return CUDA_SUCCESS;
 }
@@ -132,6 +139,7 @@ SetBytes(CUdeviceptr dst, int value, size_t bytes, CUstream handle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    emu.Clock().Charge(spec::HostCall::MemsetAsync, bytes);
     emu.Memset(*stream, reinterpret_cast<void*>(dst), bytes, value, bytes, 1);
     return CUDA_SUCCESS;
 }
@@ -582,6 +590,7 @@ cuCtxSynchronize()
     }
     int device = t_currentContext ? t_currentContext->device : call.Emu().CurrentDevice();
     call.Emu().SyncTo(call.Emu().DeviceCompletion(device), "cuCtxSynchronize");
+    call.Emu().Clock().Charge(spec::HostCall::DeviceSynchronize);
     return CUDA_SUCCESS;
 }
 
@@ -776,6 +785,7 @@ cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes)
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *pointer = address;
+    emu.Clock().Charge(spec::HostCall::Malloc, bytes);
     return CUDA_SUCCESS;
 }
 
@@ -786,11 +796,14 @@ cuMemFree_v2(CUdeviceptr pointer)
     ApiCall call(CallKind::Sync);
     Emulator& emu = call.Emu();
     int device = emu.DeviceOf(reinterpret_cast<const void*>(pointer));
+    const Allocation* allocation = emu.FindAllocation(pointer);
+    uint64_t bytes = allocation ? allocation->size : 0;
     if (device < 0 || !emu.FreeDevice(pointer))
     {
         return CUDA_ERROR_INVALID_VALUE;
     }
     emu.SyncTo(emu.DeviceCompletion(device), "cuMemFree"); // like cudaFree, it waits for the device
+    emu.Clock().Charge(spec::HostCall::Free, bytes);
     return CUDA_SUCCESS;
 }
 
@@ -1105,6 +1118,7 @@ cuStreamSynchronize(CUstream handle)
         return CUDA_ERROR_INVALID_HANDLE;
     }
     call.Emu().SyncTo(call.Emu().StreamCompletion(*stream), "cuStreamSynchronize");
+    call.Emu().Clock().Charge(spec::HostCall::StreamSynchronize);
     return CUDA_SUCCESS;
 }
 
@@ -1119,6 +1133,7 @@ cuStreamQuery(CUstream handle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
+    emu.Clock().Charge(spec::HostCall::StreamQuery);
     Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cuStreamQuery");
     if (completion <= emu.Clock().Now() || emu.PollTurnsIntoWait(stream, completion))
     {
@@ -1162,7 +1177,9 @@ cuEventRecord(CUevent handle, CUstream streamHandle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    emu.Clock().Charge(emu.Spec().launchOverheadUs * 1e3);
+    emu.Clock().Charge((event->flags & kEventDisableTiming)
+                           ? spec::HostCall::EventRecordDisableTiming
+                           : spec::HostCall::EventRecord);
     emu.RecordEvent(*event, *stream);
     return CUDA_SUCCESS;
 }
@@ -1181,6 +1198,7 @@ cuEventSynchronize(CUevent handle)
     {
         call.Emu().SyncTo(call.Emu().EventCompletion(*event), "cuEventSynchronize");
     }
+    call.Emu().Clock().Charge(spec::HostCall::EventSynchronize);
     return CUDA_SUCCESS;
 }
 

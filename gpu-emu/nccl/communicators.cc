@@ -148,6 +148,7 @@ InitRank(ncclComm_t* newcomm, int nranks, uint64_t commId, int rank, const ncclC
     {
         return rc;
     }
+    emu.Clock().Charge(spec::HostCall::NcclCommInit);
     return blocking ? ncclSuccess : ncclInProgress;
 }
 
@@ -478,6 +479,8 @@ NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int* 
             return rc;
         }
     }
+    // One charge for the call: the measured figure is an initialisation of the process's NCCL.
+    emu.Clock().Charge(spec::HostCall::NcclCommInit);
     return ncclSuccess;
 }
 

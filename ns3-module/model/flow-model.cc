@@ -231,7 +231,11 @@ FlowModel::ScheduleWake()
     }
     Simulator::Cancel(m_wake);
     m_wakeAt = next;
-    m_wake = Simulator::Schedule(NanoSeconds(next - now), &FlowModel::Wake, this);
+    // At `next` exactly: ns-3's clock may stand between two ns (the simulator stops 1 ps before
+    // a horizon), and a delay from the truncated `now` would land up to 0.999 ns late, by an amount
+    // that depends on where the wall-clock interleaving of ranks put the horizon.
+    Time delay = NanoSeconds(next) - Simulator::Now();
+    m_wake = Simulator::Schedule(delay.IsNegative() ? Time(0) : delay, &FlowModel::Wake, this);
 }
 
 void

@@ -8,6 +8,8 @@
 
 #include "topology-generator.h"
 
+#include "host-spec.h"
+
 #include "ns3/log.h"
 #include "ns3/spec-fields.h"
 
@@ -67,6 +69,54 @@ ResolveGpuSpecDir(const std::string& file, const std::string& fromFile,
         return env;
     }
     return options.fallbackGpuSpecDir;
+}
+
+/**
+ * The `host:` field: the host description every node's server has (spec/host-spec.h), found in
+ * hosts/ beside the file, then $EIDOLON_HOST_SPEC_DIR (':'-separated), then the shipped
+ * topologies/hosts. Loaded here so that a bad name or file is reported with the topology's line.
+ */
+void
+ReadHostField(Topology& topo, const std::string& file, const YAML::Node& node)
+{
+    const std::string where = Where(file, node);
+    if (!node.IsScalar() || node.as<std::string>().empty())
+    {
+        throw TopologyError(where + ": field 'host': expected the name of a host description");
+    }
+    topo.host = node.as<std::string>();
+    std::vector<std::string> dirs{(fs::path(file).parent_path() / "hosts").string()};
+    if (const char* env = std::getenv("EIDOLON_HOST_SPEC_DIR"); env && *env)
+    {
+        std::stringstream list(env);
+        for (std::string dir; std::getline(list, dir, ':');)
+        {
+            if (!dir.empty())
+            {
+                dirs.push_back(dir);
+            }
+        }
+    }
+#ifdef EIDOLON_SOURCE_DIR
+    dirs.push_back(std::string(EIDOLON_SOURCE_DIR) + "/topologies/hosts");
+#endif
+    try
+    {
+        ::eidolon::spec::FindHostSpec(topo.host, dirs);
+    }
+    catch (const std::exception& e)
+    {
+        throw TopologyError(where + ": field 'host': " + e.what());
+    }
+    for (const std::string& dir : dirs)
+    {
+        std::error_code ec;
+        if (fs::is_regular_file(fs::path(dir) / (topo.host + ".yaml"), ec))
+        {
+            topo.hostSpecDir = dir;
+            break;
+        }
+    }
 }
 
 /// A GPU model some device names, and where (for messages).
@@ -185,8 +235,8 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
         throw TopologyError(file + ": empty topology file");
     }
     Fields top(file, root, "topology");
-    top.Allow({"version", "name", "description", "gpu_model", "gpu_specs", "generate", "devices",
-               "links"});
+    top.Allow({"version", "name", "description", "gpu_model", "gpu_specs", "host", "generate",
+               "devices", "links"});
     const int64_t version = top.Int("version", 1);
     if (version != 1)
     {
@@ -195,6 +245,10 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
     Ptr<Topology> topo = Create<Topology>();
     topo->source = file;
     topo->name = top.String("name", fs::path(file).stem().string());
+    if (top.Has("host"))
+    {
+        ReadHostField(*topo, file, top.Get("host"));
+    }
 
     std::vector<ModelUse> uses;
     std::map<std::string, std::string> deviceWhere; // device name -> "file:line" that made it

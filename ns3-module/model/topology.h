@@ -114,6 +114,8 @@ public:
 
     std::string name;
     std::string source; //!< file it came from, for messages
+    std::string host;   //!< the GPU servers' host description (topologies/hosts/), "" = default
+    std::string hostSpecDir; //!< the directory it was found in
 
     uint32_t AddDevice(const Device& device);
     uint32_t AddLink(const Link& link);

@@ -1,7 +1,9 @@
 // Live ranks under `eidolon run` (and under mpirun against `eidolon-sim`): an nvcc-compiled NCCL
 // program (cuda/ranks.cu) on test GPUs with round numbers (test/gpu-emu/gpus/TEST-GPU.yaml) and a
-// two-GPU topology (two-gpus.yaml). The host CPU scale is 0, so every time is modelled and the
-// expected values follow from the spec by hand; nothing depends on how fast this machine is.
+// two-GPU topology (two-gpus.yaml), on a test host whose calls that submit GPU work cost 2 us
+// (test/gpu-emu/hosts/TEST-HOST.yaml). Host time is the default `calls` mode, so every time is
+// modelled and the expected values follow from the specs by hand; nothing depends on how fast
+// this machine is.
 #define BOOST_TEST_MODULE bridge_runs
 #include <boost/test/unit_test.hpp>
 
@@ -65,7 +67,9 @@ struct Scratch
     ~Scratch() { fs::remove_all(dir); }
     std::string Env() const
     {
-        return "EIDOLON_GPU_SPEC_DIR=" EIDOLON_GPU_TEST_DIR "/gpus EIDOLON_HOST_CPU_SCALE=0 "
+        return "EIDOLON_GPU_SPEC_DIR=" EIDOLON_GPU_TEST_DIR
+               "/gpus EIDOLON_HOST_SPEC_DIR=" EIDOLON_GPU_TEST_DIR
+               "/hosts EIDOLON_HOST=TEST-HOST EIDOLON_HOST_CPU_SCALE=0 "
                "EIDOLON_TEST_ID_FILE=" +
                (dir / "id").string() + " ";
     }
@@ -467,7 +471,9 @@ BOOST_AUTO_TEST_CASE(mpirun_ranks_attach_over_tcp)
     std::string mpirun =
         "mpirun --allow-run-as-root --oversubscribe -np 2 -x EIDOLON_SIM_ENDPOINT=" + endpoint +
         " -x LD_LIBRARY_PATH=" EIDOLON_GPU_LIB_DIR " -x EIDOLON_NUM_GPUS=2 -x EIDOLON_GPU=TEST-GPU"
-        " -x EIDOLON_GPU_SPEC_DIR -x EIDOLON_HOST_CPU_SCALE -x EIDOLON_TEST_ID_FILE " +
+        " -x EIDOLON_GPU_SPEC_DIR -x EIDOLON_HOST_SPEC_DIR -x EIDOLON_HOST -x "
+        "EIDOLON_HOST_CPU_SCALE"
+        " -x EIDOLON_TEST_ID_FILE " +
         kRanks + " p2p 4194304";
     Result r = s.Run(mpirun);
     BOOST_REQUIRE_MESSAGE(r.status == 0, r.out + r.err);

@@ -101,6 +101,13 @@ PlanRanks(const RunArguments& args, const std::string& address, sim::SimOptions&
     common["EIDOLON_SIM_ENDPOINT"] = address;
     common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
     common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
+    if (!topology->host.empty())
+    {
+        // The servers' host description (per-call host costs, CPU); without a `host:` field the
+        // ranks use EIDOLON_HOST or gpu-emu's default.
+        common["EIDOLON_HOST"] = topology->host;
+        common["EIDOLON_HOST_SPEC_DIR"] = topology->hostSpecDir;
+    }
     std::string port = eidolon::run::FreeLoopbackPort();
     if (args.launch == "gpu")
     {
