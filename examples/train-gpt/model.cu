@@ -55,7 +55,8 @@ Model::Model(const ModelShape& shape, const Options& options, const Layout& layo
     m_vocabLo = m_vocab * layout.tpRank;
     m_qkvCols = (m_hq + 2 * m_hkv) * m_hd;
     m_fc1Cols = shape.Gated() ? 2 * m_ffn : m_ffn;
-    for (cudaStream_t s : {m_s.compute, m_s.data, m_s.ppFwd, m_s.ppBwd, m_s.cp})
+    for (cudaStream_t s :
+         {m_s.compute, m_s.data, m_s.actSend, m_s.actRecv, m_s.gradSend, m_s.gradRecv, m_s.cp})
     {
         cudaEvent_t e;
         CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -817,7 +818,6 @@ Model::Forward(int step, int microBatch, int virtualChunk)
         RandomTokens(st->tokens, st->targets, m_opt.localBatch, m_l.seqLocal,
                      m_l.cpRank * m_l.seqLocal, m_shape.seqLen, m_shape.vocab, seed, m_s.compute);
     }
-    const int prev = (m_l.ppRank - 1 + m_l.pp) % m_l.pp, next = (m_l.ppRank + 1) % m_l.pp;
     size_t i = 0;
     bf16* x = nullptr;
     if (c.first)
@@ -830,11 +830,13 @@ Model::Forward(int step, int microBatch, int virtualChunk)
     }
     else
     {
-        x = New<bf16>(size_t(m_tr) * d, "pipeline stage input");
-        WaitFor(m_s.ppFwd, m_s.compute);
+        // Receives are posted at once, on their own stream: only the buffer's previous use
+        // orders them (a receive that waited for this rank's compute could close a cycle with
+        // the peer's sends).
+        x = m_mem.New<bf16>(size_t(m_tr) * d, m_s.actRecv, "pipeline stage input");
         NCCL_CHECK(
-            ncclRecv(x, size_t(m_tr) * d, ncclBfloat16, prev, m_comms.ppFwd.comm, m_s.ppFwd));
-        WaitFor(m_s.compute, m_s.ppFwd);
+            ncclRecv(x, size_t(m_tr) * d, ncclBfloat16, 0, m_comms.actRecv.comm, m_s.actRecv));
+        WaitFor(m_s.compute, m_s.actRecv);
     }
     const size_t layerEnd = c.units.size() - (c.last ? 1 : 0);
     for (; i < layerEnd; i++)
@@ -868,10 +870,10 @@ Model::Forward(int step, int microBatch, int virtualChunk)
     }
     else
     {
-        WaitFor(m_s.ppFwd, m_s.compute);
+        WaitFor(m_s.actSend, m_s.compute);
         NCCL_CHECK(
-            ncclSend(x, size_t(m_tr) * d, ncclBfloat16, next, m_comms.ppFwd.comm, m_s.ppFwd));
-        m_mem.Free(x, m_s.ppFwd);
+            ncclSend(x, size_t(m_tr) * d, ncclBfloat16, 1, m_comms.actSend.comm, m_s.actSend));
+        m_sent.push_back(x); // freed at the step's end (see m_sent)
     }
     m_live[{microBatch, virtualChunk}] = std::move(st);
 }
@@ -888,15 +890,13 @@ Model::Backward(int microBatch, int virtualChunk)
     std::unique_ptr<MicroBatchState> st = std::move(it->second);
     m_live.erase(it);
     const bool lastMicroBatch = ++m_backwardsDone[virtualChunk] == m_l.microBatches;
-    const int prev = (m_l.ppRank - 1 + m_l.pp) % m_l.pp, next = (m_l.ppRank + 1) % m_l.pp;
     bf16* dy = st->headDx;
     if (!c.last)
     {
-        dy = New<bf16>(size_t(m_tr) * d, "pipeline stage output gradient");
-        WaitFor(m_s.ppBwd, m_s.compute);
+        dy = m_mem.New<bf16>(size_t(m_tr) * d, m_s.gradRecv, "pipeline stage output gradient");
         NCCL_CHECK(
-            ncclRecv(dy, size_t(m_tr) * d, ncclBfloat16, next, m_comms.ppBwd.comm, m_s.ppBwd));
-        WaitFor(m_s.compute, m_s.ppBwd);
+            ncclRecv(dy, size_t(m_tr) * d, ncclBfloat16, 0, m_comms.gradRecv.comm, m_s.gradRecv));
+        WaitFor(m_s.compute, m_s.gradRecv);
     }
     const int firstLayer = c.first ? 1 : 0;
     for (int l = int(st->layers.size()) - 1; l >= 0; l--)
@@ -918,10 +918,10 @@ Model::Backward(int microBatch, int virtualChunk)
     }
     else
     {
-        WaitFor(m_s.ppBwd, m_s.compute);
+        WaitFor(m_s.gradSend, m_s.compute);
         NCCL_CHECK(
-            ncclSend(dy, size_t(m_tr) * d, ncclBfloat16, prev, m_comms.ppBwd.comm, m_s.ppBwd));
-        m_mem.Free(dy, m_s.ppBwd);
+            ncclSend(dy, size_t(m_tr) * d, ncclBfloat16, 1, m_comms.gradSend.comm, m_s.gradSend));
+        m_sent.push_back(dy);
     }
     Drop(st->tokens);
     Drop(st->targets);
@@ -933,8 +933,11 @@ void
 Model::OptimizerStep(int step, float lr)
 {
     WaitFor(m_s.compute, m_s.data);
-    WaitFor(m_s.compute, m_s.ppFwd);
-    WaitFor(m_s.compute, m_s.ppBwd);
+    for (cudaStream_t s : {m_s.actSend, m_s.actRecv, m_s.gradSend, m_s.gradRecv})
+        WaitFor(m_s.compute, s);
+    for (void* p : m_sent)
+        Drop(p);
+    m_sent.clear();
     // Global gradient norm: each rank adds the squares of the gradients it holds, weighted by one
     // over the number of ranks holding the same values (data ranks for unsharded gradients, tp
     // ranks for the replicated norm weights), then one all-reduce over the world.

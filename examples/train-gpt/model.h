@@ -17,11 +17,13 @@ namespace traingpt
 
 struct Streams
 {
-    cudaStream_t compute = nullptr; // kernels, GEMMs, tensor-parallel collectives
-    cudaStream_t data = nullptr;    // FSDP gathers, gradient all-reduce / reduce-scatter
-    cudaStream_t ppFwd = nullptr;   // activations to the next stage
-    cudaStream_t ppBwd = nullptr;   // gradients to the previous stage
-    cudaStream_t cp = nullptr;      // ring attention's key/value exchange
+    cudaStream_t compute = nullptr;  // kernels, GEMMs, tensor-parallel collectives
+    cudaStream_t data = nullptr;     // FSDP gathers, gradient all-reduce / reduce-scatter
+    cudaStream_t actSend = nullptr;  // pipeline: activations to the next stage
+    cudaStream_t actRecv = nullptr;  // ... from the previous stage
+    cudaStream_t gradSend = nullptr; // pipeline: gradients to the previous stage
+    cudaStream_t gradRecv = nullptr; // ... from the next stage
+    cudaStream_t cp = nullptr;       // ring attention's key/value exchange
 };
 
 // Parameters gathered and gradients reduced together: one transformer layer, the embedding, or
@@ -121,6 +123,10 @@ private:
     float* m_sumsq = nullptr;
     int64_t m_totalParams = 0, m_nonEmbeddingParams = 0;
     int m_microBatchesDone = 0;
+    // Buffers handed to pipeline sends. A send completes only when the peer receives, so reusing
+    // the buffer would make this rank's compute wait for the peer's progress, which can close a
+    // cycle between the stages: they go back to the allocator after the step.
+    std::vector<void*> m_sent;
     std::map<int, int> m_forwardsDone, m_backwardsDone; // per virtual chunk, this step
 };
 

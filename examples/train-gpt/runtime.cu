@@ -270,6 +270,35 @@ Split(ncclComm_t world, int color, int key, int size)
     return g;
 }
 
+// Links p -> p + 1 (mod pp) in one direction. Every rank takes part in three splits (NCCL
+// requires all ranks in each); a link's split is p mod 2, or 2 for the wrap-around link when pp
+// is odd, so no rank is in two links of one split.
+void
+SplitLinks(ncclComm_t world, const Layout& l, int direction, int sendLink, int recvLink,
+           Group* send, Group* recv)
+{
+    const int pp = l.pp;
+    auto callOf = [&](int link) { return (pp % 2 == 1 && link == pp - 1) ? 2 : link % 2; };
+    const int ppColor = l.rank % (l.tp * l.cp * l.dp);
+    for (int call = 0; call < 3; call++)
+    {
+        int color = NCCL_SPLIT_NOCOLOR, key = 0;
+        Group* target = nullptr;
+        if (pp > 1 && callOf(sendLink) == call)
+            color = (ppColor * pp + sendLink) * 2 + direction, key = 0, target = send;
+        else if (pp > 1 && callOf(recvLink) == call)
+            color = (ppColor * pp + recvLink) * 2 + direction, key = 1, target = recv;
+        ncclComm_t comm = nullptr;
+        NCCL_CHECK(ncclCommSplit(world, color, key, &comm, nullptr));
+        if (target)
+        {
+            target->comm = comm;
+            target->size = 2;
+            target->rank = key;
+        }
+    }
+}
+
 } // namespace
 
 Comms
@@ -287,12 +316,14 @@ InitComms(const Layout& l)
     const int tpBlock = l.rank / l.tp;                                  // same cp, dp, pp
     const int cpColor = l.tpRank + l.tp * (l.dpRank + l.dp * l.ppRank); // same tp, dp, pp
     const int dataColor = l.tpRank + l.tp * l.ppRank;                   // same tp, pp
-    const int ppColor = l.rank % (l.tp * l.cp * l.dp);                  // same tp, cp, dp
     c.tp = Split(c.world.comm, tpBlock, l.tpRank, l.tp);
     c.cp = Split(c.world.comm, cpColor, l.cpRank, l.cp);
     c.data = Split(c.world.comm, dataColor, l.rank, l.dp * l.cp);
-    c.ppFwd = Split(c.world.comm, ppColor, l.ppRank, l.pp);
-    c.ppBwd = Split(c.world.comm, ppColor, l.ppRank, l.pp);
+    const int r = l.ppRank, pp = l.pp;
+    // activations: rank r sends on link r (to r + 1) and receives on link r - 1;
+    // gradients: link q carries q + 1 -> q, so rank r sends on link r - 1, receives on link r.
+    SplitLinks(c.world.comm, l, 0, r, (r - 1 + pp) % pp, &c.actSend, &c.actRecv);
+    SplitLinks(c.world.comm, l, 1, (r - 1 + pp) % pp, r, &c.gradSend, &c.gradRecv);
     return c;
 }
 

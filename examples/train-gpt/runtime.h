@@ -77,7 +77,11 @@ struct Group
 
 struct Comms
 {
-    Group world, tp, cp, data, ppFwd, ppBwd; // data: the dp x cp ranks that share parameters
+    Group world, tp, cp, data; // data: the dp x cp ranks that share parameters
+    // Pipeline links: a two-rank communicator per (stage, next stage) pair and direction, so that
+    // each communicator is used on one stream of each rank and a send never queues behind a
+    // receive (with pp = 2 both neighbours are the same rank). The sender is rank 0 of a link.
+    Group actSend, actRecv, gradSend, gradRecv;
 };
 
 // WORLD_SIZE processes: rank 0 creates the ncclUniqueId and hands it out over a TCP store on

@@ -94,8 +94,8 @@ Train(const Options& o, ModelShape shape, const Layout& l)
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, l.localRank));
     Streams streams;
-    for (cudaStream_t* s :
-         {&streams.compute, &streams.data, &streams.ppFwd, &streams.ppBwd, &streams.cp})
+    for (cudaStream_t* s : {&streams.compute, &streams.data, &streams.actSend, &streams.actRecv,
+                            &streams.gradSend, &streams.gradRecv, &streams.cp})
         CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
     Blas blas;
     CUBLAS_CHECK(cublasCreate(&blas.handle));
@@ -173,8 +173,9 @@ Train(const Options& o, ModelShape shape, const Layout& l)
                     "memory %s reserved\n",
                     median, after.size(), int(times.size() - after.size()),
                     FormatBytes(double(mem.PeakReserved())).c_str());
-    for (ncclComm_t c : {comms.tp.comm, comms.cp.comm, comms.data.comm, comms.ppFwd.comm,
-                         comms.ppBwd.comm, comms.world.comm})
+    for (ncclComm_t c :
+         {comms.tp.comm, comms.cp.comm, comms.data.comm, comms.actSend.comm, comms.actRecv.comm,
+          comms.gradSend.comm, comms.gradRecv.comm, comms.world.comm})
         if (c)
             ncclCommDestroy(c);
     cublasLtDestroy(blas.lt);
