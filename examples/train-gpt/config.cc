@@ -44,6 +44,11 @@ Presets()
     add("nemotron4-340b", 96, 18432, 96, 8, 73728, 256000, 4096, Norm::RmsNorm,
         Activation::SquaredRelu, 1e4);
     add("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 2048, Norm::LayerNorm, Activation::Gelu, 1e4);
+    // Single-GPU sizes, for checks against a real GPU: Llama 3.2 1B (Meta's model card: 16 layers,
+    // 2048 hidden, 32/8 heads, 8192 ffn) and GPT-2 small (12 layers, 768 hidden, 12 heads).
+    add("llama3.2-1b", 16, 2048, 32, 8, 8192, 128256, 8192, Norm::RmsNorm, Activation::SwiGlu,
+        5e5);
+    add("gpt2-124m", 12, 768, 12, 12, 3072, 50304, 1024, Norm::LayerNorm, Activation::Gelu, 1e4);
     // tiny: small enough for tests on 2 cores; head dim 64; vocab a multiple of 128 x 4.
     add("tiny", 4, 256, 4, 2, 768, 2048, 256, Norm::RmsNorm, Activation::SwiGlu, 1e4);
     return all;
@@ -80,7 +85,7 @@ Usage()
            "                 [--precision bf16|fp8] [--ac none|selective|full] [--steps N]\n"
            "                 [--warmup-steps N] [--attention flash|cublas] [--seed N]\n"
            "  models: llama3-8b llama3-70b llama3-405b nemotron4-15b nemotron4-340b gpt3-175b "
-           "tiny\n"
+           "llama3.2-1b gpt2-124m tiny\n"
            "  WORLD_SIZE, RANK, LOCAL_RANK (as torchrun sets them) give the processes; the NCCL "
            "id\n"
            "  goes through a TCP store on MASTER_ADDR:MASTER_PORT. DP = WORLD_SIZE/(tp*pp*cp).\n";
