@@ -2,8 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -134,6 +139,19 @@ TargetInstructionsPerNs(const HostSpec& host, const HostCalibration& calibration
     return (calibration.aluInstructions + calibration.sortInstructions +
             calibration.mapInstructions) /
            (target.aluNs + target.sortNs + target.mapNs);
+}
+
+int
+OpenUserInstructionCounter()
+{
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_HARDWARE;
+    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+    attr.exclude_kernel = 1; // the program's work, not the system calls it makes
+    attr.exclude_hv = 1;
+    return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 } // namespace eidolon::spec

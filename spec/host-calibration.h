@@ -47,4 +47,9 @@ double HostSpeedFactor(const HostSpec& host, const HostCalibration& calibration)
 // calibration has no instruction counts.
 double TargetInstructionsPerNs(const HostSpec& host, const HostCalibration& calibration);
 
+// A perf_event counter of the calling thread's retired user-space instructions (close-on-exec);
+// -1 with errno set where the kernel offers none (no PMU, as in most VMs, or perf_event_paranoid
+// forbids it). The instructions host-time mode, the calibration and its test share this one.
+int OpenUserInstructionCounter();
+
 } // namespace eidolon::spec

@@ -97,8 +97,8 @@ ReadAttention(const OptionalFields& pricing, PricingSpec& spec)
         return;
     }
     OptionalFields a = pricing.Child("attention", "pricing.attention");
-    a.Raw().Allow({"fa2_forward", "fa2_backward", "fa3_forward", "fa3_backward",
-                   "causal_efficiency"});
+    a.Raw().Allow(
+        {"fa2_forward", "fa2_backward", "fa3_forward", "fa3_backward", "causal_efficiency"});
     ReadAttentionRates(a, "fa2_forward", spec.fa2Forward);
     ReadAttentionRates(a, "fa2_backward", spec.fa2Backward);
     ReadAttentionRates(a, "fa3_forward", spec.fa3Forward);
@@ -120,10 +120,10 @@ ReadPricingSpec(const Fields& gpuSpec)
     OptionalFields p(Fields(gpuSpec.File(), gpuSpec.Get("pricing"), "pricing"));
     p.Raw().Allow({"gemm_efficiency", "gemm_sm_efficiency", "gemm_tile_penalty",
                    "gemm_tile_overhead_k", "gemm_fixed_us", "gemm_gelu_factor",
-                   "gemm_unaligned_efficiency", "kernel_min_us", "kernel_gap_us",
-                   "hbm_efficiency", "memcpy_efficiency", "memset_efficiency", "l2_bandwidth",
-                   "l2_resident", "host_copy_latency_us", "pinned_bandwidth",
-                   "pageable_h2d_bandwidth", "pageable_d2h_bandwidth", "attention"});
+                   "gemm_unaligned_efficiency", "kernel_min_us", "kernel_gap_us", "hbm_efficiency",
+                   "memcpy_efficiency", "memset_efficiency", "l2_bandwidth", "l2_resident",
+                   "host_copy_latency_us", "pinned_bandwidth", "pageable_h2d_bandwidth",
+                   "pageable_d2h_bandwidth", "attention"});
     if (p.Raw().Has("gemm_efficiency"))
     {
         ReadFractions(p.Child("gemm_efficiency", "pricing.gemm_efficiency"), spec.gemmEfficiency);

@@ -10,8 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,20 +30,6 @@ ThreadCpuNs()
     timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
-}
-
-// A counter of this thread's retired user instructions, or -1 where the kernel offers none.
-int
-OpenInstructionCounter()
-{
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 uint64_t
@@ -109,7 +93,7 @@ volatile uint64_t g_workloadSink = 0;
 void
 CalibrateHost(const std::string& out, const std::string& hostName, int runs)
 {
-    int counter = OpenInstructionCounter();
+    int counter = eidolon::spec::OpenUserInstructionCounter();
     std::string pmu = counter >= 0 ? "" : std::strerror(errno);
     uint64_t sink = 0;
     spec::HostCalibration calibration;

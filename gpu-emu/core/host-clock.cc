@@ -1,12 +1,13 @@
 #include "host-clock.h"
 
+#include "host-calibration.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include <dlfcn.h>
-#include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,27 +36,12 @@ struct ThreadClockState
     }
     bool known = false;
     bool drives = false;
-    double cpuAtLastLeave = 0; // thread CPU ns when it last left gpu-emu
-    double cpuAtEnter = 0;     // thread CPU ns when it entered the current call
-    double wallAtEnter = 0;    // monotonic ns then
+    double cpuAtLastLeave = 0;            // thread CPU ns when it last left gpu-emu
+    double cpuAtEnter = 0;                // thread CPU ns when it entered the current call
+    double wallAtEnter = 0;               // monotonic ns then
     int instructionCounter = -1;          // perf_event fd counting this thread's user instructions
     uint64_t instructionsAtLastLeave = 0; // its value when the thread last left gpu-emu
 };
-
-// A counter of the calling thread's retired user-space instructions; -1 with errno set if the
-// kernel offers none (no PMU, as in most VMs, or perf_event_paranoid forbids it).
-int
-OpenInstructionCounter()
-{
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
-    attr.exclude_kernel = 1; // the program's work, not the system calls it makes
-    attr.exclude_hv = 1;
-    return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
-}
 
 uint64_t
 ReadInstructions(int counter)
@@ -144,7 +130,7 @@ HostClock::SetModel(const HostTimeModel& model, std::shared_ptr<const spec::Host
 std::string
 HostClock::InstructionCounterError()
 {
-    int counter = OpenInstructionCounter();
+    int counter = spec::OpenUserInstructionCounter();
     if (counter < 0)
     {
         int error = errno;
@@ -224,7 +210,8 @@ HostClock::Enter(CallKind kind)
     case HostTimeMode::Instructions:
         if (thread.instructionCounter < 0 && startsDriving)
         {
-            thread.instructionCounter = OpenInstructionCounter(); // probed at start: it opens
+            thread.instructionCounter =
+                spec::OpenUserInstructionCounter(); // probed at start: it opens
             thread.instructionsAtLastLeave = 0;
         }
         if (thread.instructionCounter >= 0 && m_model.instructionsPerNs > 0)

@@ -3,13 +3,13 @@
 // CUDA/cuBLAS/NCCL code (cuda/host-time.cu) on the shipped H100 GPU and h100-server host
 // descriptions; expected values are worked out by hand from topologies/hosts/h100-server.yaml.
 #define BOOST_TEST_MODULE host_time
+#include "host-calibration.h"
+
 #include <boost/test/unit_test.hpp>
 
 #include <nlohmann/json.hpp>
 
-#include <linux/perf_event.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,18 +168,13 @@ CheckIdenticalOnABusyMachine(const Scratch& s, int gpus, const std::string& args
 bool
 MachineHasInstructionCounter()
 {
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
-    attr.exclude_kernel = 1;
-    long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+    int fd = eidolon::spec::OpenUserInstructionCounter();
     if (fd >= 0)
     {
-        close(int(fd));
+        close(fd);
+        return true;
     }
-    return fd >= 0;
+    return false;
 }
 
 } // namespace
