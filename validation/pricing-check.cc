@@ -446,6 +446,21 @@ CudnnAttentionUs(const nlohmann::json& r, const GpuSpec& spec, Ns floor)
     return us;
 }
 
+// PyTorch's CUTLASS mem-efficient kernels (fmha_cutlassF/B) for a row [batch, hq, hkv, seq, hd].
+double
+MemEfficientAttentionUs(const nlohmann::json& r, const GpuSpec& spec, Ns floor)
+{
+    AttentionShape a;
+    a.batch = r["shape"][0];
+    a.heads = r["shape"][1];
+    a.seqQ = a.seqK = r["shape"][3];
+    a.headDim = r["shape"][4];
+    a.causal = r.value("causal", false);
+    a.backward = r["op"].get<std::string>().find(".bwd") != std::string::npos;
+    a.kind = AttentionKind::MemEfficient;
+    return (AttentionNs(a, spec, floor) - spec.pricing.kernelGapNs) / 1e3;
+}
+
 void
 CheckTorch(Context& ctx, const std::string& dir, Table& table)
 {
@@ -474,6 +489,13 @@ CheckTorch(Context& ctx, const std::string& dir, Table& table)
         {
             for (const auto& k : r["kernels"])
             {
+                if (k["name"].get<std::string>().rfind("fmha_cutlass", 0) == 0)
+                {
+                    // Causality is a field of the kernel's Params struct, whose layout gpu-emu
+                    // does not read: the row's shape and mask price it (mem-efficient rates).
+                    model += MemEfficientAttentionUs(r, spec, ctx.minKernelNs);
+                    continue;
+                }
                 model +=
                     k.value("count", 1.0) * KernelBodyUs(chain, k, spec, r.value("bytes", 0.0), r);
             }

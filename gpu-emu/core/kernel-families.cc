@@ -365,10 +365,24 @@ TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpe
         {
             return std::nullopt;
         }
-        // Per row: the passes over its elements, and mean/rstd (8 B) for the norms.
-        const double bytes =
-            double(launch.grid.x) * (*cols * element * (kernel.reads + kernel.writes) + 8);
-        return MemoryBoundNs(bytes, bytes, hbm * kernel.fraction, spec, floor);
+        // Per row: one read and the writes from HBM, and mean/rstd (8 B) for the norms.
+        const double rows = double(launch.grid.x);
+        const double rowBytes = *cols * element;
+        const double bytes = rows * (rowBytes * (1 + kernel.writes) + 8);
+        Ns price = MemoryBoundNs(bytes, bytes, hbm * kernel.fraction, spec, floor);
+        if (kernel.reads > 1)
+        {
+            // A multi-pass kernel reads each row again: from L2 while the rows of the resident
+            // blocks (2048 threads per SM) fit in the L2-resident size, else from HBM.
+            const double resident =
+                double(spec.smCount) * std::max(1.0, 2048.0 / double(launch.block.Count()));
+            const bool inL2 = spec.pricing.l2BytesPerSecond > 0 &&
+                              resident * rowBytes <= double(spec.pricing.l2ResidentBytes);
+            const double rate =
+                inL2 ? spec.pricing.l2BytesPerSecond : spec.hbmBandwidth * hbm * kernel.fraction;
+            price += rows * rowBytes * (kernel.reads - 1) / rate * 1e9;
+        }
+        return price;
     }
     if (name.find("GammaBetaBackward") != std::string::npos)
     {

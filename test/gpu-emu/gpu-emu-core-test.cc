@@ -364,6 +364,33 @@ BOOST_AUTO_TEST_CASE(train_gpt_row_kernel_priced_by_bytes)
                boost::test_tools::tolerance(1e-9));
 }
 
+BOOST_AUTO_TEST_CASE(pytorch_norm_reads_its_row_width_argument)
+{
+    // vectorized_layer_norm_kernel(int N, float eps, X, gamma, beta, mean, rstd, Y): one block
+    // per row, N the first argument. 8192 rows of N = 4096 bf16: read X and write Y (2 x 2 B per
+    // element) and 8 B of mean/rstd per row = 8192 x 16392 = 134283264 B, above the 10 MiB
+    // L2-resident size: 1 TB/s x 0.8 x 0.72 (the norm forward's fraction of the copy rate).
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo norm{
+        "",
+        "at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+        "float, true>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, "
+        "c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+        nullptr, -1};
+    int cols = 4096;
+    float eps = 1e-5f;
+    void* pointer = nullptr;
+    void* args[8] = {&cols, &eps, &pointer, &pointer, &pointer, &pointer, &pointer, &pointer};
+    KernelLaunch launch{&norm, {8192, 1, 1}, {32, 4, 1}, 0, -1, args};
+    const double bytes = 8192.0 * (4096 * 2 * 2 + 8);
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 1000 + bytes / (0.8e12 * 0.72) * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // Without its arguments the grid does not tell the width: left to the next provider.
+    launch.args = nullptr;
+    BOOST_TEST(!families.PriceKernel(launch, spec));
+}
+
 BOOST_AUTO_TEST_CASE(train_gpt_attention_backward_reads_the_query_heads)
 {
     // flash_attention_bwd_dkdv<128, true>: grid (seq / 64, hkv, batch) = (64, 2, 2), block 64:
