@@ -36,9 +36,16 @@ ElementBytes(const std::string& name)
         const char* type;
         double bytes;
     };
-    static const TypeBytes types[] = {{"c10::BFloat16", 2}, {"c10::Half", 2}, {"double", 8},
-                                      {"float", 4},         {"long", 8},      {"int", 4},
-                                      {"unsigned char", 1}, {"bool", 1},      {"c10::Float8", 1}};
+    static const TypeBytes types[] = {{"c10::complex<float>", 8},
+                                      {"c10::BFloat16", 2},
+                                      {"c10::Half", 2},
+                                      {"double", 8},
+                                      {"float", 4},
+                                      {"long", 8},
+                                      {"int", 4},
+                                      {"unsigned char", 1},
+                                      {"bool", 1},
+                                      {"c10::Float8", 1}};
     size_t best = std::string::npos;
     double bytes = 4;
     for (const auto& entry : types)
@@ -225,7 +232,15 @@ int
 Operands(const std::string& name)
 {
     std::vector<long> n = IntArgs(name, "std::array<char*, ");
-    return n.empty() ? 2 : int(n[0]);
+    if (!n.empty())
+    {
+        return int(n[0]);
+    }
+    // gpu_kernel_impl_nocast<...> names carry the functor, not the operand array: a binary
+    // functor reads two operands and writes one.
+    const bool binary = name.find("BinaryFunctor<") != std::string::npos ||
+                        name.find("CUDAFunctor_add<") != std::string::npos;
+    return binary ? 3 : 2;
 }
 
 std::optional<Ns>
