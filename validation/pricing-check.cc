@@ -15,9 +15,11 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -287,9 +289,85 @@ CheckMemory(Context& ctx, const std::string& dir, Table& table)
     }
 }
 
+// The argument values PyTorch passes to the kernels whose size gpu-emu reads from their arguments
+// (core/kernel-families.cc), rebuilt from the op's recorded shape: Kineto records no argument
+// values. Integers are stored 64-bit; an int parameter reads the low half (little-endian).
+struct TorchArguments
+{
+    std::vector<int64_t> values = std::vector<int64_t>(12, 0);
+    struct CastSide
+    {
+        int8_t dtype = 0;
+        uint32_t elementSize = 0;
+    } load, store;
+    std::vector<void*> pointers = std::vector<void*>(12, nullptr);
+
+    void Set(size_t index, int64_t value)
+    {
+        values[index] = value;
+        pointers[index] = &values[index];
+    }
+};
+
+int
+TorchDtypeBytes(const std::string& dtype)
+{
+    return dtype.find("float32") != std::string::npos   ? 4
+           : dtype.find("float64") != std::string::npos ? 8
+                                                        : 2;
+}
+
+// Fills `a` for kernel `name` of torch-op row `r`; false when the kernel takes no size argument
+// the model reads (it is then sized from its launch geometry).
+bool
+FillTorchArguments(const std::string& name, const nlohmann::json& r, TorchArguments& a)
+{
+    const std::string family = r["family"], op = r["op"];
+    const auto& shape = r["shape"];
+    int64_t numel = 1;
+    for (const auto& d : shape)
+        numel *= d.get<int64_t>();
+    const int64_t cols = shape.back();
+    const int64_t rows = numel / cols;
+    auto has = [&](const char* fragment) { return name.find(fragment) != std::string::npos; };
+    if (family == "norm" || family == "softmax" || family == "cross_entropy")
+    {
+        if (has("vectorized_layer_norm_kernel<"))
+            a.Set(0, cols);
+        else if (has("layer_norm_grad_input_kernel_vectorized<"))
+            a.Set(6, cols);
+        else if (has("GammaBetaBackward"))
+        {
+            a.Set(0, rows);
+            a.Set(1, cols);
+        }
+        else if (has("cunn_SoftMaxForward"))
+            a.Set(2, cols);
+        else if (has("cunn_SoftMaxBackward"))
+            a.Set(3, cols);
+    }
+    const bool elementwise = has("elementwise_kernel<");
+    if (elementwise && (family == "copy" || family == "softmax" || family == "cross_entropy" ||
+                        family == "reduce"))
+    {
+        a.Set(0, numel); // int N: these ops' elementwise kernels cover the whole tensor
+        if (has("LoadWithCast<1>"))
+        {
+            // The cast's source is the op's dtype; its destination float32 (the kernels' lambda
+            // takes float) unless the op casts to bf16.
+            a.load.elementSize = TorchDtypeBytes(r["dtype"]);
+            a.store.elementSize = op.find("bfloat16") != std::string::npos ? 2 : 4;
+            a.pointers[5] = &a.load;
+            a.pointers[6] = &a.store;
+        }
+    }
+    return std::any_of(a.pointers.begin(), a.pointers.end(), [](void* p) { return p != nullptr; });
+}
+
 // A Kineto kernel record priced through the chain (its body: the price less the gap).
 double
-KernelBodyUs(CostModel& chain, const nlohmann::json& k, const GpuSpec& spec, double opBytes)
+KernelBodyUs(CostModel& chain, const nlohmann::json& k, const GpuSpec& spec, double opBytes,
+             const nlohmann::json& row)
 {
     const std::string name = k["name"];
     const double gap = spec.pricing.kernelGapNs;
@@ -311,6 +389,11 @@ KernelBodyUs(CostModel& chain, const nlohmann::json& k, const GpuSpec& spec, dou
                         {k["block"][0], k["block"][1], k["block"][2]},
                         k.value("smem", uint64_t(0)),
                         -1};
+    TorchArguments arguments;
+    if (FillTorchArguments(name, row, arguments))
+    {
+        launch.args = arguments.pointers.data();
+    }
     Price price = chain.PriceKernel(launch, spec);
     return (price.duration - gap) / 1e3;
 }
@@ -363,6 +446,21 @@ CudnnAttentionUs(const nlohmann::json& r, const GpuSpec& spec, Ns floor)
     return us;
 }
 
+// PyTorch's CUTLASS mem-efficient kernels (fmha_cutlassF/B) for a row [batch, hq, hkv, seq, hd].
+double
+MemEfficientAttentionUs(const nlohmann::json& r, const GpuSpec& spec, Ns floor)
+{
+    AttentionShape a;
+    a.batch = r["shape"][0];
+    a.heads = r["shape"][1];
+    a.seqQ = a.seqK = r["shape"][3];
+    a.headDim = r["shape"][4];
+    a.causal = r.value("causal", false);
+    a.backward = r["op"].get<std::string>().find(".bwd") != std::string::npos;
+    a.kind = AttentionKind::MemEfficient;
+    return (AttentionNs(a, spec, floor) - spec.pricing.kernelGapNs) / 1e3;
+}
+
 void
 CheckTorch(Context& ctx, const std::string& dir, Table& table)
 {
@@ -391,13 +489,20 @@ CheckTorch(Context& ctx, const std::string& dir, Table& table)
         {
             for (const auto& k : r["kernels"])
             {
+                if (k["name"].get<std::string>().rfind("fmha_cutlass", 0) == 0)
+                {
+                    // Causality is a field of the kernel's Params struct, whose layout gpu-emu
+                    // does not read: the row's shape and mask price it (mem-efficient rates).
+                    model += MemEfficientAttentionUs(r, spec, ctx.minKernelNs);
+                    continue;
+                }
                 model +=
-                    k.value("count", 1.0) * KernelBodyUs(chain, k, spec, r.value("bytes", 0.0));
+                    k.value("count", 1.0) * KernelBodyUs(chain, k, spec, r.value("bytes", 0.0), r);
             }
             if (op.rfind("sdpa-flash", 0) == 0)
                 name = "attention flash (by kernel)";
             else if (op.rfind("sdpa-efficient", 0) == 0)
-                name = "attention mem-efficient (FA2 rates)";
+                name = "attention mem-efficient (CUTLASS)";
         }
         table.Add("H100 (ours)", name, Label("%s %s", op.c_str(), r["shape"].dump().c_str()),
                   r["us"], model);

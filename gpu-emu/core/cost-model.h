@@ -40,6 +40,9 @@ struct KernelLaunch
     Dim3 block;
     uint64_t sharedMemBytes = 0;
     int64_t argBytes = -1; // total parameter bytes when known, -1 otherwise
+    // The launch's argument array (cudaLaunchKernel's `args`: one pointer per parameter, valid
+    // only while the launch is priced), or null when the launch path does not carry it.
+    void* const* args = nullptr;
 };
 
 enum class DType
@@ -96,6 +99,9 @@ enum class AttentionKind
 {
     Fa2,
     Fa3,
+    // CUTLASS memory-efficient kernels (xformers; PyTorch's fmha_cutlassF/B): FA2's rates scaled
+    // by kMemEfficientOfFa2 (cost-model.cc).
+    MemEfficient,
 };
 
 struct AttentionShape
@@ -104,10 +110,14 @@ struct AttentionShape
     bool causal = false;
     bool backward = false;
     AttentionKind kind = AttentionKind::Fa2;
+    // Matmuls of sq x sk x d per head the kernel does; 0: a whole pass (2 forward, 5 backward).
+    // A backward split into a dK/dV kernel (S, dP, dV, dK: 4) and a dQ kernel (S, dP, dQ: 3)
+    // prices each kernel's share.
+    int matmuls = 0;
 };
 
-// Matmul FLOPs of attention: forward 4*b*h*sq*sk*d (QK^T and PV), halved by a causal mask; the
-// backward pass does 2.5x the forward's (five matmuls to the forward's two).
+// Matmul FLOPs of attention: 2*matmuls*b*h*sq*sk*d, halved by a causal mask. A whole forward pass
+// is 4*b*h*sq*sk*d (QK^T and PV); a whole backward 2.5x that (five matmuls to the forward's two).
 double AttentionFlops(const AttentionShape& shape);
 
 struct Price

@@ -14,9 +14,13 @@
 #include "cost-model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <string>
+#include <utility>
 
 namespace eidolon::gpu
 {
@@ -32,9 +36,16 @@ ElementBytes(const std::string& name)
         const char* type;
         double bytes;
     };
-    static const TypeBytes types[] = {{"c10::BFloat16", 2}, {"c10::Half", 2}, {"double", 8},
-                                      {"float", 4},         {"long", 8},      {"int", 4},
-                                      {"unsigned char", 1}, {"bool", 1},      {"c10::Float8", 1}};
+    static const TypeBytes types[] = {{"c10::complex<float>", 8},
+                                      {"c10::BFloat16", 2},
+                                      {"c10::Half", 2},
+                                      {"double", 8},
+                                      {"float", 4},
+                                      {"long", 8},
+                                      {"int", 4},
+                                      {"unsigned char", 1},
+                                      {"bool", 1},
+                                      {"c10::Float8", 1}};
     size_t best = std::string::npos;
     double bytes = 4;
     for (const auto& entry : types)
@@ -110,11 +121,126 @@ FlashFlags(const std::string& name)
     return flags;
 }
 
+// ------------------------------------------------------------------ PyTorch kernels sized by
+// argument
+
+// The top-level parameter types of a demangled function name: "f<...>(int, float, T const*)" ->
+// {"int", "float", "T const*"}. The parameter list fixes which argument is which, so a size read
+// from the launch's argument array is read only where the name says that parameter is an integer.
+std::vector<std::string>
+Parameters(const std::string& name)
+{
+    std::vector<std::string> parameters;
+    if (name.empty() || name.back() != ')')
+    {
+        return parameters;
+    }
+    int depth = 0;
+    size_t open = std::string::npos;
+    for (size_t i = name.size(); i-- > 0;)
+    {
+        const char c = name[i];
+        depth += (c == ')' || c == '>') ? 1 : (c == '(' || c == '<') ? -1 : 0;
+        if (depth == 0)
+        {
+            open = i;
+            break;
+        }
+    }
+    if (open == std::string::npos)
+    {
+        return parameters;
+    }
+    std::string current;
+    depth = 0;
+    for (size_t i = open + 1; i + 1 < name.size(); ++i)
+    {
+        const char c = name[i];
+        depth += (c == '(' || c == '<') ? 1 : (c == ')' || c == '>') ? -1 : 0;
+        if (c == ',' && depth == 0)
+        {
+            parameters.push_back(current);
+            current.clear();
+            continue;
+        }
+        if (!(c == ' ' && current.empty()))
+        {
+            current += c;
+        }
+    }
+    if (!current.empty())
+    {
+        parameters.push_back(current);
+    }
+    return parameters;
+}
+
+// Parameter `index` when the name declares it `int` or `long` and the launch carries arguments.
+std::optional<double>
+SizeArgument(const KernelLaunch& launch, const std::string& name, size_t index)
+{
+    const std::vector<std::string> parameters = Parameters(name);
+    if (!launch.args || index >= parameters.size() || !launch.args[index])
+    {
+        return std::nullopt;
+    }
+    double value = 0;
+    if (parameters[index] == "int" || parameters[index] == "unsigned int")
+    {
+        int32_t v = 0;
+        std::memcpy(&v, launch.args[index], sizeof v);
+        value = v;
+    }
+    else if (parameters[index] == "long" || parameters[index] == "unsigned long")
+    {
+        int64_t v = 0;
+        std::memcpy(&v, launch.args[index], sizeof v);
+        value = double(v);
+    }
+    return value > 0 ? std::optional<double>(value) : std::nullopt;
+}
+
+// The element bytes read plus written by unrolled_elementwise_kernel<..., LoadWithCast<1>,
+// StoreWithCast<1> >(int N, f, data, ic, oc, loader, storer): each of loader and storer holds
+// {ScalarType dtypes[1]; uint32_t element_sizes[1]} (ATen/native/cuda/MemoryAccess.cuh), the size
+// at byte 4.
+std::optional<double>
+CastSizes(const KernelLaunch& launch, const std::string& name)
+{
+    if (!launch.args || name.find("LoadWithCast<1>") == std::string::npos)
+    {
+        return std::nullopt;
+    }
+    const std::vector<std::string> parameters = Parameters(name);
+    if (parameters.size() != 7 || parameters[5].find("LoadWithCast<1>") == std::string::npos ||
+        parameters[6].find("StoreWithCast<1>") == std::string::npos || !launch.args[5] ||
+        !launch.args[6])
+    {
+        return std::nullopt;
+    }
+    uint32_t in = 0, out = 0;
+    std::memcpy(&in, static_cast<const char*>(launch.args[5]) + 4, sizeof in);
+    std::memcpy(&out, static_cast<const char*>(launch.args[6]) + 4, sizeof out);
+    if (in == 0 || in > 16 || out == 0 || out > 16)
+    {
+        return std::nullopt;
+    }
+    return double(in + out);
+}
+
 int
 Operands(const std::string& name)
 {
     std::vector<long> n = IntArgs(name, "std::array<char*, ");
-    return n.empty() ? 2 : int(n[0]);
+    if (!n.empty())
+    {
+        return int(n[0]);
+    }
+    // gpu_kernel_impl_nocast<...> names carry the functor, not the operand array: a binary
+    // functor reads two operands and writes one.
+    const bool binary = name.find("BinaryFunctor<") != std::string::npos ||
+                        name.find("CUDAFunctor_add<") != std::string::npos;
+    return binary ? 3 : 2;
 }
 
 std::optional<Ns>
@@ -138,9 +264,26 @@ Elementwise(const KernelLaunch& launch, const std::string& name, const GpuSpec& 
     {
         return std::nullopt;
     }
-    const double elements = perBlock * double(launch.grid.Count());
-    const double bytes = elements * Operands(name) * ElementBytes(name);
-    return MemoryBoundNs(bytes, bytes, spec.pricing.hbmEfficiency, spec, floor);
+    // The exact count is the kernel's first argument (int N) when the launch carries arguments;
+    // the grid gives it rounded up to whole blocks.
+    const double elements =
+        SizeArgument(launch, name, 0).value_or(perBlock * double(launch.grid.Count()));
+    double perElement = Operands(name) * ElementBytes(name);
+    double efficiency = spec.pricing.hbmEfficiency;
+    if (name.find("bfloat16_copy_kernel_cuda") != std::string::npos)
+    {
+        perElement = 6; // float in, bf16 out
+    }
+    if (auto sizes = CastSizes(launch, name))
+    {
+        // A cast through LoadWithCast/StoreWithCast converts each element by its runtime dtype:
+        // bf16 -> fp32 runs at 1.94 TB/s on H100 (ours, 0.67 of what a copy reaches).
+        constexpr double kDynamicCastFraction = 0.67;
+        perElement = *sizes;
+        efficiency *= kDynamicCastFraction;
+    }
+    const double bytes = elements * perElement;
+    return MemoryBoundNs(bytes, bytes, efficiency, spec, floor);
 }
 
 std::optional<Ns>
@@ -194,6 +337,318 @@ FlashAttention(const KernelLaunch& launch, const std::string& name, const GpuSpe
     return MemoryBoundNs(bytes, bytes, spec.pricing.hbmEfficiency, spec, floor);
 }
 
+// Rates PyTorch's reduction-style kernels reach, as fractions of the achievable HBM rate
+// (hbm_efficiency): calibrated on our H100 rows (validation/measurements/h100-2026-11-24/
+// torch-kernels.jsonl, the largest shapes), the same rows the pricing check compares with.
+constexpr double kNormForwardFraction = 0.72;     // vectorized_layer_norm_kernel: 1.8-2.6 TB/s
+constexpr double kGammaBetaFraction = 0.43;       // weight-gradient column sums: 1.2-1.3 TB/s
+constexpr double kRegisterSoftmaxFraction = 0.45; // cunn_SoftMaxForwardReg: 1.24 TB/s
+constexpr double kWarpSoftmaxFraction = 0.6;      // softmax_warp_forward at 2048 wide: 1.7 TB/s
+
+// One block per row (grid.x rows) of `cols` elements, cols being the integer argument `index`:
+// passes over the rows x cols elements (a multi-pass softmax reads its input three times).
+struct RowKernel
+{
+    const char* kernel;
+    size_t colsArgument;
+    double reads, writes;
+    double fraction;
+};
+
+std::optional<Ns>
+TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
+{
+    static const RowKernel kernels[] = {
+        {"vectorized_layer_norm_kernel<", 0, 1, 1, kNormForwardFraction},
+        {"layer_norm_grad_input_kernel_vectorized<", 6, 2, 1, 1.0},
+        {"cunn_SoftMaxForwardReg<", 2, 1, 1, kRegisterSoftmaxFraction},
+        {"cunn_SoftMaxForwardSmem<", 2, 1, 1, 1.0},
+        {"cunn_SoftMaxForward<", 2, 3, 1, 1.0},
+        {"cunn_SoftMaxBackwardSmem<", 3, 2, 1, 1.0},
+        {"cunn_SoftMaxBackward<", 3, 3, 1, 1.0},
+    };
+    const double element = ElementBytes(name);
+    const double hbm = spec.pricing.hbmEfficiency;
+    for (const auto& kernel : kernels)
+    {
+        if (name.find(kernel.kernel) == std::string::npos)
+        {
+            continue;
+        }
+        auto cols = SizeArgument(launch, name, kernel.colsArgument);
+        if (!cols)
+        {
+            return std::nullopt;
+        }
+        // Per row: one read and the writes from HBM, and mean/rstd (8 B) for the norms.
+        const double rows = double(launch.grid.x);
+        const double rowBytes = *cols * element;
+        const double bytes = rows * (rowBytes * (1 + kernel.writes) + 8);
+        Ns price = MemoryBoundNs(bytes, bytes, hbm * kernel.fraction, spec, floor);
+        if (kernel.reads > 1)
+        {
+            // A multi-pass kernel reads each row again: from L2 while the rows of the resident
+            // blocks (2048 threads per SM) fit in the L2-resident size, else from HBM.
+            const double resident =
+                double(spec.smCount) * std::max(1.0, 2048.0 / double(launch.block.Count()));
+            const bool inL2 = spec.pricing.l2BytesPerSecond > 0 &&
+                              resident * rowBytes <= double(spec.pricing.l2ResidentBytes);
+            const double rate =
+                inL2 ? spec.pricing.l2BytesPerSecond : spec.hbmBandwidth * hbm * kernel.fraction;
+            price += rows * rowBytes * (kernel.reads - 1) / rate * 1e9;
+        }
+        return price;
+    }
+    if (name.find("GammaBetaBackward") != std::string::npos)
+    {
+        // (long M, long N, dY, X, mean, rstd, dgamma, dbeta): reads dY and X, M x N each.
+        auto rows = SizeArgument(launch, name, 0), cols = SizeArgument(launch, name, 1);
+        if (!rows || !cols)
+        {
+            return std::nullopt;
+        }
+        const double bytes = *rows * *cols * 2 * element + *rows * 8 + *cols * 2 * element;
+        return MemoryBoundNs(bytes, bytes, hbm * kGammaBetaFraction, spec, floor);
+    }
+    return std::nullopt;
+}
+
+// Sized by template and geometry: softmax_warp_forward/backward<in, out, acc, log2_elements, ...>
+// (rows of 2^log2 elements; 4 warps per block, each on 2 rows up to 128 wide, else 1), the
+// embedding gather vectorized_gather_kernel<VEC, index> (one block per index, grid.y x block x VEC
+// bytes of its row), and PyTorch's CUTLASS memory-efficient attention.
+std::optional<Ns>
+TorchGeometryKernel(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec,
+                    Ns floor)
+{
+    static const std::regex warpSoftmax(
+        R"(softmax_warp_(forward|backward)<.*?, (\d+), (?:true|false), (?:true|false)>)");
+    static const std::regex cutlassForward(
+        R"(AttentionKernel<[^,]+, [^,]+, (?:true|false), (\d+), (\d+), (\d+)[,>])");
+    static const std::regex cutlassBackward(
+        R"(AttentionBackwardKernel<[^,]+, [^,]+, (?:true|false), (?:true|false), (?:true|false), (\d+), (\d+), (\d+)[,>])");
+    const double hbm = spec.pricing.hbmEfficiency;
+    std::smatch m;
+    if (std::regex_search(name, m, warpSoftmax))
+    {
+        const double width = std::ldexp(1.0, std::stoi(m[2]));
+        const double rows = double(launch.grid.x) * launch.block.y * (width <= 128 ? 2 : 1);
+        const double passes = m[1] == "forward" ? 2 : 3;
+        const double bytes = rows * width * passes * ElementBytes(name);
+        return MemoryBoundNs(bytes, bytes, hbm * kWarpSoftmaxFraction, spec, floor);
+    }
+    if (name.find("vectorized_gather_kernel<") != std::string::npos)
+    {
+        std::vector<long> vec = IntArgs(name, "vectorized_gather_kernel<");
+        const double row = double(launch.grid.y) * launch.block.x * (vec.empty() ? 16 : vec[0]);
+        const double bytes = double(launch.grid.x) * (2 * row + 8);
+        return MemoryBoundNs(bytes, bytes, hbm, spec, floor);
+    }
+    const bool forward = name.rfind("fmha_cutlassF", 0) == 0;
+    if ((forward && std::regex_search(name, m, cutlassForward)) ||
+        (name.rfind("fmha_cutlassB", 0) == 0 && std::regex_search(name, m, cutlassBackward)))
+    {
+        // Forward <..., queries per block, keys per block, max head dim>: grid (seqQ / queries,
+        // heads, batch); backward <..., block I, block J (keys), max head dim>: grid (seqK / J,
+        // ...).
+        AttentionShape a;
+        a.kind = AttentionKind::MemEfficient;
+        a.backward = !forward;
+        a.headDim = std::stol(m[3]);
+        a.seqQ = a.seqK = int64_t(launch.grid.x) * std::stol(forward ? m[1] : m[2]);
+        a.heads = launch.grid.y;
+        a.batch = launch.grid.z;
+        return AttentionNs(a, spec, floor);
+    }
+    return std::nullopt;
+}
+
+// ------------------------------------------------------------------ train-gpt's kernels
+
+// The kernels of examples/train-gpt (kernels.cu) live at global scope, so their demangled names
+// start with the family: `rmsnorm_fwd<8>(...)`, `flash_attention_fwd<128, true>(...)`. Their sizes
+// follow from grid, block and template arguments as that README's "Kernels and their cost" table
+// gives them; the bytes below are that table's.
+bool
+IsKernel(const std::string& name, const char* family)
+{
+    const size_t length = std::strlen(family);
+    return name.compare(0, length, family) == 0 &&
+           (name.size() == length || name[length] == '(' || name[length] == '<');
+}
+
+// The int parameter `index` of a launch whose parameter layout is `layoutBytes` bytes, when the
+// launch carries its arguments (a kernel whose cubin is compressed has unknown parameter bytes:
+// its name alone vouches for the layout then).
+std::optional<long>
+IntArgument(const KernelLaunch& launch, size_t index, int64_t layoutBytes)
+{
+    // The cubin's parameter bytes are the layout's, up to the 8-byte alignment of the bank.
+    const bool layoutMatches = launch.argBytes < 0 || launch.argBytes == layoutBytes ||
+                               launch.argBytes == (layoutBytes + 7) / 8 * 8;
+    if (!launch.args || !layoutMatches || !launch.args[index])
+    {
+        return std::nullopt;
+    }
+    int value = 0;
+    std::memcpy(&value, launch.args[index], sizeof value);
+    return value;
+}
+
+// Grid-stride elementwise kernels: 256 threads x 8 elements per block (kElemThreads x
+// kElemsPerThread), n = 2048 G; bytes per element from the README's table.
+std::optional<double>
+TrainGptElementwiseBytes(const KernelLaunch& launch, const std::string& name)
+{
+    struct PerElement
+    {
+        const char* family;
+        double bytes;
+    };
+    static const PerElement kernels[] = {
+        {"param_init", 6},       {"swiglu_fwd", 6},       {"swiglu_bwd", 10},
+        {"squared_relu_fwd", 4}, {"gelu_fwd", 4},         {"squared_relu_bwd", 6},
+        {"gelu_bwd", 6},         {"residual_add", 6},     {"cast_fp8", 3},
+        {"cast_bf16", 6},        {"grad_accumulate", 12}, {"grad_norm_sumsq", 4},
+        {"adamw_step", 30}};
+    const double n = double(launch.block.Count()) * 8 * double(launch.grid.Count());
+    for (const auto& kernel : kernels)
+    {
+        if (IsKernel(name, kernel.family))
+        {
+            return kernel.bytes * n;
+        }
+    }
+    if (IsKernel(name, "random_tokens")) // one token per thread: two int32 written
+    {
+        return 8 * double(launch.block.Count()) * double(launch.grid.Count());
+    }
+    return std::nullopt;
+}
+
+// Row kernels `family<VEC>`: one block per row (grid.x rows), width = block.x x VEC. Returns
+// {bytes through HBM, fp32 atomics on the norm weights' gradients (L2-resident)}.
+std::optional<std::pair<double, double>>
+TrainGptRowBytes(const KernelLaunch& launch, const std::string& name)
+{
+    const std::vector<long> vec = IntArgs(name, "<");
+    if (vec.empty() || vec[0] <= 0)
+    {
+        return std::nullopt;
+    }
+    const double rows = launch.grid.x;
+    const double width = double(launch.block.x) * double(vec[0]);
+    if (IsKernel(name, "embedding_fwd"))
+        return std::make_pair(rows * (4 + 4 * width), 0.0);
+    if (IsKernel(name, "embedding_bwd")) // token, bf16 dout, fp32 atomics on table rows in HBM
+        return std::make_pair(rows * (4 + 10 * width), 0.0);
+    if (IsKernel(name, "rmsnorm_fwd"))
+        return std::make_pair(rows * (4 * width + 4) + 2 * width, 0.0);
+    if (IsKernel(name, "layernorm_fwd"))
+        return std::make_pair(rows * (4 * width + 8) + 4 * width, 0.0);
+    if (IsKernel(name, "rmsnorm_bwd"))
+        return std::make_pair(rows * (8 * width + 8), 8 * width * rows);
+    if (IsKernel(name, "layernorm_bwd"))
+        return std::make_pair(rows * (8 * width + 8), 16 * width * rows);
+    if (IsKernel(name, "softmax_fwd")) // fp32 scores in, bf16 probabilities out
+        return std::make_pair(6 * rows * width, 0.0);
+    if (IsKernel(name, "softmax_bwd"))
+        return std::make_pair(8 * rows * width, 0.0);
+    return std::nullopt;
+}
+
+std::optional<double>
+TrainGptOtherBytes(const KernelLaunch& launch, const std::string& name)
+{
+    const double blocks = double(launch.grid.Count());
+    const std::vector<long> headDim = IntArgs(name, "<");
+    if ((IsKernel(name, "rotary_fwd") || IsKernel(name, "rotary_bwd")) && !headDim.empty())
+    {
+        // grid (seq, hq + 2 hkv, batch): one head row per block; bf16 in and out forward, fp32
+        // gradients in and bf16 out backward.
+        return (IsKernel(name, "rotary_fwd") ? 4.0 : 10.0) * double(headDim[0]) * blocks;
+    }
+    if (IsKernel(name, "flash_attention_bwd_dot") && !headDim.empty())
+    {
+        const double rows = double(launch.block.x) * blocks; // dO and O bf16, delta fp32
+        return rows * (4.0 * double(headDim[0]) + 4);
+    }
+    const double chunk = double(launch.block.Count()) * 8; // 2048 logits per block
+    if (IsKernel(name, "cross_entropy_fwd_chunk"))
+        return 2 * chunk * blocks;
+    if (IsKernel(name, "cross_entropy_bwd"))
+        return 4 * chunk * blocks;
+    const double rows = double(launch.block.Count()) * blocks; // one thread per row
+    if (IsKernel(name, "cross_entropy_fwd_combine"))
+    {
+        // (logits, targets, scratch, rowMax, rowSum, rowTarget, rows, chunks, vocabLocal,
+        // vocabLo): each row reads its chunks' (max, sum) pairs and writes three floats.
+        const double chunks = IntArgument(launch, 7, 6 * 8 + 4 * 4).value_or(1);
+        return rows * (8 * std::max(1.0, chunks) + 16);
+    }
+    if (IsKernel(name, "cross_entropy_rescale"))
+        return 16 * rows;
+    return std::nullopt;
+}
+
+// flash_attention_fwd<HD, CAUSAL>, flash_attention_bwd_dkdv<HD, CAUSAL>, flash_attention_bwd_dq:
+// grid (seq / 64, heads, batch), block 64 query (or key) rows; priced by FLOPs at the FA2 rates.
+std::optional<Ns>
+TrainGptAttention(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec,
+                  Ns floor)
+{
+    const bool forward = IsKernel(name, "flash_attention_fwd");
+    const bool dkdv = IsKernel(name, "flash_attention_bwd_dkdv");
+    const bool dq = IsKernel(name, "flash_attention_bwd_dq");
+    const std::vector<long> headDim = IntArgs(name, "<");
+    if (!(forward || dkdv || dq) || headDim.empty())
+    {
+        return std::nullopt;
+    }
+    AttentionShape a;
+    a.headDim = headDim[0];
+    a.causal = name.find(", true>") != std::string::npos;
+    a.batch = launch.grid.z;
+    a.heads = launch.grid.y;
+    a.seqQ = a.seqK = int64_t(launch.grid.x) * launch.block.x;
+    a.backward = !forward;
+    a.matmuls = forward ? 2 : dkdv ? 4 : 3;
+    if (dkdv)
+    {
+        // The grid covers the kv heads; every query head of the group is computed. hq is the
+        // ninth argument (q, k, v, dout, lse, delta, dk, dv: 64 bytes of pointers, then int hq).
+        const long hq = IntArgument(launch, 8, 8 * 8 + 4).value_or(a.heads);
+        if (hq >= a.heads && hq % a.heads == 0)
+        {
+            a.heads = hq;
+        }
+    }
+    return AttentionNs(a, spec, floor);
+}
+
+std::optional<Ns>
+TrainGpt(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
+{
+    const double hbm = spec.pricing.hbmEfficiency;
+    if (auto bytes = TrainGptElementwiseBytes(launch, name))
+    {
+        return MemoryBoundNs(*bytes, *bytes, hbm, spec, floor);
+    }
+    if (auto bytes = TrainGptRowBytes(launch, name))
+    {
+        // Atomics on a weight gradient of one row's width stay in L2.
+        const double l2 = spec.pricing.l2BytesPerSecond > 0 ? spec.pricing.l2BytesPerSecond
+                                                            : spec.hbmBandwidth * hbm;
+        return MemoryBoundNs(bytes->first, bytes->first, hbm, spec, floor) +
+               bytes->second / l2 * 1e9;
+    }
+    if (auto bytes = TrainGptOtherBytes(launch, name))
+    {
+        return MemoryBoundNs(*bytes, *bytes, hbm, spec, floor);
+    }
+    return TrainGptAttention(launch, name, spec, floor);
+}
+
 } // namespace
 
 std::optional<Ns>
@@ -213,7 +668,19 @@ KernelFamilyModel::PriceKernel(const KernelLaunch& launch, const GpuSpec& spec)
     {
         return price;
     }
-    return FlashAttention(launch, name, spec, floor);
+    if (auto price = FlashAttention(launch, name, spec, floor))
+    {
+        return price;
+    }
+    if (auto price = TorchRowKernel(launch, name, spec, floor))
+    {
+        return price;
+    }
+    if (auto price = TorchGeometryKernel(launch, name, spec, floor))
+    {
+        return price;
+    }
+    return TrainGpt(launch, name, spec, floor);
 }
 
 } // namespace eidolon::gpu

@@ -50,7 +50,7 @@ ValidGeometry(dim3 grid, dim3 block)
 // (higher on the legacy default stream, which orders itself with the device's blocking streams).
 cudaError_t
 LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaStream_t handle,
-             bool perThread)
+             bool perThread, void** args)
 {
     ApiCall call(CallKind::Submit);
     Emulator& emu = call.Emu();
@@ -71,7 +71,9 @@ LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaSt
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    KernelLaunch launch{kernel, ToDim3(grid), ToDim3(block), sharedMem, kernel->argBytes};
+    // The argument values go to the pricing chain, which reads the sizes of the kernels whose
+    // parameter layout it knows (core/kernel-families.cc).
+    KernelLaunch launch{kernel, ToDim3(grid), ToDim3(block), sharedMem, kernel->argBytes, args};
     Price price = emu.Costs().PriceKernel(launch, emu.Spec());
     emu.Clock().Charge(stream->legacy ? spec::HostCall::LaunchKernelLegacyStream
                                       : spec::HostCall::LaunchKernel);
@@ -246,77 +248,77 @@ cudaGetFuncBySymbol(cudaFunction_t* function, const void* symbol)
 
 // Launches a kernel handle (nvcc 13 <<<>>> path).
 EIDOLON_EXPORT cudaError_t
-__cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void**, size_t sharedMem,
+__cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
                    cudaStream_t stream)
 {
     return LaunchKernel(reinterpret_cast<KernelInfo*>(kernel), gridDim, blockDim, sharedMem, stream,
-                        false);
+                        false, args);
 }
 
 // __cudaLaunchKernel with a null stream meaning the per-thread default stream.
 EIDOLON_EXPORT cudaError_t
-__cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void**, size_t sharedMem,
-                        cudaStream_t stream)
+__cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args,
+                        size_t sharedMem, cudaStream_t stream)
 {
     return LaunchKernel(reinterpret_cast<KernelInfo*>(kernel), gridDim, blockDim, sharedMem, stream,
-                        true);
+                        true, args);
 }
 
 // Launches the kernel whose host stub is `func`.
 EIDOLON_EXPORT cudaError_t
-cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void**, size_t sharedMem,
+cudaLaunchKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
                  cudaStream_t stream)
 {
-    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, false);
+    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, false, args);
 }
 
 // cudaLaunchKernel with a null stream meaning the per-thread default stream.
 EIDOLON_EXPORT cudaError_t
-cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void**, size_t sharedMem,
+cudaLaunchKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
                       cudaStream_t stream)
 {
-    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, true);
+    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, true, args);
 }
 
 // Launch with a configuration struct; launch attributes (clusters, priorities) do not change
 // prices.
 EIDOLON_EXPORT cudaError_t
-cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void**)
+cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args)
 {
     if (!config)
     {
         return Fail(cudaErrorInvalidValue);
     }
     return LaunchKernel(KernelOf(func), config->gridDim, config->blockDim, config->dynamicSmemBytes,
-                        config->stream, false);
+                        config->stream, false, args);
 }
 
 // cudaLaunchKernelExC with a null stream meaning the per-thread default stream.
 EIDOLON_EXPORT cudaError_t
-cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void**)
+cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void** args)
 {
     if (!config)
     {
         return Fail(cudaErrorInvalidValue);
     }
     return LaunchKernel(KernelOf(func), config->gridDim, config->blockDim, config->dynamicSmemBytes,
-                        config->stream, true);
+                        config->stream, true, args);
 }
 
 // Cooperative launch: priced like any launch.
 EIDOLON_EXPORT cudaError_t
-cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void**, size_t sharedMem,
-                            cudaStream_t stream)
+cudaLaunchCooperativeKernel(const void* func, dim3 gridDim, dim3 blockDim, void** args,
+                            size_t sharedMem, cudaStream_t stream)
 {
-    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, false);
+    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, false, args);
 }
 
 // Cooperative launch on the per-thread default stream.
 EIDOLON_EXPORT cudaError_t
-cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void**,
+cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 gridDim, dim3 blockDim, void** args,
                                  size_t sharedMem, cudaStream_t stream)
 {
-    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, true);
+    return LaunchKernel(KernelOf(func), gridDim, blockDim, sharedMem, stream, true, args);
 }
 
 // Enqueues a host function; it runs before this call returns (see LaunchHostFunction).

@@ -337,6 +337,89 @@ BOOST_AUTO_TEST_CASE(pytorch_kernels_priced_by_family)
     BOOST_TEST(!families.PriceKernel({&spin, {1, 1, 1}, {32, 1, 1}, 0, -1}, spec));
 }
 
+BOOST_AUTO_TEST_CASE(train_gpt_row_kernel_priced_by_bytes)
+{
+    // examples/train-gpt README "Kernels and their cost": rmsnorm_fwd<VEC>, grid rows, block
+    // dim / VEC, moves rows (4 dim + 4) + 2 dim bytes. 8192 rows of 512 x 8 = 4096: 8192 x 16388
+    // + 8192 = 134258688 B, footprint above 10 MiB: HBM at 1 TB/s x 0.8 = 167.8 us, plus the
+    // 1 us floor and 1 us gap of TEST-GPU-PRICED.
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo norm{"",
+                    "rmsnorm_fwd<8>(__nv_bfloat16 const*, __nv_bfloat16 const*, "
+                    "__nv_bfloat16*, float*, int)",
+                    nullptr, -1};
+    const double bytes = 8192.0 * (4 * 4096 + 4) + 2 * 4096;
+    BOOST_TEST(*families.PriceKernel({&norm, {8192, 1, 1}, {512, 1, 1}, 0, -1}, spec) ==
+                   1000 + bytes / 0.8e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // adamw_step: 30 B per element, n = 256 threads x 8 x grid: 64 blocks = 131072 elements,
+    // 3.93 MB, inside the 10 MiB L2-resident size: 2 TB/s, 1.97 us.
+    KernelInfo adamw{"",
+                     "adamw_step(float*, __nv_bfloat16*, float*, float*, float*, long, "
+                     "float const*, float, float, float, float, float, float, int)",
+                     nullptr, -1};
+    BOOST_TEST(*families.PriceKernel({&adamw, {64, 1, 1}, {256, 1, 1}, 0, -1}, spec) ==
+                   1000 + 30.0 * 131072 / 2e12 * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(pytorch_norm_reads_its_row_width_argument)
+{
+    // vectorized_layer_norm_kernel(int N, float eps, X, gamma, beta, mean, rstd, Y): one block
+    // per row, N the first argument. 8192 rows of N = 4096 bf16: read X and write Y (2 x 2 B per
+    // element) and 8 B of mean/rstd per row = 8192 x 16392 = 134283264 B, above the 10 MiB
+    // L2-resident size: 1 TB/s x 0.8 x 0.72 (the norm forward's fraction of the copy rate).
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo norm{
+        "",
+        "at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+        "float, true>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, "
+        "c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+        nullptr, -1};
+    int cols = 4096;
+    float eps = 1e-5f;
+    void* pointer = nullptr;
+    void* args[8] = {&cols, &eps, &pointer, &pointer, &pointer, &pointer, &pointer, &pointer};
+    KernelLaunch launch{&norm, {8192, 1, 1}, {32, 4, 1}, 0, -1, args};
+    const double bytes = 8192.0 * (4096 * 2 * 2 + 8);
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 1000 + bytes / (0.8e12 * 0.72) * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // Without its arguments the grid does not tell the width: left to the next provider.
+    launch.args = nullptr;
+    BOOST_TEST(!families.PriceKernel(launch, spec));
+}
+
+BOOST_AUTO_TEST_CASE(train_gpt_attention_backward_reads_the_query_heads)
+{
+    // flash_attention_bwd_dkdv<128, true>: grid (seq / 64, hkv, batch) = (64, 2, 2), block 64:
+    // seq 4096, 2 kv heads, batch 2; hq = 8 is its ninth argument (8 pointers, then int hq).
+    // FLOPs: S, dP, dV, dK = 4 matmuls: 2 x 4 x 2 x 8 x 4096^2 x 128 / 2 (causal) = 68.7e9, times
+    // (32 + 1) / 32 diagonal blocks of 128 keys, at the FA2 backward rate 200e12 x 0.25 x
+    // 4096 / (4096 + 128) x 0.9 (causal): 1000 + 1.63 ms + 1000.
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo dkdv{"",
+                    "flash_attention_bwd_dkdv<128, true>(__nv_bfloat16 const*, "
+                    "__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16 const*, float "
+                    "const*, float const*, float*, float*, int)",
+                    nullptr, 68};
+    int hq = 8;
+    void* pointer = nullptr;
+    void* args[9] = {&pointer, &pointer, &pointer, &pointer, &pointer,
+                     &pointer, &pointer, &pointer, &hq};
+    KernelLaunch launch{&dkdv, {64, 2, 2}, {64, 1, 1}, 0, 68, args};
+    const double flops = 2.0 * 4 * 2 * 8 * 4096.0 * 4096 * 128 / 2 * 33 / 32;
+    const double rate = 200e12 * 0.25 * 4096 / (4096 + 128) * 0.9;
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 1000 + flops / rate * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+    // Without the arguments only the kv heads the grid shows are counted: a quarter the FLOPs.
+    launch.args = nullptr;
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 1000 + flops / 4 / rate * 1e9 + 1000,
+               boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(pricing)
