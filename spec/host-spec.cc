@@ -1,13 +1,10 @@
 #include "host-spec.h"
 
-#include <yaml-cpp/yaml.h>
+#include "spec-fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <set>
-#include <sstream>
-#include <stdexcept>
 
 namespace eidolon::spec
 {
@@ -66,135 +63,72 @@ Ns(double us)
     return std::round(us * 1e3);
 }
 
-// Reports bad input as "file:line: field 'x': why".
-class Reader
+// A figure of a by_bytes list, [bytes, us]: the same number syntax as every field's.
+double
+PointFigure(const Fields& cost, const YAML::Node& figure)
 {
-public:
-    explicit Reader(const std::string& path)
-        : m_path(path)
+    if (!figure.IsScalar())
     {
+        cost.FailAt(figure, "by_bytes", "expected a number, not a list or mapping");
     }
-
-    [[noreturn]] void Fail(const YAML::Node& node, const std::string& field,
-                           const std::string& why) const
+    double value = 0;
+    try
     {
-        std::string where = m_path;
-        if (node.IsDefined() && node.Mark().line >= 0)
-        {
-            where += ":" + std::to_string(node.Mark().line + 1);
-        }
-        throw std::runtime_error(where + ": field '" + field + "': " + why);
+        value = ParseNumber(figure.Scalar());
     }
-
-    YAML::Node Required(const YAML::Node& map, const std::string& field,
-                        const std::string& prefix) const
+    catch (const SpecError& e)
     {
-        YAML::Node node = map[field];
-        if (!node)
-        {
-            Fail(map, prefix + field, "missing");
-        }
-        return node;
+        cost.FailAt(figure, "by_bytes", e.what());
     }
-
-    std::string Text(const YAML::Node& map, const std::string& field, const std::string& prefix,
-                     bool required) const
+    if (value < 0)
     {
-        YAML::Node node = map[field];
-        if (!node)
-        {
-            if (required)
-            {
-                Fail(map, prefix + field, "missing");
-            }
-            return "";
-        }
-        if (!node.IsScalar())
-        {
-            Fail(node, prefix + field, "expected text");
-        }
-        return node.as<std::string>();
+        cost.FailAt(figure, "by_bytes", "must not be negative");
     }
+    return value;
+}
 
-    double NonNegative(const YAML::Node& node, const std::string& field) const
+// The cost of calls[key]: {us: N, source} or {by_bytes: [[B, us], ...], source}.
+HostCallCost
+ReadCost(const Fields& calls, const char* key)
+{
+    if (!calls.Get(key).IsMap())
     {
-        double value = 0;
-        try
-        {
-            value = node.as<double>();
-        }
-        catch (const YAML::Exception&)
-        {
-            Fail(node, field, "not a number");
-        }
-        if (!(value >= 0))
-        {
-            Fail(node, field, "must not be negative");
-        }
-        return value;
+        calls.Fail(key, "expected {us: N, source: ...} or {by_bytes: [[B, us], ...], source: ...}");
     }
-
-    void OnlyKeys(const YAML::Node& map, const std::set<std::string>& allowed,
-                  const std::string& prefix) const
+    Fields f = calls.Child(key);
+    f.Allow({"us", "by_bytes", "source"});
+    HostCallCost cost;
+    cost.source = f.String("source"); // every figure needs its source
+    if (f.Has("us") && f.Has("by_bytes"))
     {
-        for (const auto& item : map)
-        {
-            std::string key = item.first.as<std::string>();
-            if (!allowed.count(key))
-            {
-                Fail(item.first, prefix + key, "unknown field");
-            }
-        }
+        f.Fail("us", "give either us or by_bytes, not both");
     }
-
-    HostCallCost Cost(const YAML::Node& node, const std::string& field) const
+    if (f.Has("us"))
     {
-        if (!node.IsMap())
-        {
-            Fail(node, field,
-                 "expected {us: N, source: ...} or {by_bytes: [[B, us], ...], source}");
-        }
-        OnlyKeys(node, {"us", "by_bytes", "source"}, field + ".");
-        HostCallCost cost;
-        cost.source = Text(node, "source", field + ".", true);
-        if (cost.source.empty())
-        {
-            Fail(node, field + ".source", "every figure needs its source");
-        }
-        if (node["us"] && node["by_bytes"])
-        {
-            Fail(node, field, "give either us or by_bytes, not both");
-        }
-        if (node["us"])
-        {
-            cost.points.emplace_back(0.0, Ns(NonNegative(node["us"], field + ".us")));
-            return cost;
-        }
-        YAML::Node points = Required(node, "by_bytes", field + ".");
-        if (!points.IsSequence() || points.size() == 0)
-        {
-            Fail(points, field + ".by_bytes", "expected a list of [bytes, us] pairs");
-        }
-        for (const YAML::Node& point : points)
-        {
-            if (!point.IsSequence() || point.size() != 2)
-            {
-                Fail(point, field + ".by_bytes", "expected a [bytes, us] pair");
-            }
-            double bytes = NonNegative(point[0], field + ".by_bytes");
-            double ns = Ns(NonNegative(point[1], field + ".by_bytes"));
-            if (!cost.points.empty() && bytes <= cost.points.back().first)
-            {
-                Fail(point, field + ".by_bytes", "sizes must increase");
-            }
-            cost.points.emplace_back(bytes, ns);
-        }
+        cost.points.emplace_back(0.0, Ns(f.NonNegative("us")));
         return cost;
     }
-
-private:
-    const std::string& m_path;
-};
+    YAML::Node points = f.Get("by_bytes");
+    if (!points.IsSequence() || points.size() == 0)
+    {
+        f.Fail("by_bytes", "expected a list of [bytes, us] pairs");
+    }
+    for (const YAML::Node& point : points)
+    {
+        if (!point.IsSequence() || point.size() != 2)
+        {
+            f.FailAt(point, "by_bytes", "expected a [bytes, us] pair");
+        }
+        double bytes = PointFigure(f, point[0]);
+        double ns = Ns(PointFigure(f, point[1]));
+        if (!cost.points.empty() && bytes <= cost.points.back().first)
+        {
+            f.FailAt(point, "by_bytes", "sizes must increase");
+        }
+        cost.points.emplace_back(bytes, ns);
+    }
+    return cost;
+}
 
 } // namespace
 
@@ -233,60 +167,38 @@ HostCallCost::NsFor(uint64_t bytes) const
 HostSpec
 ParseHostSpec(const std::string& text, const std::string& path)
 {
-    YAML::Node root;
-    try
-    {
-        root = YAML::Load(text);
-    }
-    catch (const YAML::ParserException& e)
-    {
-        throw std::runtime_error(path + ":" + std::to_string(e.mark.line + 1) +
-                                 ": not valid YAML: " + e.msg);
-    }
-    Reader reader(path);
-    if (!root.IsMap())
-    {
-        throw std::runtime_error(path + ": expected a host description (a map of fields)");
-    }
-    reader.OnlyKeys(root, {"name", "description", "cpu", "software", "cpu_benchmark", "calls"}, "");
+    Fields root(path, LoadYaml(text, path), "host description");
+    root.Allow({"name", "description", "cpu", "software", "cpu_benchmark", "calls"});
     HostSpec spec;
-    spec.name = reader.Text(root, "name", "", true);
-    spec.description = reader.Text(root, "description", "", false);
-    spec.cpu = reader.Text(root, "cpu", "", true);
-    spec.software = reader.Text(root, "software", "", false);
+    spec.name = root.Scalar("name");
+    spec.description = root.Has("description") ? root.Scalar("description") : "";
+    spec.cpu = root.Scalar("cpu");
+    spec.software = root.Has("software") ? root.Scalar("software") : "";
 
-    YAML::Node bench = reader.Required(root, "cpu_benchmark", "");
-    reader.OnlyKeys(bench, {"alu_ms", "sort_ms", "map_ms", "source"}, "cpu_benchmark.");
-    auto benchMs = [&](const char* field)
+    Fields bench = root.Child("cpu_benchmark");
+    bench.Allow({"alu_ms", "sort_ms", "map_ms", "source"});
+    spec.cpuBenchmark.aluNs = bench.Positive("alu_ms") * 1e6;
+    spec.cpuBenchmark.sortNs = bench.Positive("sort_ms") * 1e6;
+    spec.cpuBenchmark.mapNs = bench.Positive("map_ms") * 1e6;
+    spec.cpuBenchmark.source = bench.Scalar("source");
+
+    Fields calls = root.Child("calls");
+    // Not Allow(): the 39 call names would bury the one misspelt.
+    for (const auto& item : root.Get("calls"))
     {
-        std::string name = std::string("cpu_benchmark.") + field;
-        double ms = reader.NonNegative(reader.Required(bench, field, "cpu_benchmark."), name);
-        if (ms <= 0)
+        std::string key = item.first.Scalar();
+        if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
         {
-            reader.Fail(bench[field], name, "must be positive");
+            calls.FailAt(item.first, key.c_str(), "unknown field");
         }
-        return ms * 1e6;
-    };
-    spec.cpuBenchmark.aluNs = benchMs("alu_ms");
-    spec.cpuBenchmark.sortNs = benchMs("sort_ms");
-    spec.cpuBenchmark.mapNs = benchMs("map_ms");
-    spec.cpuBenchmark.source = reader.Text(bench, "source", "cpu_benchmark.", true);
-
-    YAML::Node calls = reader.Required(root, "calls", "");
-    if (!calls.IsMap())
-    {
-        reader.Fail(calls, "calls", "expected a map from call to cost");
     }
-    reader.OnlyKeys(calls, std::set<std::string>(kKeys.begin(), kKeys.end()), "calls.");
     for (size_t i = 0; i < kHostCallCount; ++i)
     {
-        std::string field = std::string("calls.") + kKeys[i];
-        YAML::Node node = calls[kKeys[i]];
-        if (!node)
+        if (!calls.Has(kKeys[i]))
         {
-            reader.Fail(calls, field, "missing (every call needs a cost and its source)");
+            calls.Fail(kKeys[i], "missing (every call needs a cost and its source)");
         }
-        spec.calls[i] = reader.Cost(node, field);
+        spec.calls[i] = ReadCost(calls, kKeys[i]);
     }
     return spec;
 }
@@ -294,14 +206,7 @@ ParseHostSpec(const std::string& text, const std::string& path)
 HostSpec
 ReadHostSpec(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in)
-    {
-        throw std::runtime_error(path + ": cannot open host description");
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    return ParseHostSpec(text.str(), path);
+    return ParseHostSpec(ReadFile(path), path);
 }
 
 HostSpec
@@ -317,15 +222,15 @@ FindHostSpec(const std::string& name, const std::vector<std::string>& dirs)
             HostSpec spec = ReadHostSpec(file.string());
             if (spec.name != name)
             {
-                throw std::runtime_error(file.string() + ": field 'name': '" + spec.name +
-                                         "' does not match the file name '" + name + "'");
+                throw SpecError(file.string() + ": field 'name': '" + spec.name +
+                                "' does not match the file name '" + name + "'");
             }
             return spec;
         }
         searched += (searched.empty() ? "" : ", ") + dir;
     }
-    throw std::runtime_error("no host description '" + name + "' (looked for " + name +
-                             ".yaml in: " + (searched.empty() ? "no directory" : searched) + ")");
+    throw SpecError("no host description '" + name + "' (looked for " + name +
+                    ".yaml in: " + (searched.empty() ? "no directory" : searched) + ")");
 }
 
 } // namespace eidolon::spec

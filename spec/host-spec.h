@@ -5,6 +5,8 @@
 // a cluster's `host:` field. No ns-3 dependency.
 #pragma once
 
+#include "spec-error.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -100,8 +102,8 @@ struct HostSpec
     }
 };
 
-// Reads one host description; every call of HostCall must be priced. Throws std::runtime_error
-// naming the file, the line and the field on bad input.
+// Reads one host description; every call of HostCall must be priced. Throws SpecError (a
+// std::runtime_error) naming the file, the line and the field on bad input.
 HostSpec ReadHostSpec(const std::string& path);
 HostSpec ParseHostSpec(const std::string& text, const std::string& path);
 

@@ -22,11 +22,7 @@ public:
     {
         if (m_fields.Has(key))
         {
-            out = m_fields.Number(key);
-            if (out < 0)
-            {
-                m_fields.Fail(key, "must not be negative");
-            }
+            out = m_fields.NonNegative(key);
         }
     }
 

@@ -57,6 +57,26 @@ ReadFile(const std::string& path)
     return ss.str();
 }
 
+double
+ParseNumber(const std::string& text)
+{
+    size_t used = 0;
+    double v = 0;
+    try
+    {
+        v = std::stod(text, &used);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || !std::isfinite(v))
+    {
+        throw SpecError("expected a number, got '" + text + "'");
+    }
+    return v;
+}
+
 Fields::Fields(std::string file, const YAML::Node& map, std::string what)
     : m_file(std::move(file))
     , m_map(map)
@@ -102,16 +122,35 @@ Fields::Get(const char* key) const
     const YAML::Node n = m_map[key];
     if (!n.IsDefined() || n.IsNull())
     {
-        throw SpecError(Where(m_file, m_map) + ": field '" + key + "': missing in " + m_what);
+        FailAt(m_map, key, m_prefix.empty() ? "missing in " + m_what : "missing");
     }
     return n;
+}
+
+Fields
+Fields::Child(const char* key) const
+{
+    YAML::Node n = Get(key);
+    if (!n.IsMap())
+    {
+        Fail(key, "expected a mapping of key: value pairs");
+    }
+    Fields child(m_file, n, m_prefix + key);
+    child.m_prefix = m_prefix + key + ".";
+    return child;
 }
 
 void
 Fields::Fail(const char* key, const std::string& message) const
 {
     const YAML::Node n = m_map[key];
-    throw SpecError(Where(m_file, n.IsDefined() ? n : m_map) + ": field '" + key + "': " + message);
+    FailAt(n.IsDefined() ? n : m_map, key, message);
+}
+
+void
+Fields::FailAt(const YAML::Node& at, const char* key, const std::string& message) const
+{
+    throw SpecError(Where(m_file, at) + ": field '" + m_prefix + key + "': " + message);
 }
 
 std::string
@@ -181,22 +220,7 @@ Fields::Int(const char* key, int64_t min, int64_t fallback) const
 double
 Fields::Number(const char* key) const
 {
-    std::string s = Scalar(key);
-    size_t used = 0;
-    double v = 0;
-    try
-    {
-        v = std::stod(s, &used);
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    if (used == 0 || used != s.size() || !std::isfinite(v))
-    {
-        Fail(key, "expected a number, got '" + s + "'");
-    }
-    return v;
+    return Parsed(key, ParseNumber);
 }
 
 double
@@ -206,6 +230,17 @@ Fields::Positive(const char* key) const
     if (!(v > 0))
     {
         Fail(key, "must be positive, got " + Scalar(key));
+    }
+    return v;
+}
+
+double
+Fields::NonNegative(const char* key) const
+{
+    double v = Number(key);
+    if (v < 0)
+    {
+        Fail(key, "must not be negative");
     }
     return v;
 }

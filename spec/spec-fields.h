@@ -30,10 +30,15 @@ YAML::Node LoadYaml(const std::string& text, const std::string& file);
 /// A whole file as text; throws SpecError "path: cannot open file".
 std::string ReadFile(const std::string& path);
 
+/// A finite decimal number ("4019", "2.5", "1e-3"); throws SpecError "expected a number, got
+/// '...'".
+double ParseNumber(const std::string& text);
+
 /**
  * Reads fields of one YAML mapping, turning every problem into a SpecError that names the file,
  * line and field. `what` names the mapping in messages ("link", "GPU spec", ...). A key whose
- * value is null counts as absent.
+ * value is null counts as absent. The Fields of a nested mapping made by Child() name their fields
+ * by dotted path ("calls.cudaFree.source"), which says by itself where the field belongs.
  */
 class Fields
 {
@@ -44,9 +49,15 @@ public:
     /// Rejects keys outside `allowed`, naming the stray key and listing the allowed ones.
     void Allow(std::initializer_list<const char*> allowed) const;
     bool Has(const char* key) const;
-    /// The value; throws "field 'key': missing in <what>" when absent.
+    /// The value; throws "field 'key': missing in <what>" when absent ("field 'a.b.key': missing"
+    /// in a Child).
     YAML::Node Get(const char* key) const;
+    /// The mapping under key, its fields named "key.field" in messages.
+    Fields Child(const char* key) const;
     [[noreturn]] void Fail(const char* key, const std::string& message) const;
+    /// Fail at a node inside key's value, such as one entry of a list, so the line is the entry's.
+    [[noreturn]] void FailAt(const YAML::Node& at, const char* key,
+                             const std::string& message) const;
 
     std::string Scalar(const char* key) const;
     /// A non-empty scalar.
@@ -58,6 +69,7 @@ public:
     int64_t Int(const char* key, int64_t min, int64_t fallback) const;
     double Number(const char* key) const;
     double Positive(const char* key) const;
+    double NonNegative(const char* key) const;
     bool Bool(const char* key, bool fallback) const;
     /// "2", "2.5" or "2:1": a ratio such as a downlink-to-uplink oversubscription.
     double Ratio(const char* key, double fallback) const;
@@ -87,6 +99,7 @@ private:
     std::string m_file;
     YAML::Node m_map;
     std::string m_what;
+    std::string m_prefix; //!< "a.b." for a Child, prepended to field names in messages
 };
 
 } // namespace spec

@@ -107,6 +107,23 @@ BOOST_AUTO_TEST_CASE(bad_descriptions_are_named_by_line_and_field)
     }
 }
 
+// A by_bytes list written a pair a line: a bad pair is named by its own line. cudaMalloc's key is
+// on line 22 (see above), so by_bytes is on 23, the pairs on 24 and 25, source on 26.
+BOOST_AUTO_TEST_CASE(a_bad_pair_is_named_by_its_own_line)
+{
+    auto block = [](const std::string& second)
+    { return "\n    by_bytes:\n      - [10, 1]\n      - " + second + "\n    source: x"; };
+    BOOST_TEST(ErrorOf(Minimal("cudaMalloc", block("[20, 3]"))) == "");
+    BOOST_TEST(ErrorOf(Minimal("cudaMalloc", block("[5, 2]"))) ==
+               "tiny.yaml:25: field 'calls.cudaMalloc.by_bytes': sizes must increase");
+    BOOST_TEST(ErrorOf(Minimal("cudaMalloc", block("[20, lots]"))) ==
+               "tiny.yaml:25: field 'calls.cudaMalloc.by_bytes': expected a number, got 'lots'");
+    // A nested mapping names its fields by path: cpu_benchmark is line 3.
+    std::string noSource = Minimal();
+    noSource.replace(noSource.find(", source: test}"), 15, "}");
+    BOOST_TEST(ErrorOf(noSource) == "tiny.yaml:3: field 'cpu_benchmark.source': missing");
+}
+
 BOOST_AUTO_TEST_CASE(the_speed_factor_is_the_geometric_mean_of_the_workload_ratios)
 {
     HostSpec host = ParseHostSpec(Minimal(), "tiny.yaml"); // 40, 80, 160 ms on the target
