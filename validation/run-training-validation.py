@@ -372,8 +372,8 @@ def row_status(case, result, opts, cases=(), results=None):
         for explain in EXPLANATIONS:
             text = explain(case, cases, results or {})
             if text:
-                return "ran; |error| > 10%: " + text
-        return "ran; |error| > 10%: UNEXPLAINED (see the set's notes)"
+                return "ran; error beyond ±10%: " + text
+        return "ran; error beyond ±10%: UNEXPLAINED (see the set's notes)"
     return "ran"
 
 
@@ -445,21 +445,26 @@ def write_plot(path, cases, results):
     if not pts:
         return
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 5))
-    hi = max(max(c["measured"], r["median_s"]) for c, r in pts) * 1.15
-    ax.plot([0, hi], [0, hi], "k--", lw=0.8, label="simulated = measured")
-    ax.fill_between([0, hi], [0, 0.9 * hi], [0, 1.1 * hi], color="0.9", label="±10%")
+    values = [v for c, r in pts for v in (c["measured"], r["median_s"])]
+    lo, hi = min(values) * 0.8, max(values) * 1.2
+    ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="simulated = measured")
+    ax.fill_between([lo, hi], [0.9 * lo, 0.9 * hi], [1.1 * lo, 1.1 * hi], color="0.9",
+                    label="±10%")
+    series = {}
     for c, r in pts:
-        marker = "o" if c["precision"] == "bf16" else "s"
-        ax.plot(c["measured"], r["median_s"], marker, ms=7)
-        ax.annotate("%s %dG %s" % (c["model"].split(" (")[0], c["gpus"], c["precision"]),
-                    (c["measured"], r["median_s"]), fontsize=7, xytext=(4, -10),
-                    textcoords="offset points")
-    ax.set_xlim(0, hi)
-    ax.set_ylim(0, hi)
+        series.setdefault("%s %s" % (c["model"].split(" (")[0], c["precision"]), []).append((c, r))
+    for i, (name, members) in enumerate(sorted(series.items())):
+        ax.plot([c["measured"] for c, _ in members], [r["median_s"] for _, r in members],
+                "os^v"[i % 4], color="C%d" % i, ms=7, ls="none", label=name)
+        for c, r in members:  # the GPU count beside each point
+            ax.annotate(str(c["gpus"]), (c["measured"], r["median_s"]), fontsize=7,
+                        xytext=(5, 3 - 9 * (members.index((c, r)) % 2)), textcoords="offset points")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
     ax.set_xlabel("measured step time (s)")
     ax.set_ylabel("simulated step time (s)")
     ax.legend(loc="upper left", fontsize=8)
-    ax.set_title("train-gpt under eidolon vs published")
+    ax.set_title("train-gpt under eidolon vs published (numbers: GPUs)")
     labels = ["%s\n%dG %s" % (c["model"].replace("Llama 3.1 ", "L").split(" (")[0], c["gpus"],
                               c["precision"]) for c, _ in pts]
     errs = [100 * error_of(c, r) for c, r in pts]
