@@ -108,9 +108,31 @@ def explain_fp8(case, cases, results):
     return text
 
 
+def explain_zero3(case, cases, results):
+    """Rows slower than measured where FSDP's per-micro-batch gathers dominate the step."""
+    r = results.get(case["id"]) or {}
+    if "--fsdp" not in (case["args"] or []) or not r.get("rank_params") or not r.get("accumulation"):
+        return None
+    if error_of(case, r) is None or error_of(case, r) < 0.10:
+        return None
+    gathered = 2 * 2 * r["rank_params"] * r["accumulation"] / 1e9  # 2 gathers x bf16 x micro-batches
+    text = ("NeMo's distributed optimizer (ZeRO-1) gathers the %.1f GB of bf16 parameters a rank "
+            "holds and reduce-scatters their gradients once per step; train-gpt has no ZeRO-1 and "
+            "runs FSDP (ZeRO-3), which gathers them twice and reduce-scatters fp32 gradients once "
+            "per micro-batch (%d per step): %.0f GB gathered and %.0f GB reduce-scattered per step "
+            "per rank over the dp x cp group, whose ranks sit on different nodes (one 400 Gb/s NIC "
+            "per GPU)" % (2 * r["rank_params"] / 1e9, r["accumulation"], gathered,
+                          4 * r["rank_params"] * r["accumulation"] / 1e9))
+    if r.get("comm_s_per_step") and r.get("compute_s_per_step"):
+        text += ("; GPU 0 is busy communicating %.1f s and computing %.1f s per step (simulated), "
+                 "so the step is bound by that traffic, not by the kernels" % (
+                     r["comm_s_per_step"], r["compute_s_per_step"]))
+    return text
+
+
 # Explanations of an error above 10% (what the simulated program or model lacks): functions of
 # (case, all cases, results) returning the text for the rows they explain, else None.
-EXPLANATIONS = [explain_fp8]
+EXPLANATIONS = [explain_fp8, explain_zero3]
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -276,6 +298,8 @@ STEP_RE = re.compile(r"step:\s*(\d+)\s+loss:\s*\S+\s+memory:\s*([\d.]+)GiB\(([\d
                      r"tps:\s*([\d,]+)\s+tflops:\s*([\d.]+)\s+mfu:\s*([\d.]+)%\s+time:\s*([\d.]+)s")
 MEDIAN_RE = re.compile(r"median step time ([\d.]+)s over (\d+) steps")
 WALL_RE = re.compile(r"^wall time\s+([\d.]+) s", re.M)
+PARAMS_RE = re.compile(r"this rank holds ([\d,]+) parameters")
+ACCUM_RE = re.compile(r"accumulation (\d+)\)")
 
 
 def parse_train_output(text):
@@ -285,7 +309,11 @@ def parse_train_output(text):
         "time_s": float(m.group(7))} for m in STEP_RE.finditer(text)]
     median = MEDIAN_RE.search(text)
     wall = WALL_RE.search(text)
+    params = PARAMS_RE.search(text)
+    accum = ACCUM_RE.search(text)
     return {"steps": steps, "median_s": float(median.group(1)) if median else None,
+            "rank_params": int(params.group(1).replace(",", "")) if params else None,
+            "accumulation": int(accum.group(1)) if accum else None,
             "median_over": int(median.group(2)) if median else None,
             "sim_wall_s": float(wall.group(1)) if wall else None}
 
@@ -323,13 +351,25 @@ def run_case(opts, case):
         f.write(text)
     parsed = parse_train_output(text)
     result = {"command": shown, "wall_s": round(wall, 1), "date": time.strftime("%Y-%m-%d %H:%M"),
-              "revision": eidolon_revision(), "steps": opts.steps, "warmup": opts.warmup_steps}
+              "revision": eidolon_revision(), "steps_run": opts.steps, "warmup": opts.warmup_steps}
     result.update(parsed)
+    result.update(gpu0_shares(os.path.join(run_dir, "eidolon-out", "summary.json"), opts.steps))
     if rc != 0 or parsed["median_s"] is None:
         result["failed"] = failure_reason(text, rc)
     status = result.get("failed") or "median %.3f s" % parsed["median_s"]
     print("    -> %s (wall %.0f s)" % (status, wall), flush=True)
     return result
+
+
+def gpu0_shares(summary_path, steps):
+    """GPU 0's compute and communication busy time per step (whole run / steps) from summary.json."""
+    try:
+        with open(summary_path) as f:
+            gpu = json.load(f)["gpus"][0]
+        return {"compute_s_per_step": gpu["compute_ns"] / 1e9 / steps,
+                "comm_s_per_step": gpu["comm_ns"] / 1e9 / steps}
+    except (OSError, ValueError, KeyError, IndexError):
+        return {}
 
 
 def eidolon_revision():
@@ -369,10 +409,9 @@ def row_status(case, result, opts, cases=(), results=None):
         return "failed: " + result["failed"]
     err = error_of(case, result)
     if err is not None and abs(err) > 0.10:
-        for explain in EXPLANATIONS:
-            text = explain(case, cases, results or {})
-            if text:
-                return "ran; error beyond ±10%: " + text
+        texts = [t for t in (explain(case, cases, results or {}) for explain in EXPLANATIONS) if t]
+        if texts:
+            return "ran; error beyond ±10%: " + "; and ".join(texts)
         return "ran; error beyond ±10%: UNEXPLAINED (see the set's notes)"
     return "ran"
 
@@ -483,6 +522,21 @@ def write_plot(path, cases, results):
 
 # ----------------------------------------------------------------------------- main
 
+def refresh_from_runs(results, opts):
+    """Re-read what the stored results took from the runs' logs, where the logs are still here."""
+    for case_id, result in results.items():
+        run_dir = os.path.join(opts.results_dir, "runs", case_id)
+        log = os.path.join(run_dir, "log.txt")
+        if not os.path.exists(log):
+            continue
+        with open(log) as f:
+            parsed = parse_train_output(f.read())
+        if parsed["median_s"] is not None:
+            result.update(parsed)
+            result.update(gpu0_shares(os.path.join(run_dir, "eidolon-out", "summary.json"),
+                                      result.get("steps_run", opts.steps)))
+
+
 def load_results(path):
     if os.path.exists(path):
         with open(path) as f:
@@ -530,6 +584,10 @@ def main():
             if c not in todo:
                 print("# not run: %s: %s" % (c["id"], row_status(c, results.get(c["id"]), opts)))
         return 0
+    refresh_from_runs(results, opts)
+    if results:
+        with open(store, "w") as f:
+            json.dump(results, f, indent=1, sort_keys=True)
     all_cases = load_cases(opts.data_dir, presets, [])
     write_markdown(os.path.join(opts.results_dir, "training-validation.md"), all_cases, results,
                    opts)
