@@ -110,12 +110,17 @@ VirtualNs(clockid_t clock)
     {
         return -1;
     }
-    const ClockBases& bases = Bases();
-    ApiCall call(CallKind::Query);
+    // Whether this thread drives is its own (thread-local) state: decide it before taking the
+    // emulator's lock. Threads that never drive (libzmq's I/O thread, which reads the clock for
+    // its timers) must never wait for that lock: the main thread may hold it while it blocks in
+    // a send that only the I/O thread can complete (the bridge's back-pressure), a deadlock that
+    // stopped 128-rank runs once the simulator fell behind.
     if (!emulator.Clock().CallingThreadDrives())
     {
         return -1;
     }
+    const ClockBases& bases = Bases();
+    ApiCall call(CallKind::Query);
     static thread_local double lastShown = 0;
     int64_t base = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE ? bases.realtime
                    : clock == CLOCK_BOOTTIME                                 ? bases.boottime
