@@ -81,9 +81,11 @@ const char*
 Usage()
 {
     return "USAGE: train-gpt --model NAME [--seq-len N] [--local-batch N] [--global-batch N]\n"
-           "                 [--tp N] [--pp N] [--vp N] [--cp N] [--fsdp] [--sequence-parallel]\n"
-           "                 [--precision bf16|fp8] [--ac none|selective|full] [--steps N]\n"
-           "                 [--warmup-steps N] [--attention flash|cublas] [--seed N]\n"
+           "                 [--tp N] [--pp N] [--vp N] [--cp N] [--fsdp] "
+           "[--distributed-optimizer]\n"
+           "                 [--sequence-parallel] [--precision bf16|fp8] [--ac "
+           "none|selective|full]\n"
+           "                 [--steps N] [--warmup-steps N] [--attention flash|cublas] [--seed N]\n"
            "  models: llama3-8b llama3-70b llama3-405b nemotron4-15b nemotron4-340b gpt3-175b "
            "llama3.2-1b gpt2-124m tiny\n"
            "  WORLD_SIZE, RANK, LOCAL_RANK (as torchrun sets them) give the processes; the NCCL "
@@ -134,6 +136,8 @@ ParseCommandLine(int argc, char** argv)
             o.seed = uint64_t(ParseInt(a, value(), 0));
         else if (a == "--fsdp")
             o.fsdp = true;
+        else if (a == "--distributed-optimizer")
+            o.distributedOptimizer = true;
         else if (a == "--sequence-parallel")
             o.sequenceParallel = true;
         else if (a == "--precision")
@@ -215,6 +219,9 @@ MakeLayout(const Options& o, ModelShape& shape, int world, int rank, int localRa
     divides(shape.kvHeads, o.tp, shape.name + ": kv heads", "--tp");
     divides(shape.ffn, o.tp, shape.name + ": ffn size", "--tp");
     divides(shape.layers, o.pp * o.vp, shape.name + ": layers", "--pp x --vp");
+    Require(!(o.fsdp && o.distributedOptimizer),
+            "--fsdp and --distributed-optimizer exclude each other (FSDP already shards the "
+            "optimizer state)");
     Require(o.vp == 1 || o.pp > 1, "--vp " + std::to_string(o.vp) + " needs --pp > 1");
     // Ring attention splits each sequence into cp chunks; each chunk must tile the attention
     // kernel's 64-row blocks.

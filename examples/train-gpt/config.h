@@ -68,6 +68,7 @@ struct Options
     int globalBatch = 0; // 0: localBatch x DP (no accumulation)
     int tp = 1, pp = 1, vp = 1, cp = 1;
     bool fsdp = false;
+    bool distributedOptimizer = false; // ZeRO-1 over the data ranks (Megatron's)
     bool sequenceParallel = false;
     Precision precision = Precision::Bf16;
     Checkpointing ac = Checkpointing::None;

@@ -100,19 +100,22 @@ Model::NewUnit(const std::string& name, int64_t numel, int64_t replicated, float
     u.replicated = replicated;
     const int dataRanks = m_comms.data.size;
     u.sharded = m_opt.fsdp && dataRanks > 1;
-    u.shard = u.sharded ? (numel + dataRanks - 1) / dataRanks : numel;
+    u.optimizerSharded = m_opt.distributedOptimizer && dataRanks > 1;
+    u.shard = u.sharded || u.optimizerSharded ? (numel + dataRanks - 1) / dataRanks : numel;
+    u.shardStart = u.sharded || u.optimizerSharded ? u.shard * m_comms.data.rank : 0;
+    const int64_t held = u.optimizerSharded ? u.shard * dataRanks : u.shard;
     const std::string what = name + " ";
-    u.param = m_mem.New<bf16>(u.shard, m_s.compute, what + "parameters (bf16)");
+    u.param = m_mem.New<bf16>(held, m_s.compute, what + "parameters (bf16)");
     u.master = m_mem.New<float>(u.shard, m_s.compute, what + "master weights (fp32)");
     u.m = m_mem.New<float>(u.shard, m_s.compute, what + "AdamW first moments (fp32)");
     u.v = m_mem.New<float>(u.shard, m_s.compute, what + "AdamW second moments (fp32)");
-    u.grad = m_mem.New<float>(u.shard, m_s.compute, what + "gradients (fp32)");
-    // FSDP pads the last shard: the padding stays zero.
-    CUDA_CHECK(cudaMemsetAsync(u.param, 0, u.shard * sizeof(bf16), m_s.compute));
+    u.grad = m_mem.New<float>(held, m_s.compute, what + "gradients (fp32)");
+    // Sharding pads the last shard: the padding stays zero.
+    CUDA_CHECK(cudaMemsetAsync(u.param, 0, held * sizeof(bf16), m_s.compute));
     CUDA_CHECK(cudaMemsetAsync(u.master, 0, u.shard * sizeof(float), m_s.compute));
     CUDA_CHECK(cudaMemsetAsync(u.m, 0, u.shard * sizeof(float), m_s.compute));
     CUDA_CHECK(cudaMemsetAsync(u.v, 0, u.shard * sizeof(float), m_s.compute));
-    CUDA_CHECK(cudaMemsetAsync(u.grad, 0, u.shard * sizeof(float), m_s.compute));
+    CUDA_CHECK(cudaMemsetAsync(u.grad, 0, held * sizeof(float), m_s.compute));
     CUDA_CHECK(cudaEventCreateWithFlags(&u.gatherDone, cudaEventDisableTiming));
     // Initialisation: the same values on every data-parallel rank (the seed depends on the unit
     // and the tensor-parallel rank only). Norm weights start at one, biases at zero; matrices are
@@ -120,16 +123,19 @@ Model::NewUnit(const std::string& name, int64_t numel, int64_t replicated, float
     // rank initialises its shard of the same flat tensor.
     const uint64_t seed = m_opt.seed * 1000003ULL + uint64_t(m_units.size()) * 7919ULL +
                           uint64_t(m_l.tpRank) * 104729ULL + uint64_t(m_l.ppRank) * 15485863ULL;
-    const int64_t lo = u.sharded ? u.shard * m_comms.data.rank : 0;
-    const int64_t hi = std::min(numel, lo + u.shard);
+    // The distributed optimizer initialises all parameters, as DDP does, with their fp32 values
+    // in the (still unused) gradient buffer, and keeps its shard of them as master weights.
+    const int64_t lo = u.sharded ? u.shardStart : 0;
+    const int64_t hi = u.sharded ? std::min(numel, lo + u.shard) : numel;
+    float* values = u.optimizerSharded ? u.grad : u.master;
     if (hi > lo)
     {
-        ParamInit(u.master, u.param, hi - lo, seed + uint64_t(lo), initStd, m_s.compute);
+        ParamInit(values, u.param, hi - lo, seed + uint64_t(lo), initStd, m_s.compute);
         // Output projections: a second pass over their range with the smaller std.
         int64_t a = std::max(lo, outOffset), b = std::min(hi, outOffset + outNumel);
         if (b > a)
-            ParamInit(u.master + (a - lo), u.param + (a - lo), b - a, seed * 31 + uint64_t(a),
-                      outStd, m_s.compute);
+            ParamInit(values + (a - lo), u.param + (a - lo), b - a, seed * 31 + uint64_t(a), outStd,
+                      m_s.compute);
     }
     // Norm weights (the replicated prefix) set to one, biases to zero: written by the host.
     if (replicated > 0)
@@ -145,12 +151,18 @@ Model::NewUnit(const std::string& name, int64_t numel, int64_t replicated, float
         int64_t a = lo, b = std::min(hi, replicated);
         if (b > a)
         {
-            CUDA_CHECK(cudaMemcpyAsync(u.master, ones.data() + a, (b - a) * sizeof(float),
+            CUDA_CHECK(cudaMemcpyAsync(values, ones.data() + a, (b - a) * sizeof(float),
                                        cudaMemcpyHostToDevice, m_s.compute));
             CUDA_CHECK(cudaMemcpyAsync(u.param, onesB.data() + a, (b - a) * sizeof(bf16),
                                        cudaMemcpyHostToDevice, m_s.compute));
             CUDA_CHECK(cudaStreamSynchronize(m_s.compute)); // the host vectors go away
         }
+    }
+    if (u.optimizerSharded)
+    {
+        CUDA_CHECK(cudaMemcpyAsync(u.master, u.grad + u.shardStart, u.shard * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, m_s.compute));
+        CUDA_CHECK(cudaMemsetAsync(u.grad, 0, held * sizeof(float), m_s.compute));
     }
     return u;
 }
@@ -289,6 +301,11 @@ Model::ReduceGrads(int unit, bool lastMicroBatch)
         m_mem.Free(u.fullGrad, m_s.data);
         u.fullGrad = nullptr;
     }
+    else if (u.optimizerSharded)
+        // Distributed optimizer: each rank updates only its shard, so it needs only that shard's
+        // sum (in place: NCCL's rule is recvbuff = sendbuff + rank x recvcount).
+        NCCL_CHECK(ncclReduceScatter(g, g + u.shardStart, u.shard, ncclFloat32, ncclSum,
+                                     m_comms.data.comm, m_s.data));
     else
         NCCL_CHECK(ncclAllReduce(g, g, u.numel, ncclFloat32, ncclSum, m_comms.data.comm, m_s.data));
 }
@@ -945,19 +962,34 @@ Model::OptimizerStep(int step, float lr)
     const float tpShare = 1.0f / float(m_l.tp);
     for (Unit& u : m_units)
     {
-        const int64_t lo = u.sharded ? u.shard * m_comms.data.rank : 0;
+        const bool shardOnly = u.sharded || u.optimizerSharded;
+        const int64_t lo = u.shardStart;
         const int64_t hi = std::min(u.numel, lo + u.shard);
-        const float dataShare = u.sharded ? 1.0f : 1.0f / float(m_comms.data.size);
+        const float dataShare = shardOnly ? 1.0f : 1.0f / float(m_comms.data.size);
         const int64_t split = std::clamp(u.replicated, lo, std::max(lo, hi));
-        GradSumSquares(u.grad, split - lo, dataShare * tpShare, m_sumsq, m_s.compute);
-        GradSumSquares(u.grad + (split - lo), hi - split, dataShare, m_sumsq, m_s.compute);
+        float* g = u.optimizerSharded ? u.grad + lo : u.grad;
+        GradSumSquares(g, split - lo, dataShare * tpShare, m_sumsq, m_s.compute);
+        GradSumSquares(g + (split - lo), hi - split, dataShare, m_sumsq, m_s.compute);
     }
     if (m_comms.world.size > 1)
         NCCL_CHECK(ncclAllReduce(m_sumsq, m_sumsq, 1, ncclFloat32, ncclSum, m_comms.world.comm,
                                  m_s.compute));
     for (Unit& u : m_units)
-        AdamWStep(u.master, u.param, u.grad, u.m, u.v, u.shard, m_sumsq, float(m_opt.gradClip), lr,
-                  0.9f, 0.95f, 1e-8f, 0.1f, step, m_s.compute);
+    {
+        // The distributed optimizer updates its shard of the (whole) parameters and gradients.
+        const int64_t at = u.optimizerSharded ? u.shardStart : 0;
+        AdamWStep(u.master, u.param + at, u.grad + at, u.m, u.v, u.shard, m_sumsq,
+                  float(m_opt.gradClip), lr, 0.9f, 0.95f, 1e-8f, 0.1f, step, m_s.compute);
+        if (u.optimizerSharded)
+        {
+            // The other shards' gradients were only sent; the next step accumulates from zero.
+            // Then every rank gets every shard's new bf16 parameters (in place).
+            const size_t held = size_t(u.shard) * size_t(m_comms.data.size);
+            CUDA_CHECK(cudaMemsetAsync(u.grad, 0, held * sizeof(float), m_s.compute));
+            NCCL_CHECK(ncclAllGather(u.param + at, u.param, u.shard, ncclBfloat16,
+                                     m_comms.data.comm, m_s.compute));
+        }
+    }
     m_forwardsDone.clear();
     m_backwardsDone.clear();
 }

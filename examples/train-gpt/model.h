@@ -33,10 +33,17 @@ struct Unit
     std::string name;
     int64_t numel = 0;      // this tensor-parallel rank's full count
     int64_t replicated = 0; // leading elements replicated over tp (norm weights and biases)
-    int64_t shard = 0;      // elements held here: numel, or numel padded / data ranks under FSDP
-    bool sharded = false;
-    bf16* param = nullptr; // shard under FSDP, else all
+    // Optimizer elements held here: numel, or numel padded / data ranks when sharded (FSDP or
+    // the distributed optimizer).
+    int64_t shard = 0;
+    bool sharded = false;          // FSDP: parameters, gradients and optimizer state sharded
+    bool optimizerSharded = false; // distributed optimizer: master weights and moments sharded
+    // bf16 parameters and fp32 gradients: the shard under FSDP; all of them, padded to whole
+    // shards, under the distributed optimizer (its shard is `shard` elements from ShardStart);
+    // otherwise all.
+    bf16* param = nullptr;
     float *master = nullptr, *m = nullptr, *v = nullptr, *grad = nullptr;
+    int64_t shardStart = 0;   // first element of this rank's shard (0 when nothing is sharded)
     bf16* gathered = nullptr; // FSDP: the all-gathered parameters while in use
     cudaEvent_t gatherDone = nullptr;
     float* fullGrad = nullptr; // FSDP: this micro-batch's unsharded gradients

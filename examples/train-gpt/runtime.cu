@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -215,7 +216,10 @@ ExchangeUniqueId(ncclUniqueId* id, int rank, int world)
         sa.sin_family = AF_INET;
         sa.sin_port = htons(uint16_t(port));
         sa.sin_addr.s_addr = htonl(INADDR_ANY);
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd, 128) != 0)
+        // A backlog for every other rank: they all connect at once, and a connection beyond a
+        // full backlog waits for TCP's SYN retransmission (1 s, then 3 s, ...).
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 ||
+            ::listen(fd, std::max(128, world)) != 0)
             throw RuntimeError("TCP store: cannot listen on port " + std::to_string(port) + ": " +
                                std::strerror(errno));
         for (int served = 1; served < world; served++)

@@ -120,8 +120,9 @@ Train(const Options& o, ModelShape shape, const Layout& l)
                     o.localBatch, l.dp, l.microBatches);
         std::printf("train-gpt: %d GPUs (%s): dp %d%s tp %d%s pp %d vp %d cp %d, %s, ac %s, "
                     "attention %s; this rank holds %s parameters\n",
-                    l.world, prop.name, l.dp, o.fsdp ? " (fsdp)" : "", l.tp,
-                    o.sequenceParallel ? " (sp)" : "", l.pp, l.vp, l.cp,
+                    l.world, prop.name, l.dp,
+                    o.fsdp ? " (fsdp)" : (o.distributedOptimizer ? " (distributed optimizer)" : ""),
+                    l.tp, o.sequenceParallel ? " (sp)" : "", l.pp, l.vp, l.cp,
                     o.precision == Precision::Fp8 ? "fp8" : "bf16", Name(o.ac),
                     o.attention == AttentionImpl::Flash ? "flash" : "cublas",
                     Thousands(double(model.ParameterCount())).c_str());

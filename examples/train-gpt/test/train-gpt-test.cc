@@ -148,6 +148,27 @@ BOOST_AUTO_TEST_CASE(peak_memory_follows_the_state_arithmetic)
     BOOST_TEST(ddpPeak - fsdpPeak >= 9 * kParams - 17833984);
 }
 
+// Distributed optimizer (Megatron's, ZeRO-1) on 2 GPUs, one step: each unit's fp32 gradients
+// reduce-scattered once after backward (4 P bytes, whole buffers), each unit's bf16 parameters
+// all-gathered once after the optimizer (2 P bytes); only the norm and loss are all-reduced.
+// Memory: the fp32 master weights and both moments are halved, 12 P -> 6 P bytes, and nothing
+// else changes (both collectives work in place), so DDP's peak is 6 P bytes higher.
+BOOST_AUTO_TEST_CASE(distributed_optimizer_reduce_scatters_gradients_and_gathers_parameters)
+{
+    Run ddp = Train(2, "--steps 1", "distopt-ddp");
+    Run r = Train(2, "--steps 1 --distributed-optimizer", "distopt");
+    BOOST_TEST(Completed(r, 1));
+    BOOST_TEST(r.calls["ncclReduceScatter"] == 6);
+    BOOST_TEST(r.bytes["ncclReduceScatter"] == 4 * kParams);
+    BOOST_TEST(r.calls["ncclAllGather"] == 6);
+    BOOST_TEST(r.bytes["ncclAllGather"] == 2 * kParams);
+    BOOST_TEST(r.calls["ncclAllReduce"] == 2);
+    BOOST_TEST(r.bytes["ncclAllReduce"] == 2 * 4);
+    const double ddpPeak = ddp.summary["gpus"][0]["peak_bytes"];
+    const double peak = r.summary["gpus"][0]["peak_bytes"];
+    BOOST_TEST(ddpPeak - peak == 6 * kParams);
+}
+
 // TP 2 without SP, one step: per layer two bf16 all-reduces of tokens x hidden (256 x 256 x 2 =
 // 131,072 bytes) in forward and two in backward; one after the vocab-parallel embedding, one for
 // the head's input gradient: 18. Cross-entropy adds a max (256 x 4 bytes) and a sum of sums and
