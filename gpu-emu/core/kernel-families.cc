@@ -20,6 +20,7 @@
 #include <cstring>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace eidolon::gpu
@@ -367,7 +368,6 @@ TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpe
         {"cunn_SoftMaxBackwardSmem<", 3, 2, 1, 1.0},
         {"cunn_SoftMaxBackward<", 3, 3, 1, 1.0},
     };
-    const double element = ElementBytes(name);
     const double hbm = spec.pricing.hbmEfficiency;
     for (const auto& kernel : kernels)
     {
@@ -375,6 +375,7 @@ TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpe
         {
             continue;
         }
+        const double element = ElementBytes(name);
         auto cols = SizeArgument(launch, name, kernel.colsArgument);
         if (!cols)
         {
@@ -401,6 +402,7 @@ TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpe
     }
     if (name.find("GammaBetaBackward") != std::string::npos)
     {
+        const double element = ElementBytes(name);
         // (long M, long N, dY, X, mean, rstd, dgamma, dbeta): reads dY and X, M x N each.
         auto rows = SizeArgument(launch, name, 0), cols = SizeArgument(launch, name, 1);
         if (!rows || !cols)
@@ -429,7 +431,8 @@ TorchGeometryKernel(const KernelLaunch& launch, const std::string& name, const G
         R"(AttentionBackwardKernel<[^,]+, [^,]+, (?:true|false), (?:true|false), (?:true|false), (\d+), (\d+), (\d+)[,>])");
     const double hbm = spec.pricing.hbmEfficiency;
     std::smatch m;
-    if (std::regex_search(name, m, warpSoftmax))
+    // Regexes only on names that can match: this runs on every kernel launch.
+    if (name.find("softmax_warp_") != std::string::npos && std::regex_search(name, m, warpSoftmax))
     {
         const double width = std::ldexp(1.0, std::stoi(m[2]));
         const double rows = double(launch.grid.x) * launch.block.y * (width <= 128 ? 2 : 1);
@@ -469,12 +472,12 @@ TorchGeometryKernel(const KernelLaunch& launch, const std::string& name, const G
 // start with the family: `rmsnorm_fwd<8>(...)`, `flash_attention_fwd<128, true>(...)`. Their sizes
 // follow from grid, block and template arguments as that README's "Kernels and their cost" table
 // gives them; the bytes below are that table's.
-bool
-IsKernel(const std::string& name, const char* family)
+// The family of a kernel at global scope: its name up to the template arguments or parameters
+// (computed once a launch; the comparisons below then fail on the length at once).
+std::string_view
+KernelHead(const std::string& name)
 {
-    const size_t length = std::strlen(family);
-    return name.compare(0, length, family) == 0 &&
-           (name.size() == length || name[length] == '(' || name[length] == '<');
+    return std::string_view(name).substr(0, name.find_first_of("<("));
 }
 
 // The int parameter `index` of a launch whose parameter layout is `layoutBytes` bytes, when the
@@ -498,7 +501,7 @@ IntArgument(const KernelLaunch& launch, size_t index, int64_t layoutBytes)
 // Grid-stride elementwise kernels: 256 threads x 8 elements per block (kElemThreads x
 // kElemsPerThread), n = 2048 G; bytes per element from the README's table.
 std::optional<double>
-TrainGptElementwiseBytes(const KernelLaunch& launch, const std::string& name)
+TrainGptElementwiseBytes(const KernelLaunch& launch, std::string_view head)
 {
     struct PerElement
     {
@@ -514,12 +517,12 @@ TrainGptElementwiseBytes(const KernelLaunch& launch, const std::string& name)
     const double n = double(launch.block.Count()) * 8 * double(launch.grid.Count());
     for (const auto& kernel : kernels)
     {
-        if (IsKernel(name, kernel.family))
+        if (head == kernel.family)
         {
             return kernel.bytes * n;
         }
     }
-    if (IsKernel(name, "random_tokens")) // one token per thread: two int32 written
+    if ((head == "random_tokens")) // one token per thread: two int32 written
     {
         return 8 * double(launch.block.Count()) * double(launch.grid.Count());
     }
@@ -529,64 +532,78 @@ TrainGptElementwiseBytes(const KernelLaunch& launch, const std::string& name)
 // Row kernels `family<VEC>`: one block per row (grid.x rows), width = block.x x VEC. Returns
 // {bytes through HBM, fp32 atomics on the norm weights' gradients (L2-resident)}.
 std::optional<std::pair<double, double>>
-TrainGptRowBytes(const KernelLaunch& launch, const std::string& name)
+TrainGptRowBytes(const KernelLaunch& launch, const std::string& name, std::string_view head)
 {
-    const std::vector<long> vec = IntArgs(name, "<");
-    if (vec.empty() || vec[0] <= 0)
+    // {family, HBM bytes per row and per width element, L2 atomic bytes per width element}:
+    // HBM bytes = rows x (perWidth x width + perRow) + once x width.
+    struct RowKernel
     {
-        return std::nullopt;
+        const char* family;
+        double perWidth, perRow, once, atomicsPerWidth;
+    };
+    static const RowKernel kernels[] =
+        {
+            {"embedding_fwd", 4, 4, 0, 0},
+            {"embedding_bwd", 10, 4, 0, 0}, // token, bf16 dout, fp32 atomics on table rows in HBM
+            {"rmsnorm_fwd", 4, 4, 2, 0},
+            {"layernorm_fwd", 4, 8, 4, 0},
+            {"rmsnorm_bwd", 8, 8, 0, 8},
+            {"layernorm_bwd", 8, 8, 0, 16},
+            {"softmax_fwd", 6, 0, 0, 0}, // fp32 scores in, bf16 probabilities out
+            {"softmax_bwd", 8, 0, 0, 0},
+        };
+    for (const auto& kernel : kernels)
+    {
+        if (head != kernel.family)
+        {
+            continue;
+        }
+        const std::vector<long> vec = IntArgs(name, "<");
+        if (vec.empty() || vec[0] <= 0)
+        {
+            return std::nullopt;
+        }
+        const double rows = launch.grid.x;
+        const double width = double(launch.block.x) * double(vec[0]);
+        return std::make_pair(rows * (kernel.perWidth * width + kernel.perRow) +
+                                  kernel.once * width,
+                              kernel.atomicsPerWidth * width * rows);
     }
-    const double rows = launch.grid.x;
-    const double width = double(launch.block.x) * double(vec[0]);
-    if (IsKernel(name, "embedding_fwd"))
-        return std::make_pair(rows * (4 + 4 * width), 0.0);
-    if (IsKernel(name, "embedding_bwd")) // token, bf16 dout, fp32 atomics on table rows in HBM
-        return std::make_pair(rows * (4 + 10 * width), 0.0);
-    if (IsKernel(name, "rmsnorm_fwd"))
-        return std::make_pair(rows * (4 * width + 4) + 2 * width, 0.0);
-    if (IsKernel(name, "layernorm_fwd"))
-        return std::make_pair(rows * (4 * width + 8) + 4 * width, 0.0);
-    if (IsKernel(name, "rmsnorm_bwd"))
-        return std::make_pair(rows * (8 * width + 8), 8 * width * rows);
-    if (IsKernel(name, "layernorm_bwd"))
-        return std::make_pair(rows * (8 * width + 8), 16 * width * rows);
-    if (IsKernel(name, "softmax_fwd")) // fp32 scores in, bf16 probabilities out
-        return std::make_pair(6 * rows * width, 0.0);
-    if (IsKernel(name, "softmax_bwd"))
-        return std::make_pair(8 * rows * width, 0.0);
     return std::nullopt;
 }
 
 std::optional<double>
-TrainGptOtherBytes(const KernelLaunch& launch, const std::string& name)
+TrainGptOtherBytes(const KernelLaunch& launch, const std::string& name, std::string_view head)
 {
     const double blocks = double(launch.grid.Count());
-    const std::vector<long> headDim = IntArgs(name, "<");
-    if ((IsKernel(name, "rotary_fwd") || IsKernel(name, "rotary_bwd")) && !headDim.empty())
+    const bool rotary = (head == "rotary_fwd") || (head == "rotary_bwd");
+    const bool dot = (head == "flash_attention_bwd_dot");
+    const std::vector<long> headDim = rotary || dot ? IntArgs(name, "<") : std::vector<long>();
+    if (rotary && !headDim.empty())
     {
         // grid (seq, hq + 2 hkv, batch): one head row per block; bf16 in and out forward, fp32
         // gradients in and bf16 out backward.
-        return (IsKernel(name, "rotary_fwd") ? 4.0 : 10.0) * double(headDim[0]) * blocks;
+        return ((head == "rotary_fwd") ? 4.0 : 10.0) * double(headDim[0]) * blocks;
     }
-    if (IsKernel(name, "flash_attention_bwd_dot") && !headDim.empty())
+    if (dot && !headDim.empty())
     {
         const double rows = double(launch.block.x) * blocks; // dO and O bf16, delta fp32
         return rows * (4.0 * double(headDim[0]) + 4);
     }
     const double chunk = double(launch.block.Count()) * 8; // 2048 logits per block
-    if (IsKernel(name, "cross_entropy_fwd_chunk"))
+    if ((head == "cross_entropy_fwd_chunk"))
         return 2 * chunk * blocks;
-    if (IsKernel(name, "cross_entropy_bwd"))
+    if ((head == "cross_entropy_bwd"))
         return 4 * chunk * blocks;
     const double rows = double(launch.block.Count()) * blocks; // one thread per row
-    if (IsKernel(name, "cross_entropy_fwd_combine"))
+    if ((head == "cross_entropy_fwd_combine"))
     {
         // (logits, targets, scratch, rowMax, rowSum, rowTarget, rows, chunks, vocabLocal,
         // vocabLo): each row reads its chunks' (max, sum) pairs and writes three floats.
         const double chunks = IntArgument(launch, 7, 6 * 8 + 4 * 4).value_or(1);
         return rows * (8 * std::max(1.0, chunks) + 16);
     }
-    if (IsKernel(name, "cross_entropy_rescale"))
+    if ((head == "cross_entropy_rescale"))
         return 16 * rows;
     return std::nullopt;
 }
@@ -594,14 +611,18 @@ TrainGptOtherBytes(const KernelLaunch& launch, const std::string& name)
 // flash_attention_fwd<HD, CAUSAL>, flash_attention_bwd_dkdv<HD, CAUSAL>, flash_attention_bwd_dq:
 // grid (seq / 64, heads, batch), block 64 query (or key) rows; priced by FLOPs at the FA2 rates.
 std::optional<Ns>
-TrainGptAttention(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec,
-                  Ns floor)
+TrainGptAttention(const KernelLaunch& launch, const std::string& name, std::string_view head,
+                  const GpuSpec& spec, Ns floor)
 {
-    const bool forward = IsKernel(name, "flash_attention_fwd");
-    const bool dkdv = IsKernel(name, "flash_attention_bwd_dkdv");
-    const bool dq = IsKernel(name, "flash_attention_bwd_dq");
+    const bool forward = (head == "flash_attention_fwd");
+    const bool dkdv = (head == "flash_attention_bwd_dkdv");
+    const bool dq = (head == "flash_attention_bwd_dq");
+    if (!(forward || dkdv || dq))
+    {
+        return std::nullopt;
+    }
     const std::vector<long> headDim = IntArgs(name, "<");
-    if (!(forward || dkdv || dq) || headDim.empty())
+    if (headDim.empty())
     {
         return std::nullopt;
     }
@@ -630,11 +651,12 @@ std::optional<Ns>
 TrainGpt(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
 {
     const double hbm = spec.pricing.hbmEfficiency;
-    if (auto bytes = TrainGptElementwiseBytes(launch, name))
+    const std::string_view head = KernelHead(name);
+    if (auto bytes = TrainGptElementwiseBytes(launch, head))
     {
         return MemoryBoundNs(*bytes, *bytes, hbm, spec, floor);
     }
-    if (auto bytes = TrainGptRowBytes(launch, name))
+    if (auto bytes = TrainGptRowBytes(launch, name, head))
     {
         // Atomics on a weight gradient of one row's width stay in L2.
         const double l2 = spec.pricing.l2BytesPerSecond > 0 ? spec.pricing.l2BytesPerSecond
@@ -642,11 +664,11 @@ TrainGpt(const KernelLaunch& launch, const std::string& name, const GpuSpec& spe
         return MemoryBoundNs(bytes->first, bytes->first, hbm, spec, floor) +
                bytes->second / l2 * 1e9;
     }
-    if (auto bytes = TrainGptOtherBytes(launch, name))
+    if (auto bytes = TrainGptOtherBytes(launch, name, head))
     {
         return MemoryBoundNs(*bytes, *bytes, hbm, spec, floor);
     }
-    return TrainGptAttention(launch, name, spec, floor);
+    return TrainGptAttention(launch, name, head, spec, floor);
 }
 
 } // namespace
