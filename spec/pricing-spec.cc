@@ -114,12 +114,27 @@ ReadPricingSpec(const Fields& gpuSpec)
     }
     spec.present = true;
     OptionalFields p(Fields(gpuSpec.File(), gpuSpec.Get("pricing"), "pricing"));
-    p.Raw().Allow({"gemm_efficiency", "gemm_sm_efficiency", "gemm_tile_penalty",
-                   "gemm_tile_overhead_k", "gemm_fixed_us", "gemm_gelu_factor",
-                   "gemm_unaligned_efficiency", "kernel_min_us", "kernel_gap_us", "hbm_efficiency",
-                   "memcpy_efficiency", "memset_efficiency", "l2_bandwidth", "l2_resident",
-                   "host_copy_latency_us", "pinned_bandwidth", "pageable_h2d_bandwidth",
-                   "pageable_d2h_bandwidth", "attention"});
+    p.Raw().Allow({"gemm_efficiency",
+                   "gemm_sm_efficiency",
+                   "gemm_tile_penalty",
+                   "gemm_tile_overhead_k",
+                   "gemm_fixed_us",
+                   "gemm_gelu_factor",
+                   "gemm_unaligned_efficiency",
+                   "kernel_min_us",
+                   "kernel_gap_us",
+                   "hbm_efficiency",
+                   "memcpy_efficiency",
+                   "memset_efficiency",
+                   "l2_bandwidth",
+                   "l2_resident",
+                   "host_copy_latency_us",
+                   "pinned_bandwidth",
+                   "pageable_h2d_bandwidth",
+                   "pageable_d2h_bandwidth",
+                   "load_round_us",
+                   "same_address_atomic_ns",
+                   "attention"});
     if (p.Raw().Has("gemm_efficiency"))
     {
         ReadFractions(p.Child("gemm_efficiency", "pricing.gemm_efficiency"), spec.gemmEfficiency);
@@ -141,6 +156,8 @@ ReadPricingSpec(const Fields& gpuSpec)
     p.Rate("pinned_bandwidth", spec.pinnedBytesPerSecond);
     p.Rate("pageable_h2d_bandwidth", spec.pageableH2DBytesPerSecond);
     p.Rate("pageable_d2h_bandwidth", spec.pageableD2HBytesPerSecond);
+    p.Microseconds("load_round_us", spec.loadRoundNs);
+    p.Fraction("same_address_atomic_ns", spec.sameAddressAtomicNs); // a plain number (ns)
     ReadAttention(p, spec);
     return spec;
 }

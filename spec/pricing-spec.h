@@ -64,6 +64,12 @@ struct PricingSpec
     double pinnedBytesPerSecond = 0;
     double pageableH2DBytesPerSecond = 0;
     double pageableD2HBytesPerSecond = 0;
+    // Latency-bound memory access (kernel-families.cc): a kernel whose threads each issue one batch
+    // of loads and exit reads at most (resident threads x bytes a thread has in flight) per
+    // loadRoundNs (Little's law; 0: no such bound); atomics on one address serialise at
+    // sameAddressAtomicNs each (0: not priced).
+    double loadRoundNs = 0;
+    double sameAddressAtomicNs = 0;
     // Attention: flash-attention-2 style kernels (FA2, PyTorch's flash backend, Ampere-style mma)
     // and Hopper-native ones (FA3, cuDNN's sm90 kernels), forward and backward.
     AttentionRates fa2Forward, fa2Backward, fa3Forward, fa3Backward;

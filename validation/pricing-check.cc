@@ -16,11 +16,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -254,7 +256,12 @@ CheckMemory(Context& ctx, const std::string& dir, Table& table)
         }
         else if (what == "sum-kernel")
         {
-            model = MemoryBoundNs(moved, moved, p.hbmEfficiency, spec, p.kernelMinNs);
+            // h100-sweep's SumKernel: grid min(n/4/256, 32 x SMs) blocks of 256, one atomicAdd
+            // per warp on one float, overlapping the read.
+            const double grid =
+                std::max(1.0, std::min(std::ceil(double(bytes) / 16 / 256), 32.0 * spec.smCount));
+            model = std::max(MemoryBoundNs(moved, moved, p.hbmEfficiency, spec, p.kernelMinNs),
+                             p.kernelMinNs + SameAddressAtomicsNs(grid * 8, spec) + p.kernelGapNs);
             family = "sum kernel (one atomic per warp)";
         }
         else if (what == "cudaMemcpyAsync-D2D")
@@ -301,6 +308,10 @@ struct TorchArguments
         uint32_t elementSize = 0;
     } load, store;
     std::vector<void*> pointers = std::vector<void*>(12, nullptr);
+    // reduce_kernel's ReduceOp (Reduce.cuh): an empty functor, a float identity, then ReduceConfig.
+    std::array<int32_t, 32> reduceOp{};
+    // CatArrayBatchedCopy's CatArrInputTensorMetadata<T, unsigned int, 64, 64> (Shape.cu).
+    std::vector<char> catMetadata;
 
     void Set(size_t index, int64_t value)
     {
@@ -319,8 +330,31 @@ TorchDtypeBytes(const std::string& dtype)
 
 // Fills `a` for kernel `name` of torch-op row `r`; false when the kernel takes no size argument
 // the model reads (it is then sized from its launch geometry).
+// The ReduceOp PyTorch builds for a reduction over `inputs` values into `outputs`
+// (setReduceConfig): block and grid as the kernel record has them; lanes split the input when it is
+// contiguous.
+void
+FillReduceOp(TorchArguments& a, const nlohmann::json& k, int64_t inputs, int64_t outputs,
+             bool lanesSplitInput)
+{
+    int32_t* config = a.reduceOp.data() + 2; // ops (1 byte) and the float identity: 8 bytes
+    config[0] = 4;                           // sizeof(arg_t)
+    config[1] = int32_t(inputs);
+    config[2] = int32_t(outputs);
+    config[3] = config[4] = 1;
+    config[5] = k["grid"][1].get<int32_t>(); // ctas_per_output
+    config[6] = lanesSplitInput ? 1 : 0;     // input_mult[BLOCK_X]
+    config[11] = k["block"][0].get<int32_t>();
+    config[12] = k["block"][1].get<int32_t>();
+    config[13] = config[11] * config[12];
+    a.pointers[0] = a.reduceOp.data();
+}
+
+// Fills `a` for kernel record `k` (name `name`) of torch-op row `r`; false when the kernel takes no
+// argument the model reads (it is then sized from its launch geometry).
 bool
-FillTorchArguments(const std::string& name, const nlohmann::json& r, TorchArguments& a)
+FillTorchArguments(const std::string& name, const nlohmann::json& k, const nlohmann::json& r,
+                   TorchArguments& a)
 {
     const std::string family = r["family"], op = r["op"];
     const auto& shape = r["shape"];
@@ -345,6 +379,36 @@ FillTorchArguments(const std::string& name, const nlohmann::json& r, TorchArgume
             a.Set(2, cols);
         else if (has("cunn_SoftMaxBackward"))
             a.Set(3, cols);
+    }
+    if (has("reduce_kernel<"))
+    {
+        if (op == "sum-last")
+            FillReduceOp(a, k, cols, rows, true);
+        else if (op == "sum-first")
+            FillReduceOp(a, k, rows, cols, false);
+        else if (op == "amax-all" || op == "float-sum-all")
+            FillReduceOp(a, k, numel, 1, true);
+        else if (op == "clip_grad_norm_")
+            FillReduceOp(a, k, shape[0].get<int64_t>(), 1, true); // the stacked per-tensor norms
+        else if (family == "attention" && shape[1] != shape[2])
+        {
+            // GQA backward: dK and dV summed over the hq / hkv query heads of each kv head.
+            const int64_t b = shape[0], hq = shape[1], hkv = shape[2], seq = shape[3], d = shape[4];
+            FillReduceOp(a, k, hq / hkv, b * hkv * seq * d, false);
+        }
+    }
+    if (has("CatArrayBatchedCopy<") && op == "rotary(torch ops)")
+    {
+        // cat((-x2, x1), -1): -x2 is a new contiguous tensor, x1 a strided half of x.
+        constexpr size_t batch = 64;
+        a.catMetadata.assign(batch * (8 + 4 + 4 + 4 + 1) + batch * 32, 0);
+        const size_t counts = batch * 16, contiguous = counts + batch * 4;
+        const uint32_t half = uint32_t(numel / 2);
+        std::memcpy(&a.catMetadata[counts], &half, 4);
+        std::memcpy(&a.catMetadata[counts + 4], &half, 4);
+        a.catMetadata[contiguous] = 1;
+        a.catMetadata[contiguous + 1] = 0;
+        a.pointers[1] = a.catMetadata.data();
     }
     const bool elementwise = has("elementwise_kernel<");
     if (elementwise && (family == "copy" || family == "softmax" || family == "cross_entropy" ||
@@ -390,7 +454,7 @@ KernelBodyUs(CostModel& chain, const nlohmann::json& k, const GpuSpec& spec, dou
                         k.value("smem", uint64_t(0)),
                         -1};
     TorchArguments arguments;
-    if (FillTorchArguments(name, row, arguments))
+    if (FillTorchArguments(name, k, row, arguments))
     {
         launch.args = arguments.pointers.data();
     }

@@ -328,6 +328,30 @@ MemoryBoundNs(double bytesMoved, double footprint, double efficiency, const GpuS
 }
 
 Ns
+LatencyBoundMemoryNs(double bytesMoved, double footprint, double bytesRead,
+                     double inFlightPerThread, double residentThreadsPerSm, double efficiency,
+                     const GpuSpec& spec, Ns floorNs)
+{
+    const Ns bandwidthBound = MemoryBoundNs(bytesMoved, footprint, efficiency, spec, floorNs);
+    const PricingSpec& p = spec.pricing;
+    const bool inL2 = p.l2BytesPerSecond > 0 && footprint <= double(p.l2ResidentBytes);
+    if (p.loadRoundNs <= 0 || inL2 || inFlightPerThread <= 0 || residentThreadsPerSm <= 0)
+    {
+        return bandwidthBound;
+    }
+    const double outstanding = double(spec.smCount) * residentThreadsPerSm * inFlightPerThread;
+    const double readRate = outstanding / (p.loadRoundNs * 1e-9);
+    const Ns latencyBound = floorNs + bytesRead / readRate * 1e9 + p.kernelGapNs;
+    return std::max(bandwidthBound, latencyBound);
+}
+
+Ns
+SameAddressAtomicsNs(double count, const GpuSpec& spec)
+{
+    return count * spec.pricing.sameAddressAtomicNs;
+}
+
+Ns
 DeviceCopyNs(uint64_t bytes, const GpuSpec& spec)
 {
     // A copy reads and writes every byte; its footprint is both buffers.
@@ -356,6 +380,13 @@ HostCopyNs(uint64_t bytes, bool toDevice, bool pinned, const GpuSpec& spec)
         rate = staged > 0 ? staged : rate;
     }
     return p.hostCopyLatencyNs + double(bytes) / rate * 1e9;
+}
+
+Ns
+PageableCopyNs(uint64_t bytes, bool toDevice, Ns stagedNs, const GpuSpec& spec)
+{
+    return std::max(HostCopyNs(bytes, toDevice, true, spec),
+                    HostCopyNs(bytes, toDevice, false, spec) - stagedNs);
 }
 
 Ns

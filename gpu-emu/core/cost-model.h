@@ -131,12 +131,29 @@ struct Price
 // hbm_bandwidth x efficiency; plus the kernel floor and the back-to-back gap.
 Ns MemoryBoundNs(double bytesMoved, double footprint, double efficiency, const GpuSpec& spec,
                  Ns floorNs);
+// A memory-bound kernel whose threads each load `inFlightPerThread` bytes, wait for them and move
+// on (one batch of loads per block, or a grid-stride loop that is not unrolled): with
+// `residentThreadsPerSm` threads on every SM the GPU has SMs x resident x inFlightPerThread bytes
+// of reads outstanding, which by Little's law return at most once per pricing.loadRoundNs.
+// The price is MemoryBoundNs or, when slower, bytesRead at that rate (HBM-resident data only; an
+// L2-resident footprint returns faster than the round the constant was measured on).
+Ns LatencyBoundMemoryNs(double bytesMoved, double footprint, double bytesRead,
+                        double inFlightPerThread, double residentThreadsPerSm, double efficiency,
+                        const GpuSpec& spec, Ns floorNs);
+// `count` atomics on one address: they serialise at its L2 slice, pricing.sameAddressAtomicNs
+// each (0 when the spec has no such figure). A kernel that also streams memory overlaps the two:
+// price max(MemoryBoundNs, floor + this + gap).
+Ns SameAddressAtomicsNs(double count, const GpuSpec& spec);
 // Copies and memsets placed on a stream: device-to-device (reads and writes every byte), memset,
 // host<->device over PCIe (pinned or pageable) and peer copies over NVLink.
 Ns DeviceCopyNs(uint64_t bytes, const GpuSpec& spec);
 Ns MemsetNs(uint64_t bytes, const GpuSpec& spec);
 Ns HostCopyNs(uint64_t bytes, bool toDevice, bool pinned, const GpuSpec& spec);
 Ns PeerCopyNs(uint64_t bytes, const GpuSpec& spec);
+// The stream's share of a copy from or to pageable host memory: the driver's staged pipeline takes
+// HostCopyNs(pageable) end to end, `stagedNs` of which the host already spent staging before the
+// copy reached the stream; what is left, never less than the DMA itself at the pinned rate.
+Ns PageableCopyNs(uint64_t bytes, bool toDevice, Ns stagedNs, const GpuSpec& spec);
 // The GEMM model's plan (see GemmModel).
 GemmPlan PlanGemm(const GemmShape& shape, const GpuSpec& spec, Ns minKernelNs);
 // Price of one attention kernel from its FLOPs at the spec's attention rates.

@@ -848,7 +848,7 @@ HostVisible(MemoryKind kind)
 
 Placement
 Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t spitch,
-               size_t width, size_t rows)
+               size_t width, size_t rows, CopyStaging staging)
 {
     MemoryKind dstKind = KindOf(dst);
     MemoryKind srcKind = KindOf(src);
@@ -872,7 +872,7 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
     bool peer = dstKind != MemoryKind::Host && srcKind != MemoryKind::Host &&
                 DeviceOf(dst) != DeviceOf(src);
     uint64_t bytes = uint64_t(width) * rows;
-    Price price = PriceCopy(priced(srcKind), priced(dstKind), bytes, peer);
+    Price price = PriceCopy(priced(srcKind), priced(dstKind), bytes, peer, staging);
     static const std::string label = "memcpy";
     return Place(stream, OpKind::Copy, price.duration, label, price.provider, bytes);
 }
@@ -894,7 +894,8 @@ Emulator::Memset(Stream& stream, void* dst, size_t pitch, int value, size_t widt
 }
 
 Price
-Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer) const
+Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
+                    CopyStaging staging) const
 {
     // Rates, latencies and the L2 regime: cost-model.h (the spec's pricing block).
     if (from == MemoryKind::Host && to == MemoryKind::Host)
@@ -903,7 +904,12 @@ Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer) c
     }
     if (from == MemoryKind::Host || to == MemoryKind::Host)
     {
-        return {HostCopyNs(bytes, to != MemoryKind::Host, true, m_spec), "copy-pcie"};
+        const bool toDevice = to != MemoryKind::Host;
+        if (!staging.pageable)
+        {
+            return {HostCopyNs(bytes, toDevice, true, m_spec), "copy-pcie"};
+        }
+        return {PageableCopyNs(bytes, toDevice, staging.stagedNs, m_spec), "copy-pcie-pageable"};
     }
     if (peer)
     {

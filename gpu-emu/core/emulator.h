@@ -151,6 +151,16 @@ enum class MemoryKind
     Managed, // cudaMallocManaged: host-backed
 };
 
+// A host copy from or to pageable memory (not pinned by cudaHostAlloc/cudaMallocHost/
+// cudaHostRegister) is staged by the driver through its own pinned buffers: the whole copy runs at
+// the spec's pageable rate, of which `stagedNs` the caller has already charged the host (the
+// staging it did before the copy reached the stream).
+struct CopyStaging
+{
+    bool pageable = false;
+    Ns stagedNs = 0;
+};
+
 class Emulator
 {
 public:
@@ -236,10 +246,11 @@ public:
     // zeros out of device memory, nothing into device memory. Priced by PCIe, NVLink or HBM
     // bandwidth.
     Placement Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t spitch,
-                   size_t width, size_t rows);
+                   size_t width, size_t rows, CopyStaging staging = CopyStaging());
     // A memset placed on `stream`; managed memory is really set, device memory is not touched.
     Placement Memset(Stream& stream, void* dst, size_t pitch, int value, size_t width, size_t rows);
-    Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer) const;
+    Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
+                    CopyStaging staging = CopyStaging()) const;
     Price PriceMemset(uint64_t bytes) const;
 
     std::unordered_map<const void*, Symbol>& Symbols() { return m_symbols; }

@@ -204,8 +204,8 @@ SizeArgument(const KernelLaunch& launch, const std::string& name, size_t index)
 // The element bytes read plus written by unrolled_elementwise_kernel<..., LoadWithCast<1>,
 // StoreWithCast<1> >(int N, f, data, ic, oc, loader, storer): each of loader and storer holds
 // {ScalarType dtypes[1]; uint32_t element_sizes[1]} (ATen/native/cuda/MemoryAccess.cuh), the size
-// at byte 4.
-std::optional<double>
+// at byte 4. Returns {in, out} bytes per element.
+std::optional<std::pair<double, double>>
 CastSizes(const KernelLaunch& launch, const std::string& name)
 {
     if (!launch.args || name.find("LoadWithCast<1>") == std::string::npos)
@@ -226,7 +226,7 @@ CastSizes(const KernelLaunch& launch, const std::string& name)
     {
         return std::nullopt;
     }
-    return double(in + out);
+    return std::make_pair(double(in), double(out));
 }
 
 int
@@ -244,17 +244,38 @@ Operands(const std::string& name)
     return binary ? 3 : 2;
 }
 
+// Threads resident on one SM for a launch of `block` threads: as many whole blocks as the SM's
+// thread limit takes (at most 32 blocks, the CUDA occupancy limit), no more than the grid gives it.
+double
+ResidentThreadsPerSm(const KernelLaunch& launch, const GpuSpec& spec)
+{
+    const double block = std::max<double>(1, double(launch.block.Count()));
+    const double limit = spec.maxThreadsPerSm > 0 ? spec.maxThreadsPerSm : 2048;
+    const double blocksPerSm = std::min(32.0, std::floor(limit / block));
+    const double gridPerSm = std::ceil(double(launch.grid.Count()) / std::max(1, spec.smCount));
+    return std::max(1.0, std::min(blocksPerSm, gridPerSm)) * block;
+}
+
+// PyTorch's elementwise kernels (CUDALoops.cuh): each thread loads its elements of every input at
+// once (vectorized_elementwise_kernel<VEC>: one VEC-wide vector per input; elementwise_kernel<nt,
+// vt> and unrolled_elementwise_kernel: vt or thread_work_size = 4 scalars per input), waits, then
+// computes and stores, and the block exits. Those loads are all a thread has in flight, so besides
+// the HBM rate the kernel is bound by LatencyBoundMemoryNs (the load round).
 std::optional<Ns>
 Elementwise(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
 {
     double perBlock = 0;
+    double perThread = 4; // elements a thread loads of each input
     if (name.rfind("at::native::vectorized_elementwise_kernel<", 0) == 0)
     {
+        std::vector<long> vec = IntArgs(name, "at::native::vectorized_elementwise_kernel<");
+        perThread = vec.empty() ? 8 : double(vec[0]);
         perBlock = double(launch.block.Count()) * 8;
     }
     else if (name.rfind("at::native::elementwise_kernel<", 0) == 0)
     {
         std::vector<long> args = IntArgs(name, "at::native::elementwise_kernel<");
+        perThread = args.size() >= 2 ? double(args[1]) : 4;
         perBlock = args.size() >= 2 ? double(args[0] * args[1]) : double(launch.block.Count()) * 4;
     }
     else if (name.rfind("at::native::unrolled_elementwise_kernel<", 0) == 0)
@@ -269,22 +290,27 @@ Elementwise(const KernelLaunch& launch, const std::string& name, const GpuSpec& 
     // the grid gives it rounded up to whole blocks.
     const double elements =
         SizeArgument(launch, name, 0).value_or(perBlock * double(launch.grid.Count()));
-    double perElement = Operands(name) * ElementBytes(name);
-    double efficiency = spec.pricing.hbmEfficiency;
+    const int operands = Operands(name);
+    double element = ElementBytes(name);
+    double perElement = operands * element;
+    double readPerElement = (operands - 1) * element; // one output
     if (name.find("bfloat16_copy_kernel_cuda") != std::string::npos)
     {
         perElement = 6; // float in, bf16 out
+        readPerElement = element = 4;
     }
     if (auto sizes = CastSizes(launch, name))
     {
         // A cast through LoadWithCast/StoreWithCast converts each element by its runtime dtype:
-        // bf16 -> fp32 runs at 1.94 TB/s on H100 (ours, 0.67 of what a copy reaches).
-        constexpr double kDynamicCastFraction = 0.67;
-        perElement = *sizes;
-        efficiency *= kDynamicCastFraction;
+        // sizes = in + out bytes; the in side is what a thread has in flight.
+        perElement = sizes->first + sizes->second;
+        readPerElement = element = sizes->first;
     }
     const double bytes = elements * perElement;
-    return MemoryBoundNs(bytes, bytes, efficiency, spec, floor);
+    const double inputs = element > 0 ? readPerElement / element : 0;
+    return LatencyBoundMemoryNs(bytes, bytes, elements * readPerElement,
+                                perThread * element * inputs, ResidentThreadsPerSm(launch, spec),
+                                spec.pricing.hbmEfficiency, spec, floor);
 }
 
 std::optional<Ns>
@@ -338,6 +364,145 @@ FlashAttention(const KernelLaunch& launch, const std::string& name, const GpuSpe
     return MemoryBoundNs(bytes, bytes, spec.pricing.hbmEfficiency, spec, floor);
 }
 
+// ------------------------------------------------------------------ PyTorch reductions and cat
+
+// reduce_kernel<nt, output_vec_size, ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, vt0,
+// input_vec_size>>(ReduceOp) (aten/src/ATen/native/cuda/Reduce.cuh). Its only argument is the
+// ReduceOp, whose members begin `ops_t ops; arg_t ident; ReduceConfig config;`, and ReduceConfig
+// with `int element_size_bytes, num_inputs, num_outputs, step_input, step_output,
+// ctas_per_output, input_mult[3], output_mult[2], block_width, block_height, num_threads`.
+// setReduceConfig launches block (block_width, block_height) and grid (outputs / step_output,
+// ctas_per_output). ops and ident vary in size with the op (an empty functor and a float; Welford's
+// state is larger), so the config is found by its signature: the block and grid.y it must equal.
+struct ReduceConfigView
+{
+    double accumulatorBytes = 4, inputs = 0, outputs = 0, ctasPerOutput = 1;
+    bool blockXReduce = false; // lanes split the input (contiguous reduction): one partial a block
+};
+
+std::optional<ReduceConfigView>
+ReadReduceConfig(const KernelLaunch& launch)
+{
+    constexpr size_t kConfigBytes = 14 * 4; // through num_threads
+    constexpr size_t kMaxOffset = 64;
+    if (!launch.args || !launch.args[0] ||
+        (launch.argBytes >= 0 && size_t(launch.argBytes) < kConfigBytes + kMaxOffset))
+    {
+        return std::nullopt;
+    }
+    const char* op = static_cast<const char*>(launch.args[0]);
+    for (size_t offset = 0; offset <= kMaxOffset; offset += 4)
+    {
+        int32_t c[14];
+        std::memcpy(c, op + offset, sizeof c);
+        const bool element = c[0] == 1 || c[0] == 2 || c[0] == 4 || c[0] == 8 || c[0] == 16;
+        if (element && c[1] > 0 && c[2] > 0 && c[5] == int32_t(launch.grid.y) &&
+            c[11] == int32_t(launch.block.x) && c[12] == int32_t(launch.block.y) &&
+            c[13] == c[11] * c[12])
+        {
+            ReduceConfigView view;
+            view.accumulatorBytes = c[0];
+            view.inputs = c[1];
+            view.outputs = c[2];
+            view.ctasPerOutput = c[5];
+            view.blockXReduce = c[6] != 0; // input_mult[BLOCK_X]
+            return view;
+        }
+    }
+    return std::nullopt;
+}
+
+// A reduction reads every input once (at the rate copies reach: its loop keeps loads in flight) and
+// writes one value per output; split over ctas_per_output blocks (should_global_reduce), each block
+// also writes its partial of every output it covers to a staging buffer that the last block reads
+// back.
+std::optional<Ns>
+TorchReduce(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
+{
+    if (name.find("reduce_kernel<") == std::string::npos)
+    {
+        return std::nullopt;
+    }
+    const auto config = ReadReduceConfig(launch);
+    if (!config)
+    {
+        return std::nullopt;
+    }
+    const size_t op = name.find("ReduceOp<");
+    const double element = ElementBytes(op == std::string::npos ? name : name.substr(op));
+    const double reads = config->inputs * config->outputs * element;
+    double bytes = reads + config->outputs * element;
+    if (config->ctasPerOutput > 1)
+    {
+        // One partial an output a CTA (global_reduce's staging_memory_offset).
+        bytes += 2 * config->outputs * config->ctasPerOutput * config->accumulatorBytes;
+    }
+    return MemoryBoundNs(bytes, reads, spec.pricing.hbmEfficiency, spec, floor);
+}
+
+// CatArrayBatchedCopy<T, IndexType, Dims, batch_size, stride_size>(T* out,
+// CatArrInputTensorMetadata<T, IndexType, batch_size, stride_size> inputs, ...)
+// (aten/src/ATen/native/cuda/Shape.cu): grid (2 x SMs, inputs in the batch), a grid-stride loop of
+// one element at a time; every element's output offset (and, for an input that is not contiguous,
+// its input offset) is CatArrIndexToOffset: Dims - 1 integer divisions by runtime sizes. An integer
+// division compiles to up to 20 instructions (CUDA C++ Programming Guide, "Arithmetic
+// Instructions"), so the kernel is issue-bound: 4 warp schedulers per SM each issue one warp
+// instruction a clock (NVIDIA Hopper/Ampere architecture whitepapers). The metadata struct is
+// `T* input[n]; IndexType offset[n], dimSize[n], nElements[n]; bool isContiguous[n]; ...`.
+std::optional<Ns>
+TorchCat(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
+{
+    constexpr const char* kCat = "CatArrayBatchedCopy<";
+    if (name.find(kCat) == std::string::npos || name.find("_contig<") != std::string::npos ||
+        !launch.args || !launch.args[1])
+    {
+        return std::nullopt;
+    }
+    // <OpaqueType<bytes>, unsigned int, Dims, batch_size, stride_size>
+    static const std::regex cat(
+        R"(CatArrayBatchedCopy<[^<]*OpaqueType<(\d+)u?>, unsigned int, (\d+), (\d+), (\d+)>)");
+    std::smatch m;
+    if (!std::regex_search(name, m, cat))
+    {
+        return std::nullopt;
+    }
+    const double element = std::stod(m[1]);
+    const long dims = std::stol(m[2]), batch = std::stol(m[3]);
+    const long inputs = std::min<long>(launch.grid.y, batch);
+    const char* meta = static_cast<const char*>(launch.args[1]);
+    const size_t countsAt = size_t(batch) * (8 + 4 + 4),
+                 contiguousAt = countsAt + size_t(batch) * 4;
+    if (launch.argBytes >= 0 && size_t(launch.argBytes) < contiguousAt + size_t(batch))
+    {
+        return std::nullopt;
+    }
+    constexpr double kDivisionInstructions = 20; // Programming Guide: "up to 20 instructions"
+    constexpr double kPerDimension =
+        kDivisionInstructions + 3;    // and a multiply-subtract, a multiply-add
+    constexpr double kPerElement = 8; // load, store, loop and address arithmetic
+    double elements = 0, instructions = 0;
+    for (long i = 0; i < inputs; ++i)
+    {
+        uint32_t n = 0;
+        bool contiguous = true;
+        std::memcpy(&n, meta + countsAt + 4 * size_t(i), sizeof n);
+        std::memcpy(&contiguous, meta + contiguousAt + size_t(i), sizeof contiguous);
+        const double offsets = contiguous ? 1 : 2;
+        elements += n;
+        instructions += n * (kPerElement + offsets * (double(dims - 1) * kPerDimension + 2));
+    }
+    if (elements <= 0)
+    {
+        return std::nullopt;
+    }
+    constexpr double kSchedulersPerSm = 4;
+    const double issueRate = double(spec.smCount) * kSchedulersPerSm * spec.boostClockMhz * 1e6;
+    const double bytes = 2 * elements * element;
+    const Ns memory = MemoryBoundNs(bytes, bytes, spec.pricing.hbmEfficiency, spec, floor);
+    const Ns issue = floor + instructions / 32 / issueRate * 1e9 + spec.pricing.kernelGapNs;
+    return std::max(memory, issue);
+}
+
 // Rates PyTorch's reduction-style kernels reach, as fractions of the achievable HBM rate
 // (hbm_efficiency): calibrated on our H100 rows (validation/measurements/h100-2026-11-24/
 // torch-kernels.jsonl, the largest shapes), the same rows the pricing check compares with.
@@ -354,14 +519,15 @@ struct RowKernel
     size_t colsArgument;
     double reads, writes;
     double fraction;
+    bool oneLoadRound = false; // the row is loaded once into registers (norms)
 };
 
 std::optional<Ns>
 TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
 {
     static const RowKernel kernels[] = {
-        {"vectorized_layer_norm_kernel<", 0, 1, 1, kNormForwardFraction},
-        {"layer_norm_grad_input_kernel_vectorized<", 6, 2, 1, 1.0},
+        {"vectorized_layer_norm_kernel<", 0, 1, 1, kNormForwardFraction, true},
+        {"layer_norm_grad_input_kernel_vectorized<", 6, 2, 1, 1.0, true},
         {"cunn_SoftMaxForwardReg<", 2, 1, 1, kRegisterSoftmaxFraction},
         {"cunn_SoftMaxForwardSmem<", 2, 1, 1, 1.0},
         {"cunn_SoftMaxForward<", 2, 3, 1, 1.0},
@@ -386,6 +552,17 @@ TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpe
         const double rowBytes = *cols * element;
         const double bytes = rows * (rowBytes * (1 + kernel.writes) + 8);
         Ns price = MemoryBoundNs(bytes, bytes, hbm * kernel.fraction, spec, floor);
+        if (kernel.oneLoadRound && spec.pricing.loadRoundNs > 0)
+        {
+            // A norm loads its row once and the block exits: however few the bytes, each wave
+            // of resident blocks takes a load round (narrow rows: many short blocks).
+            const double perWave = ResidentThreadsPerSm(launch, spec) /
+                                   double(std::max<uint64_t>(1, launch.block.Count())) *
+                                   spec.smCount;
+            const double waves = std::ceil(rows / perWave);
+            price = std::max(price,
+                             floor + waves * spec.pricing.loadRoundNs + spec.pricing.kernelGapNs);
+        }
         if (kernel.reads > 1)
         {
             // A multi-pass kernel reads each row again: from L2 while the rows of the resident
@@ -654,7 +831,15 @@ TrainGpt(const KernelLaunch& launch, const std::string& name, const GpuSpec& spe
     const std::string_view head = KernelHead(name);
     if (auto bytes = TrainGptElementwiseBytes(launch, head))
     {
-        return MemoryBoundNs(*bytes, *bytes, hbm, spec, floor);
+        const Ns memory = MemoryBoundNs(*bytes, *bytes, hbm, spec, floor);
+        if (head == "grad_norm_sumsq")
+        {
+            // One atomicAdd a block on the single sum (kernels.cu): they serialise.
+            const double blocks = double(launch.grid.Count());
+            return std::max(memory,
+                            floor + SameAddressAtomicsNs(blocks, spec) + spec.pricing.kernelGapNs);
+        }
+        return memory;
     }
     if (auto bytes = TrainGptRowBytes(launch, name, head))
     {
@@ -691,6 +876,14 @@ KernelFamilyModel::PriceKernel(const KernelLaunch& launch, const GpuSpec& spec)
         return price;
     }
     if (auto price = FlashAttention(launch, name, spec, floor))
+    {
+        return price;
+    }
+    if (auto price = TorchReduce(launch, name, spec, floor))
+    {
+        return price;
+    }
+    if (auto price = TorchCat(launch, name, spec, floor))
     {
         return price;
     }

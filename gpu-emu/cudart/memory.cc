@@ -84,8 +84,11 @@ Copy(ApiCall& call, void* dst, size_t dpitch, const void* src, size_t spitch, si
     {
         return Fail(cudaErrorStreamCaptureUnsupported);
     }
-    emu.Clock().Charge(CopyCall(emu, dst, src), uint64_t(width) * rows);
-    Placement placement = emu.Copy(*stream, dst, dpitch, src, spitch, width, rows);
+    const spec::HostCall copyCall = CopyCall(emu, dst, src);
+    CopyStaging staging;
+    staging.stagedNs = emu.Clock().Charge(copyCall, uint64_t(width) * rows);
+    staging.pageable = copyCall == spec::HostCall::MemcpyAsyncPageable;
+    Placement placement = emu.Copy(*stream, dst, dpitch, src, spitch, width, rows, staging);
     if (blocking)
     {
         emu.SyncTo(emu.OpCompletion(placement), "cudaMemcpy");

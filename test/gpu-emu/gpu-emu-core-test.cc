@@ -16,6 +16,7 @@
 #include <map>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -389,6 +390,148 @@ BOOST_AUTO_TEST_CASE(pytorch_norm_reads_its_row_width_argument)
     // Without its arguments the grid does not tell the width: left to the next provider.
     launch.args = nullptr;
     BOOST_TEST(!families.PriceKernel(launch, spec));
+}
+
+BOOST_AUTO_TEST_CASE(pytorch_reduction_reads_its_reduce_config)
+{
+    // reduce_kernel<512, 1, ReduceOp<bf16, ...>>(ReduceOp): the ReduceOp holds an empty functor,
+    // a float identity, then ReduceConfig {element_size_bytes, num_inputs, num_outputs, step_input,
+    // step_output, ctas_per_output, input_mult[3], output_mult[2], block_width, block_height,
+    // num_threads} (Reduce.cuh). x.sum(-1) of 8192 x 4096 bf16: block (32, 16), grid (512, 1).
+    // Bytes: 8192 x 4096 x 2 read + 8192 x 2 written = 67125248; the read footprint is above the
+    // 10 MiB L2-resident size: 1 TB/s x 0.8, plus the 1 us floor and 1 us gap.
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo reduce{"",
+                      "at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
+                      "at::native::func_wrapper_t<c10::BFloat16, at::native::sum_functor<"
+                      "c10::BFloat16, float, c10::BFloat16>::operator()(at::TensorIterator&)::"
+                      "{lambda(float, float)#1}>, unsigned int, c10::BFloat16, 4, 4> >(at::native::"
+                      "ReduceOp<c10::BFloat16, at::native::func_wrapper_t<c10::BFloat16, "
+                      "at::native::sum_functor<c10::BFloat16, float, c10::BFloat16>::operator()("
+                      "at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, "
+                      "c10::BFloat16, 4, 4>)",
+                      nullptr, -1};
+    int32_t op[32] = {};
+    int32_t* config = op + 2;
+    config[0] = 4;
+    config[1] = 4096;
+    config[2] = 8192;
+    config[3] = config[4] = config[5] = 1;
+    config[6] = 1;
+    config[11] = 32;
+    config[12] = 16;
+    config[13] = 512;
+    void* args[1] = {op};
+    KernelLaunch launch{&reduce, {512, 1, 1}, {32, 16, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 67125248 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    // A full reduction of 2^24 values over 400 blocks (grid (1, 400), block (512, 1)): each block
+    // also writes one float partial that the last block reads back: 2^24 x 2 + 2 + 2 x 400 x 4.
+    config[1] = 1 << 24;
+    config[2] = 1;
+    config[5] = 400;
+    config[11] = 512;
+    config[12] = 1;
+    launch.grid = {1, 400, 1};
+    launch.block = {512, 1, 1};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + (33554432.0 + 2 + 3200) / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    // A struct whose block does not match the launch is not a ReduceConfig: left to the next.
+    launch.block = {256, 1, 1};
+    BOOST_TEST(!families.PriceKernel(launch, spec));
+    launch.args = nullptr;
+    BOOST_TEST(!families.PriceKernel(launch, spec));
+}
+
+BOOST_AUTO_TEST_CASE(pytorch_strided_elementwise_is_bound_by_its_loads_in_flight)
+{
+    // elementwise_kernel<128, 4, ...BinaryFunctor<bf16...>>(int N, f): each thread loads 4
+    // elements of each of its 2 inputs (16 B) and exits. With a 10 us load round: 100 SMs x 2048
+    // resident threads (16 blocks of 128) x 16 B = 3276800 B per 10 us = 3.2768e11 B/s of reads;
+    // N = 2^25: reads 2 x 2 x 2^25 = 134217728 B -> 409.6 us, slower than the HBM bound
+    // (3 x 2 x 2^25 B at 0.8 TB/s = 251.7 us).
+    GpuSpec spec = PricedGpu();
+    spec.pricing.loadRoundNs = 10000;
+    KernelFamilyModel families(1000);
+    KernelInfo mul{"",
+                   "at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"
+                   "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+                   "at::native::binary_internal::MulFunctor<float> > >(at::TensorIteratorBase&, "
+                   "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+                   "at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>("
+                   "int, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<"
+                   "c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
+                   "MulFunctor<float> > >(at::TensorIteratorBase&, at::native::BinaryFunctor<"
+                   "c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
+                   "MulFunctor<float> > const&)::{lambda(int)#1})",
+                   nullptr, -1};
+    int n = 1 << 25;
+    void* args[2] = {&n, nullptr};
+    KernelLaunch launch{&mul, {65536, 1, 1}, {128, 1, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 134217728 / 3.2768e11 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    // Without a load round (TEST-GPU-PRICED has none) only the HBM bound applies.
+    spec.pricing.loadRoundNs = 0;
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 3.0 * 2 * n / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(pytorch_cat_is_bound_by_its_integer_divisions)
+{
+    // CatArrayBatchedCopy<OpaqueType<2u>, unsigned int, 4, 64, 64>: inputs metadata `T*
+    // input[64]; unsigned offset[64], dimSize[64], nElements[64]; bool isContiguous[64]`. Two
+    // inputs of 2^24 elements, the first contiguous: instructions per element 8 + offsets x
+    // (3 dims x (20 + 3) + 2) = 79 and 150; 2^24 x 229 / 32 warp instructions at 100 SMs x 4
+    // schedulers x 1 GHz = 300.2 us, above the memory bound (2 x 2^25 x 2 B at 0.8 TB/s = 168 us).
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo cat{"",
+                   "at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
+                   "namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(at::native::(anonymous "
+                   "namespace)::OpaqueType<2u>*, at::native::(anonymous namespace)::"
+                   "CatArrInputTensorMetadata<at::native::(anonymous namespace)::OpaqueType<2u>, "
+                   "unsigned int, 64, 64>, at::native::(anonymous namespace)::TensorSizeStride<"
+                   "unsigned int, 4u>, int, unsigned int)",
+                   nullptr, -1};
+    std::vector<char> metadata(64 * 21 + 64 * 32, 0);
+    const uint32_t half = 1u << 24;
+    std::memcpy(&metadata[64 * 16], &half, 4);
+    std::memcpy(&metadata[64 * 16 + 4], &half, 4);
+    metadata[64 * 20] = 1;
+    void* out = nullptr;
+    void* args[5] = {&out, metadata.data(), nullptr, nullptr, nullptr};
+    KernelLaunch launch{&cat, {200, 2, 1}, {512, 1, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + double(half) * 229 / 32 / 4e11 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(same_address_atomics_serialise)
+{
+    // train-gpt's grad_norm_sumsq: one atomicAdd a block on one float. 4096 blocks of 256 x 8 =
+    // 8388608 floats, 33.6 MB at 0.8 TB/s = 41.9 us; 4096 atomics at 20 ns = 81.92 us, slower.
+    GpuSpec spec = PricedGpu();
+    spec.pricing.sameAddressAtomicNs = 20;
+    KernelFamilyModel families(1000);
+    KernelInfo sumsq{"", "grad_norm_sumsq(float const*, long, float, float*)", nullptr, -1};
+    KernelLaunch launch{&sumsq, {4096, 1, 1}, {256, 1, 1}, 0, -1};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 81920.0,
+               boost::test_tools::tolerance(1e-9));
+    spec.pricing.sameAddressAtomicNs = 0; // no figure: the memory bound alone
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 4 * 8388608.0 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(pageable_copy_leaves_the_stream_what_staging_did_not_cover)
+{
+    // TEST-GPU-PRICED: 2 us latency, pinned 25 GB/s, pageable H2D 5 GB/s. 25 MB pageable H2D:
+    // 2000 + 5e6 ns end to end. With 3e6 ns already staged on the host the stream keeps
+    // 2000 + 2e6; with 4.5e6 staged, the DMA itself at the pinned rate (2000 + 1e6) remains.
+    GpuSpec spec = PricedGpu();
+    BOOST_TEST(PageableCopyNs(25000000, true, 3e6, spec) == 2000 + 2e6,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(PageableCopyNs(25000000, true, 4.5e6, spec) == 2000 + 1e6,
+               boost::test_tools::tolerance(1e-9));
 }
 
 BOOST_AUTO_TEST_CASE(train_gpt_attention_backward_reads_the_query_heads)
