@@ -10,6 +10,7 @@
 //   eidolon-pricing-check [--rows] [--measurements DIR] [--validation-data DIR]
 #include "cost-model.h"
 #include "gpu-spec.h"
+#include "host-spec.h"
 #include "profile-db.h"
 
 #include <nlohmann/json.hpp>
@@ -175,6 +176,19 @@ struct Context
     std::string specDir;
     Ns minKernelNs = 1000;
 
+    std::unique_ptr<eidolon::spec::HostSpec> host;
+
+    // The host the H100 measurements were taken on (topologies/hosts/h100-server.yaml).
+    const eidolon::spec::HostSpec& Host()
+    {
+        if (!host)
+        {
+            host = std::make_unique<eidolon::spec::HostSpec>(eidolon::spec::FindHostSpec(
+                "h100-server", {std::string(EIDOLON_SOURCE_DIR) + "/topologies/hosts"}));
+        }
+        return *host;
+    }
+
     const GpuSpec& Spec(const std::string& name)
     {
         auto it = specs.find(name);
@@ -281,9 +295,14 @@ CheckMemory(Context& ctx, const std::string& dir, Table& table)
         }
         else if (what.find("pageable") != std::string::npos)
         {
-            // Wall time of a synchronous call: launch-to-completion latency on top of the copy.
-            model = HostCopyNs(bytes, what.find("H2D") != std::string::npos, false, spec) +
-                    spec.launchLatencyUs * 1e3;
+            // Wall time of a synchronous cudaMemcpy as gpu-emu runs it (cudart/memory.cc): the
+            // host's staging (the host spec's cudaMemcpyAsync.pageable), the launch latency, the
+            // stream's share of the staged pipeline (PageableCopyNs), the blocking call's return.
+            const eidolon::spec::HostSpec& host = ctx.Host();
+            const Ns staged = host.CostNs(eidolon::spec::HostCall::MemcpyAsyncPageable, bytes);
+            model = staged + spec.launchLatencyUs * 1e3 +
+                    PageableCopyNs(bytes, what.find("H2D") != std::string::npos, staged, spec) +
+                    host.CostNs(eidolon::spec::HostCall::MemcpyBlockingReturn);
             family = "memcpy host<->device pageable";
         }
         else
@@ -312,6 +331,8 @@ struct TorchArguments
     std::array<int32_t, 32> reduceOp{};
     // CatArrayBatchedCopy's CatArrInputTensorMetadata<T, unsigned int, 64, 64> (Shape.cu).
     std::vector<char> catMetadata;
+    // The legacy elementwise_kernel's lambda: its OffsetCalculator<N, uint32_t> first.
+    std::vector<char> closure;
 
     void Set(size_t index, int64_t value)
     {
@@ -348,6 +369,58 @@ FillReduceOp(TorchArguments& a, const nlohmann::json& k, int64_t inputs, int64_t
     config[12] = k["block"][1].get<int32_t>();
     config[13] = config[11] * config[12];
     a.pointers[0] = a.reduceOp.data();
+}
+
+// The OffsetCalculator TensorIterator builds for `shape` (outermost first) with each operand's
+// element strides (operand 0 the output): size-1 dimensions dropped, dimension 0 the innermost,
+// neighbours merged where every operand steps through both as one (OffsetCalculator.cuh's layout:
+// int dims; {divisor, m1, shift} x 25; uint32 strides[25][N] in bytes).
+void
+FillOffsetCalculator(TorchArguments& a, std::vector<int64_t> shape,
+                     std::vector<std::vector<int64_t>> strides, int64_t elementBytes)
+{
+    std::vector<int64_t> sizes;
+    std::vector<std::vector<int64_t>> steps; // [dim][operand], innermost first
+    for (size_t i = shape.size(); i-- > 0;)
+    {
+        if (shape[i] == 1)
+            continue;
+        std::vector<int64_t> step;
+        for (const auto& operand : strides)
+            step.push_back(operand[i]);
+        const bool merges =
+            !sizes.empty() && std::equal(step.begin(), step.end(), steps.back().begin(),
+                                         [&](int64_t outer, int64_t inner)
+                                         { return outer == inner * sizes.back(); });
+        if (merges)
+        {
+            sizes.back() *= shape[i];
+            continue;
+        }
+        sizes.push_back(shape[i]);
+        steps.push_back(step);
+    }
+    const size_t operands = strides.size();
+    a.closure.assign(4 + 25 * 12 + 25 * operands * 4, 0);
+    const int32_t dims = int32_t(sizes.size());
+    std::memcpy(a.closure.data(), &dims, 4);
+    for (size_t i = 0; i < sizes.size(); ++i)
+    {
+        const uint64_t d = uint64_t(sizes[i]);
+        uint32_t shift = 0;
+        while (shift < 32 && (uint64_t(1) << shift) < d)
+            ++shift;
+        const uint32_t divider[3] = {uint32_t(d),
+                                     uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1),
+                                     shift};
+        std::memcpy(&a.closure[4 + 12 * i], divider, sizeof divider);
+        for (size_t k = 0; k < operands; ++k)
+        {
+            const uint32_t bytes = uint32_t(steps[i][k] * elementBytes);
+            std::memcpy(&a.closure[4 + 25 * 12 + 4 * (i * operands + k)], &bytes, 4);
+        }
+    }
+    a.pointers[1] = a.closure.data();
 }
 
 // Fills `a` for kernel record `k` (name `name`) of torch-op row `r`; false when the kernel takes no
@@ -409,6 +482,34 @@ FillTorchArguments(const std::string& name, const nlohmann::json& k, const nlohm
         a.catMetadata[contiguous] = 1;
         a.catMetadata[contiguous + 1] = 0;
         a.pointers[1] = a.catMetadata.data();
+    }
+    const bool legacy = has("at::native::elementwise_kernel<");
+    if (legacy && op == "transpose-contiguous")
+    {
+        // x.t().contiguous(): out [cols, rows] contiguous, in = x.t(), strides (1, cols).
+        a.Set(0, numel);
+        FillOffsetCalculator(a, {cols, rows}, {{rows, 1}, {1, cols}}, 2);
+    }
+    else if (legacy && family == "rotary")
+    {
+        // x * cos, rot * sin: [b, s, h, d] by a [s, 1, d] table; view_as_complex(x) * freqs:
+        // [b, s, h, d/2] complex by [s, 1, d/2]; -x2: the strided second half of x.
+        const int64_t b = shape[0], seq = shape[1], h = shape[2], d = shape[3];
+        const bool complex = has("complex<float>");
+        const int64_t w = complex ? d / 2 : d;
+        const std::vector<int64_t> dense = {seq * h * w, h * w, w, 1};
+        if (has("MulFunctor"))
+        {
+            a.Set(0, b * seq * h * w);
+            FillOffsetCalculator(a, {b, seq, h, w}, {dense, dense, {0, w, 0, 1}},
+                                 complex ? 8 : 2);
+        }
+        else if (has("neg_kernel_cuda"))
+        {
+            a.Set(0, b * seq * h * d / 2);
+            FillOffsetCalculator(a, {b, seq, h, d / 2},
+                                 {{seq * h * d / 2, h * d / 2, d / 2, 1}, dense}, 2);
+        }
     }
     const bool elementwise = has("elementwise_kernel<");
     if (elementwise && (family == "copy" || family == "softmax" || family == "cross_entropy" ||

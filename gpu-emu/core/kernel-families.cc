@@ -256,6 +256,75 @@ ResidentThreadsPerSm(const KernelLaunch& launch, const GpuSpec& spec)
     return std::max(1.0, std::min(blocksPerSm, gridPerSm)) * block;
 }
 
+// The OffsetCalculator<N, uint32_t> that gpu_kernel_impl_nocast's lambda captures for the legacy
+// elementwise_kernel<nt, vt, ...>(int N, f) (CUDALoops.cuh, OffsetCalculator.cuh): `int dims;
+// IntDivider<uint32_t> sizes_[25] {divisor, m1, shift}; uint32_t strides_[25][N]` (byte strides,
+// operand 0 the output, dimension 0 the innermost). The closure's layout is the compiler's, so the
+// calculator is found by its signature: 1..25 dims whose divisors multiply to the element count,
+// each with the shift IntDivider derives from it (the smallest s with 2^s >= divisor).
+constexpr double kSectorBytes = 32; // the unit an SM fetches from L2
+constexpr int kMaxDims = 25;        // MAX_DIMS
+
+struct OffsetLayout
+{
+    int dims = 0;
+    uint32_t sizes[kMaxDims] = {};
+    uint32_t strides[kMaxDims][8] = {};
+};
+
+std::optional<OffsetLayout>
+ReadOffsetCalculator(const KernelLaunch& launch, int operands, double elements)
+{
+    if (!launch.args || !launch.args[1] || operands > 8 || elements < 1)
+    {
+        return std::nullopt;
+    }
+    const char* closure = static_cast<const char*>(launch.args[1]);
+    const size_t calculatorBytes = 4 + kMaxDims * 12 + size_t(kMaxDims) * operands * 4;
+    for (size_t at = 0; at <= size_t(8 * operands); at += 4)
+    {
+        // The parameter bytes, when the cubin gives them, hold int N (padded to 8) and the closure.
+        if (launch.argBytes >= 0 && size_t(launch.argBytes) < 8 + at + calculatorBytes)
+        {
+            break;
+        }
+        int32_t dims = 0;
+        std::memcpy(&dims, closure + at, sizeof dims);
+        if (dims < 1 || dims > kMaxDims)
+        {
+            continue;
+        }
+        OffsetLayout layout;
+        layout.dims = dims;
+        double product = 1;
+        bool valid = true;
+        for (int i = 0; i < dims && valid; ++i)
+        {
+            uint32_t divider[3];
+            std::memcpy(divider, closure + at + 4 + 12 * size_t(i), sizeof divider);
+            uint32_t shift = 0;
+            while (shift < 32 && (uint64_t(1) << shift) < divider[0])
+            {
+                ++shift;
+            }
+            valid = divider[0] >= 1 && divider[2] == shift;
+            layout.sizes[i] = divider[0];
+            product *= divider[0];
+        }
+        if (!valid || product != elements)
+        {
+            continue;
+        }
+        const char* strides = closure + at + 4 + 12 * kMaxDims;
+        for (int i = 0; i < dims; ++i)
+        {
+            std::memcpy(layout.strides[i], strides + 4 * size_t(i) * operands, 4 * size_t(operands));
+        }
+        return layout;
+    }
+    return std::nullopt;
+}
+
 // PyTorch's elementwise kernels (CUDALoops.cuh): each thread loads its elements of every input at
 // once (vectorized_elementwise_kernel<VEC>: one VEC-wide vector per input; elementwise_kernel<nt,
 // vt> and unrolled_elementwise_kernel: vt or thread_work_size = 4 scalars per input), waits, then
@@ -306,11 +375,43 @@ Elementwise(const KernelLaunch& launch, const std::string& name, const GpuSpec& 
         perElement = sizes->first + sizes->second;
         readPerElement = element = sizes->first;
     }
-    const double bytes = elements * perElement;
+    double bytes = elements * perElement;
     const double inputs = element > 0 ? readPerElement / element : 0;
-    return LatencyBoundMemoryNs(bytes, bytes, elements * readPerElement,
-                                perThread * element * inputs, ResidentThreadsPerSm(launch, spec),
-                                spec.pricing.hbmEfficiency, spec, floor);
+    // The legacy (non-contiguous) path carries its OffsetCalculator: a broadcast input is read
+    // from HBM once, and an input whose innermost stride is not one element costs a 32-byte
+    // sector through L2 for every element (uncoalesced: 32 lanes, 32 sectors).
+    double sectorBytes = 0;
+    if (name.rfind("at::native::elementwise_kernel<", 0) == 0 && operands >= 2)
+    {
+        if (auto layout = ReadOffsetCalculator(launch, operands, elements))
+        {
+            bytes = elements * element; // the output
+            for (int k = 1; k < operands; ++k)
+            {
+                double unique = element;
+                for (int i = 0; i < layout->dims; ++i)
+                {
+                    unique *= layout->strides[i][k] != 0 ? double(layout->sizes[i]) : 1.0;
+                }
+                bytes += unique;
+                const uint32_t inner = layout->strides[0][k];
+                if (layout->sizes[0] > 1 && inner != 0 && inner != uint32_t(element))
+                {
+                    sectorBytes += elements * kSectorBytes;
+                }
+            }
+        }
+    }
+    const Ns price = LatencyBoundMemoryNs(bytes, bytes, elements * readPerElement,
+                                          perThread * element * inputs,
+                                          ResidentThreadsPerSm(launch, spec),
+                                          spec.pricing.hbmEfficiency, spec, floor);
+    if (sectorBytes > 0 && spec.pricing.l2BytesPerSecond > 0)
+    {
+        return std::max(price, floor + sectorBytes / spec.pricing.l2BytesPerSecond * 1e9 +
+                                   spec.pricing.kernelGapNs);
+    }
+    return price;
 }
 
 std::optional<Ns>
