@@ -134,6 +134,7 @@ ReadPricingSpec(const Fields& gpuSpec)
                    "pageable_d2h_bandwidth",
                    "load_round_us",
                    "same_address_atomic_ns",
+                   "dependent_load_us",
                    "attention"});
     if (p.Raw().Has("gemm_efficiency"))
     {
@@ -158,6 +159,7 @@ ReadPricingSpec(const Fields& gpuSpec)
     p.Rate("pageable_d2h_bandwidth", spec.pageableD2HBytesPerSecond);
     p.Microseconds("load_round_us", spec.loadRoundNs);
     p.Fraction("same_address_atomic_ns", spec.sameAddressAtomicNs); // a plain number (ns)
+    p.Microseconds("dependent_load_us", spec.dependentLoadNs);
     ReadAttention(p, spec);
     return spec;
 }

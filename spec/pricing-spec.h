@@ -70,6 +70,9 @@ struct PricingSpec
     // sameAddressAtomicNs each (0: not priced).
     double loadRoundNs = 0;
     double sameAddressAtomicNs = 0;
+    // One global load whose address depends on the previous one (a serial chain: an index, then
+    // the row it names), from L2-resident data (0: not priced).
+    double dependentLoadNs = 0;
     // Attention: flash-attention-2 style kernels (FA2, PyTorch's flash backend, Ampere-style mma)
     // and Hopper-native ones (FA3, cuDNN's sm90 kernels), forward and backward.
     AttentionRates fa2Forward, fa2Backward, fa3Forward, fa3Backward;

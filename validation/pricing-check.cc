@@ -389,9 +389,9 @@ FillOffsetCalculator(TorchArguments& a, std::vector<int64_t> shape,
         for (const auto& operand : strides)
             step.push_back(operand[i]);
         const bool merges =
-            !sizes.empty() && std::equal(step.begin(), step.end(), steps.back().begin(),
-                                         [&](int64_t outer, int64_t inner)
-                                         { return outer == inner * sizes.back(); });
+            !sizes.empty() &&
+            std::equal(step.begin(), step.end(), steps.back().begin(),
+                       [&](int64_t outer, int64_t inner) { return outer == inner * sizes.back(); });
         if (merges)
         {
             sizes.back() *= shape[i];
@@ -410,9 +410,9 @@ FillOffsetCalculator(TorchArguments& a, std::vector<int64_t> shape,
         uint32_t shift = 0;
         while (shift < 32 && (uint64_t(1) << shift) < d)
             ++shift;
-        const uint32_t divider[3] = {uint32_t(d),
-                                     uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1),
-                                     shift};
+        const uint32_t divider[3] = {
+            uint32_t(d), uint32_t(((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d)) / d + 1),
+            shift};
         std::memcpy(&a.closure[4 + 12 * i], divider, sizeof divider);
         for (size_t k = 0; k < operands; ++k)
         {
@@ -483,6 +483,18 @@ FillTorchArguments(const std::string& name, const nlohmann::json& k, const nlohm
         a.catMetadata[contiguous + 1] = 0;
         a.pointers[1] = a.catMetadata.data();
     }
+    if (has("nll_loss_forward_reduce_cuda_kernel_2d<") ||
+        has("nll_loss_backward_reduce_cuda_kernel_2d<"))
+    {
+        a.Set(6, rows); // nframe: one target a row of logits
+    }
+    if (has("embedding_backward_feature_kernel<"))
+    {
+        // (indices, grad, grad_weight, int n, long stride, int padding_idx): row [vocab,
+        // hidden, tokens].
+        a.Set(3, shape[2].get<int64_t>());
+        a.Set(4, shape[1].get<int64_t>());
+    }
     const bool legacy = has("at::native::elementwise_kernel<");
     if (legacy && op == "transpose-contiguous")
     {
@@ -501,8 +513,7 @@ FillTorchArguments(const std::string& name, const nlohmann::json& k, const nlohm
         if (has("MulFunctor"))
         {
             a.Set(0, b * seq * h * w);
-            FillOffsetCalculator(a, {b, seq, h, w}, {dense, dense, {0, w, 0, 1}},
-                                 complex ? 8 : 2);
+            FillOffsetCalculator(a, {b, seq, h, w}, {dense, dense, {0, w, 0, 1}}, complex ? 8 : 2);
         }
         else if (has("neg_kernel_cuda"))
         {

@@ -318,7 +318,8 @@ ReadOffsetCalculator(const KernelLaunch& launch, int operands, double elements)
         const char* strides = closure + at + 4 + 12 * kMaxDims;
         for (int i = 0; i < dims; ++i)
         {
-            std::memcpy(layout.strides[i], strides + 4 * size_t(i) * operands, 4 * size_t(operands));
+            std::memcpy(layout.strides[i], strides + 4 * size_t(i) * operands,
+                        4 * size_t(operands));
         }
         return layout;
     }
@@ -402,10 +403,9 @@ Elementwise(const KernelLaunch& launch, const std::string& name, const GpuSpec& 
             }
         }
     }
-    const Ns price = LatencyBoundMemoryNs(bytes, bytes, elements * readPerElement,
-                                          perThread * element * inputs,
-                                          ResidentThreadsPerSm(launch, spec),
-                                          spec.pricing.hbmEfficiency, spec, floor);
+    const Ns price = LatencyBoundMemoryNs(
+        bytes, bytes, elements * readPerElement, perThread * element * inputs,
+        ResidentThreadsPerSm(launch, spec), spec.pricing.hbmEfficiency, spec, floor);
     if (sectorBytes > 0 && spec.pricing.l2BytesPerSecond > 0)
     {
         return std::max(price, floor + sectorBytes / spec.pricing.l2BytesPerSecond * 1e9 +
@@ -425,7 +425,19 @@ MultiTensorApply(const KernelLaunch& launch, const std::string& name, const GpuS
     std::vector<long> lists = IntArgs(name, "TensorListMetadata<");
     const double depth = lists.empty() ? 2 : double(lists[0]);
     const double elements = kChunk * double(launch.grid.Count());
-    const double bytes = elements * (2 * depth - 1) * ElementBytes(name);
+    // ForeachFunctors.cuh: XxxFunctor<T, depth, r_args_depth, res_arg_index> reads r_args_depth
+    // lists and writes one (in place when res_arg_index is 0); LpNormFunctor (foreach norm) only
+    // reads, ZeroFunctor only writes. Others (FusedAdamMathFunctor: param, grad, exp_avg,
+    // exp_avg_sq read, three written) move 2 x depth - 1.
+    double perElement = 2 * depth - 1;
+    static const std::regex functor(R"((\w+Functor)<[^<>]*?(\d+), (\d+), (\d+)>)");
+    std::smatch m;
+    if (name.find("FusedAdam") == std::string::npos && std::regex_search(name, m, functor))
+    {
+        const double reads = std::stod(m[3]);
+        perElement = m[1] == "ZeroFunctor" ? 1 : m[1] == "LpNormFunctor" ? reads : reads + 1;
+    }
+    const double bytes = elements * perElement * ElementBytes(name);
     return MemoryBoundNs(bytes, bytes, spec.pricing.hbmEfficiency, spec, floor);
 }
 
@@ -693,6 +705,60 @@ TorchRowKernel(const KernelLaunch& launch, const std::string& name, const GpuSpe
     return std::nullopt;
 }
 
+// embedding_backward_feature_kernel<scalar_t, acc, index_t>(indices, grad, grad_weight, int n,
+// long stride, int padding_idx) (aten/src/ATen/native/cuda/Embedding.cu), PyTorch's backward for
+// few tokens: a block of (32, 32) threads owns 32 features and walks all n tokens in chunks of
+// blockDim.y: load the chunk's gradient rows, __syncthreads, the leading warp of each set of equal
+// indices adds them into grad_weight (a read-modify-write), __syncthreads. The chunks are a serial
+// chain of two dependent global accesses each; blocks run in waves of 2048 threads an SM.
+std::optional<Ns>
+EmbeddingBackwardFeature(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec,
+                         Ns floor)
+{
+    if (name.find("embedding_backward_feature_kernel<") == std::string::npos)
+    {
+        return std::nullopt;
+    }
+    const auto tokens = SizeArgument(launch, name, 3), stride = SizeArgument(launch, name, 4);
+    if (!tokens || !stride)
+    {
+        return std::nullopt;
+    }
+    const double element = ElementBytes(name);
+    const double bytes = 3 * *tokens * *stride * element; // grad read, grad_weight read + written
+    const double chunks = std::ceil(*tokens / std::max(1.0, double(launch.block.y)));
+    const double perWave = ResidentThreadsPerSm(launch, spec) /
+                           double(std::max<uint64_t>(1, launch.block.Count())) * spec.smCount;
+    const double waves = std::ceil(double(launch.grid.Count()) / perWave);
+    const Ns chain =
+        floor + waves * chunks * 2 * spec.pricing.dependentLoadNs + spec.pricing.kernelGapNs;
+    return std::max(MemoryBoundNs(bytes, bytes, spec.pricing.hbmEfficiency, spec, floor), chain);
+}
+
+// nll_loss_forward_reduce_cuda_kernel_2d(output, total_weight, input, target, weights,
+// size_average, long nframe, ...) and nll_loss_backward_reduce_cuda_kernel_2d(grad_input,
+// grad_output, target, weights, total_weight, size_average, int nframe, ...)
+// (aten/src/ATen/native/cuda/Loss.cu): one block; each thread walks rows i, i + blockDim.x, ...,
+// reading the row's target and then (forward) the logit it names: a chain of two dependent loads
+// a row (backward: the target, then a store).
+std::optional<Ns>
+NllLoss(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
+{
+    const bool forward = name.find("nll_loss_forward_reduce_cuda_kernel_2d<") != std::string::npos;
+    if (!forward && name.find("nll_loss_backward_reduce_cuda_kernel_2d<") == std::string::npos)
+    {
+        return std::nullopt;
+    }
+    const auto rows = SizeArgument(launch, name, 6);
+    if (!rows || launch.grid.Count() != 1)
+    {
+        return std::nullopt;
+    }
+    const double perThread = std::ceil(*rows / std::max(1.0, double(launch.block.Count())));
+    return floor + perThread * (forward ? 2 : 1) * spec.pricing.dependentLoadNs +
+           spec.pricing.kernelGapNs;
+}
+
 // Sized by template and geometry: softmax_warp_forward/backward<in, out, acc, log2_elements, ...>
 // (rows of 2^log2 elements; 4 warps per block, each on 2 rows up to 128 wide, else 1), the
 // embedding gather vectorized_gather_kernel<VEC, index> (one block per index, grid.y x block x VEC
@@ -723,7 +789,17 @@ TorchGeometryKernel(const KernelLaunch& launch, const std::string& name, const G
         std::vector<long> vec = IntArgs(name, "vectorized_gather_kernel<");
         const double row = double(launch.grid.y) * launch.block.x * (vec.empty() ? 16 : vec[0]);
         const double bytes = double(launch.grid.x) * (2 * row + 8);
-        return MemoryBoundNs(bytes, bytes, hbm, spec, floor);
+        // A block reads its index, then the row it names: two dependent loads at least.
+        return std::max(MemoryBoundNs(bytes, bytes, hbm, spec, floor),
+                        floor + 2 * spec.pricing.dependentLoadNs + spec.pricing.kernelGapNs);
+    }
+    if (auto price = EmbeddingBackwardFeature(launch, name, spec, floor))
+    {
+        return price;
+    }
+    if (auto price = NllLoss(launch, name, spec, floor))
+    {
+        return price;
     }
     const bool forward = name.rfind("fmha_cutlassF", 0) == 0;
     if ((forward && std::regex_search(name, m, cutlassForward)) ||
