@@ -534,6 +534,188 @@ BOOST_AUTO_TEST_CASE(pageable_copy_leaves_the_stream_what_staging_did_not_cover)
                boost::test_tools::tolerance(1e-9));
 }
 
+namespace
+{
+// An OffsetCalculator<N, uint32_t> as OffsetCalculator.cuh lays it out: int dims; {divisor, m1,
+// shift} x 25; uint32 strides[25][N] (bytes). `sizes` innermost first, `strides[dim][operand]`.
+std::vector<char>
+OffsetCalculatorBytes(const std::vector<uint32_t>& sizes, const std::vector<uint32_t>& shifts,
+                      const std::vector<std::vector<uint32_t>>& strides)
+{
+    const size_t operands = strides[0].size();
+    std::vector<char> bytes(4 + 25 * 12 + 25 * operands * 4, 0);
+    const int32_t dims = int32_t(sizes.size());
+    std::memcpy(bytes.data(), &dims, 4);
+    for (size_t i = 0; i < sizes.size(); ++i)
+    {
+        std::memcpy(&bytes[4 + 12 * i], &sizes[i], 4);
+        std::memcpy(&bytes[4 + 12 * i + 8], &shifts[i], 4);
+        std::memcpy(&bytes[4 + 25 * 12 + 4 * i * operands], strides[i].data(), 4 * operands);
+    }
+    return bytes;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(pytorch_strided_elementwise_reads_its_offset_calculator)
+{
+    // x.t().contiguous() of 4096 x 4096 bf16: elementwise_kernel<128, 4, direct copy>(N, f), f
+    // capturing the OffsetCalculator: dims (4096, 4096), output strides (2, 8192), input (8192, 2).
+    // The input's innermost stride is not one element: every element a 32-byte L2 sector,
+    // 2^24 x 32 B at 2 TB/s = 268.4 us, above HBM (2 x 2^24 x 2 B at 0.8 TB/s = 83.9 us).
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo copy{"",
+                    "at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"
+                    "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::"
+                    "operator()() const::{lambda()#10}::operator()() const::{lambda(c10::BFloat16)"
+                    "#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::"
+                    "TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#10}::"
+                    "operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1}>(int, "
+                    "at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::"
+                    "TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#10}::"
+                    "operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, "
+                    "at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::"
+                    "operator()() const::{lambda()#10}::operator()() const::{lambda(c10::BFloat16)"
+                    "#1} const&)::{lambda(int)#1})",
+                    nullptr, -1};
+    int n = 1 << 24;
+    std::vector<char> transposed =
+        OffsetCalculatorBytes({4096, 4096}, {12, 12}, {{2, 8192}, {8192, 2}});
+    void* args[2] = {&n, transposed.data()};
+    KernelLaunch launch{&copy, {32768, 1, 1}, {128, 1, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 536870912 / 2e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+
+    // x * cos for x [4, 1024, 8, 128] and cos [1024, 1, 128] bf16: dims (128, 8, 1024, 4), cos
+    // strides (2, 0, 256, 0) bytes. cos is read once (1024 x 128 x 2 = 262144 B): 2 x 8388608 +
+    // 262144 = 17039360 B at 0.8 TB/s (above the 10 MiB L2-resident size).
+    KernelInfo mul{"",
+                   "at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"
+                   "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+                   "at::native::binary_internal::MulFunctor<float> > >(at::TensorIteratorBase&, "
+                   "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+                   "at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>("
+                   "int, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<"
+                   "c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
+                   "MulFunctor<float> > >(at::TensorIteratorBase&, at::native::BinaryFunctor<"
+                   "c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
+                   "MulFunctor<float> > const&)::{lambda(int)#1})",
+                   nullptr, -1};
+    n = 4 * 1024 * 8 * 128;
+    std::vector<char> broadcast =
+        OffsetCalculatorBytes({128, 8, 1024, 4}, {7, 3, 10, 2},
+                              {{2, 2, 2}, {256, 256, 0}, {2048, 2048, 256}, {2097152, 2097152, 0}});
+    args[1] = broadcast.data();
+    launch.kernel = &mul;
+    launch.grid = {8192, 1, 1};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 17039360 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    // A closure without a calculator whose sizes multiply to N: every operand read in full.
+    std::vector<char> garbage(broadcast.size(), 0);
+    args[1] = garbage.data();
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 3.0 * 2 * n / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(pytorch_foreach_functors_move_their_lists)
+{
+    // multi_tensor_apply_kernel: one 65536-element chunk a block; 320 blocks = 20971520 floats.
+    // BinaryOpScalarFunctor<float, 1, 1, 0> (in-place scale): one read, one write, 167772160 B;
+    // LpNormFunctor (foreach norm): the read alone. HBM 0.8 TB/s, 1 us floor and gap.
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo scale{"",
+                     "at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::"
+                     "(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous "
+                     "namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, "
+                     "float>(at::native::(anonymous namespace)::TensorListMetadata<1>, "
+                     "at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, "
+                     "std::multiplies<float>, float)",
+                     nullptr, -1};
+    KernelInfo norm{"",
+                    "at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::"
+                    "(anonymous namespace)::TensorListMetadata<1>, at::native::LpNormFunctor<"
+                    "float, (at::native::NormType)1, float, 1, 1, 0>, float*, int>(at::native::"
+                    "(anonymous namespace)::TensorListMetadata<1>, at::native::LpNormFunctor<"
+                    "float, (at::native::NormType)1, float, 1, 1, 0>, float*, int)",
+                    nullptr, -1};
+    const double floats = 320.0 * 65536;
+    BOOST_TEST(*families.PriceKernel({&scale, {320, 1, 1}, {512, 1, 1}, 0, -1}, spec) ==
+                   2000 + floats * 8 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(*families.PriceKernel({&norm, {320, 1, 1}, {512, 1, 1}, 0, -1}, spec) ==
+                   2000 + floats * 4 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(serial_chains_of_dependent_loads)
+{
+    // With a 400 ns dependent load:
+    // - embedding_backward_feature_kernel(indices, grad, grad_weight, int n = 1024, long stride =
+    //   256, padding): grid 8 of (32, 32): one wave, 1024 / 32 = 32 chunks of two dependent
+    //   accesses: 1000 + 32 x 2 x 400 + 1000 (its 1.57 MB move in 0.79 us from L2);
+    // - nll_loss_forward_reduce_cuda_kernel_2d, one block of 32 over nframe = 512 rows: 16 rows a
+    //   thread, target then logit: 1000 + 16 x 2 x 400 + 1000.
+    GpuSpec spec = PricedGpu();
+    spec.pricing.dependentLoadNs = 400;
+    KernelFamilyModel families(1000);
+    KernelInfo embedding{"",
+                         "at::native::(anonymous namespace)::embedding_backward_feature_kernel<"
+                         "c10::BFloat16, float, long>(long const*, c10::BFloat16 const*, "
+                         "c10::BFloat16*, int, long, int)",
+                         nullptr, -1};
+    int n = 1024, padding = -1;
+    long stride = 256;
+    void* pointer = nullptr;
+    void* args[10] = {&pointer, &pointer, &pointer, &n, &stride, &padding};
+    KernelLaunch launch{&embedding, {8, 1, 1}, {32, 32, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 32 * 2 * 400.0,
+               boost::test_tools::tolerance(1e-9));
+    KernelInfo nll{"",
+                   "at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<"
+                   "c10::BFloat16, float, long>(c10::BFloat16*, c10::BFloat16*, c10::BFloat16 "
+                   "const*, long const*, c10::BFloat16 const*, bool, long, long, long, long)",
+                   nullptr, -1};
+    bool average = true;
+    long frames = 512, classes = 256, ignore = -100;
+    void* nllArgs[10] = {&pointer, &pointer, &pointer, &pointer, &pointer,
+                         &average, &frames,  &classes, &classes, &ignore};
+    KernelLaunch loss{&nll, {1, 1, 1}, {32, 1, 1}, 0, -1, nllArgs};
+    BOOST_TEST(*families.PriceKernel(loss, spec) == 2000 + 16 * 2 * 400.0,
+               boost::test_tools::tolerance(1e-9));
+    // vectorized_gather_kernel<16, long>: 1024 rows of 32 x 16 B, one block each: 1024 x (2 x
+    // 512 + 8) = 1.06 MB from L2 in 0.53 us, less than its index-then-row chain of 2 x 400 ns.
+    KernelInfo gather{"",
+                      "at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, "
+                      "long, long, long, long, bool)",
+                      nullptr, -1};
+    BOOST_TEST(*families.PriceKernel({&gather, {1024, 1, 1}, {32, 1, 1}, 0, -1}, spec) ==
+                   2000 + 2 * 400.0,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(narrow_norm_rows_take_a_load_round_a_wave)
+{
+    // vectorized_layer_norm_kernel on 8192 rows of 256 bf16, block (32, 4): 16 blocks an SM x
+    // 100 SMs = 1600 rows a wave, 6 waves of a 3 us load round = 18 us, above its 8.45 MB at the
+    // L2 rate (4.2 us): 1000 + 18000 + 1000.
+    GpuSpec spec = PricedGpu();
+    spec.pricing.loadRoundNs = 3000;
+    KernelFamilyModel families(1000);
+    KernelInfo norm{
+        "",
+        "at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, "
+        "float, false>(int, float, c10::BFloat16 const*, c10::BFloat16 const*, "
+        "c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+        nullptr, -1};
+    int cols = 256;
+    float eps = 1e-5f;
+    void* pointer = nullptr;
+    void* args[8] = {&cols, &eps, &pointer, &pointer, &pointer, &pointer, &pointer, &pointer};
+    KernelLaunch launch{&norm, {8192, 1, 1}, {32, 4, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 20000.0, boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_CASE(train_gpt_attention_backward_reads_the_query_heads)
 {
     // flash_attention_bwd_dkdv<128, true>: grid (seq / 64, hkv, batch) = (64, 2, 2), block 64:
