@@ -685,6 +685,93 @@ CheckTorch(Context& ctx, const std::string& dir, Table& table)
     }
 }
 
+// ------------------------------------------------------------------ train-gpt under Nsight Compute
+
+// One CSV record of `ncu --csv`: quoted fields, numbers with thousands separators.
+std::vector<std::string>
+CsvFields(const std::string& line)
+{
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (char c : line)
+    {
+        if (c == '"')
+            quoted = !quoted;
+        else if (c == ',' && !quoted)
+        {
+            fields.push_back(field);
+            field.clear();
+        }
+        else
+            field += c;
+    }
+    fields.push_back(field);
+    return fields;
+}
+
+Dim3
+DimsOf(const std::string& text) // "(256, 1, 1)"
+{
+    Dim3 d;
+    std::sscanf(text.c_str(), "(%u, %u, %u)", &d.x, &d.y, &d.z);
+    return d;
+}
+
+// examples/train-gpt's own kernels as ncu timed them on our H100 (kernel bodies: the price less the
+// gap). Its cuBLAS GEMMs (nvjet_*) carry no shape in the record and are left out; its flash
+// attention is its own simple kernel, several times slower than the FlashAttention-2 rates
+// eidolon prices it at on purpose (validation/measurements/h100-2026-11-24/README.md), so it is a
+// family of its own. Launch arguments are not recorded: kernels that read one fall back to grid.
+void
+CheckTrainGpt(Context& ctx, const std::string& dir, Table& table)
+{
+    // ncu's default --cache-control all flushes the caches before every profiled kernel (Nsight
+    // Compute CLI documentation, "Cache Control"): no footprint is L2-resident in these records.
+    GpuSpec spec = ctx.Spec("H100-SXM5-80GB");
+    spec.pricing.l2ResidentBytes = 0;
+    CostModel chain;
+    chain.Add(std::make_unique<KernelFamilyModel>(ctx.minKernelNs));
+    chain.Add(std::make_unique<RooflineModel>(ctx.minKernelNs));
+    for (const char* file :
+         {"train-gpt-kernels-gpt2-124m.csv", "train-gpt-kernels-llama3.2-1b.csv"})
+    {
+        std::ifstream in(dir + "/" + file);
+        if (!in)
+            throw std::runtime_error(dir + "/" + file + ": cannot open");
+        std::string line;
+        std::getline(in, line); // header
+        for (int number = 2; std::getline(in, line); ++number)
+        {
+            const std::vector<std::string> f = CsvFields(line);
+            if (f.size() < 15 || f[12] != "gpu__time_duration.sum")
+                continue;
+            std::string name = f[4];
+            if (name.rfind("void ", 0) == 0)
+                name = name.substr(5);
+            if (name.rfind("nvjet", 0) == 0)
+                continue;
+            std::string ns = f[14];
+            ns.erase(std::remove(ns.begin(), ns.end(), ','), ns.end());
+            const std::string head = name.substr(0, name.find_first_of("<("));
+            const std::string family =
+                head.rfind("flash_attention", 0) == 0 ? "train-gpt flash attention (own kernels, "
+                                                        "priced at FA2 rates by design)"
+                : head.find("norm") != std::string::npos || head.rfind("embedding", 0) == 0
+                    ? "train-gpt norm and embedding rows"
+                : head.rfind("rotary", 0) == 0 || head.rfind("cross_entropy", 0) == 0
+                    ? "train-gpt rotary and cross-entropy"
+                    : "train-gpt elementwise (incl. AdamW, grad norm)";
+            KernelInfo info{name, name, nullptr, -1};
+            KernelLaunch launch{&info, DimsOf(f[8]), DimsOf(f[7]), 0, -1};
+            const Price price = chain.PriceKernel(launch, spec);
+            table.Add("train-gpt H100 (ours, ncu)", family,
+                      Label("%s:%d %s", file, number, head.c_str()), std::stod(ns) / 1e3,
+                      (price.duration - spec.pricing.kernelGapNs) / 1e3);
+        }
+    }
+}
+
 // ------------------------------------------------------------------ ../shared/validation-data
 
 void
@@ -861,6 +948,7 @@ main(int argc, char** argv)
         CheckGemms(ctx, measurements, table);
         CheckMemory(ctx, measurements, table);
         CheckTorch(ctx, measurements, table);
+        CheckTrainGpt(ctx, measurements, table);
         if (std::ifstream(data + "/gemm-tracelens-h100.yaml").good())
         {
             CheckPublishedGemms(ctx, data, table);
