@@ -18,6 +18,7 @@
 #include "ns3/uinteger.h"
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -111,6 +112,7 @@ public:
     void EachClaimedReleaseHasItsTablesAndRules();
     void CollNetInNcclAlgoIsNamedInAWarning();
     void RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop();
+    void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
 
 private:
@@ -721,6 +723,33 @@ CollectiveModelTestCase::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop()
 }
 
 void
+CollectiveModelTestCase::NetworkTransportCostsEveryNetworkMessage()
+{
+    // 2 nodes x 8 H100 over a transport that costs 48.5 us per network message. Ring/Simple
+    // AllGather of 64 MiB (one loop, 15 lockstep steps): every step waits for the network hop
+    // plus the message, 8.4 + 15 x (14 + 48.5) = 945.9 us. Tree AllReduce crosses the network
+    // 2 x ceil(log2 2) = 2 times: NCCL's latency + 97 us (NCCL's own estimate is unchanged).
+    const std::string path = "/tmp/eidolon-collective-test-tcpxo.yaml";
+    std::ofstream(path) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                        << R"(name: tcpxo-2node
+generate:
+  nodes: 2
+  node: {type: dgx-h100}
+network_transport: {kind: tcpxo, message_latency: 48.5us, bandwidth_share: 0.94}
+)";
+    Bench ring(path, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    CollectiveCall ag = ring.Call(CollectiveKind::AllGather, 64 << 20);
+    const double agUs = ring.model->PlanLatencyUs(ag, ring.model->Choose(ag));
+    NS_TEST_EXPECT_MSG_EQ(Near(agUs, 8.4 + 15 * (14 + 48.5)), true, agUs);
+    Bench tree(path, {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}});
+    CollectiveCall ar = tree.Call(CollectiveKind::AllReduce, 64 << 20);
+    const CollectivePlan plan = tree.model->Choose(ar);
+    const double nccl = tree.model->CostTable(ar).latencyUs[int(NcclAlgorithm::Tree)][2];
+    NS_TEST_EXPECT_MSG_EQ(Near(tree.model->PlanLatencyUs(ar, plan), nccl + 97.0), true,
+                          tree.model->PlanLatencyUs(ar, plan) << " vs " << nccl);
+}
+
+void
 CollectiveModelTestCase::BusBandwidthFactorsAreNcclTests()
 {
     NS_TEST_EXPECT_MSG_EQ(CollectiveModel::BusBandwidthFactor(CollectiveKind::AllReduce, 8), 1.75,
@@ -770,6 +799,8 @@ public:
             {"collnet_in_nccl_algo_is_named_in_a_warning", &C::CollNetInNcclAlgoIsNamedInAWarning},
             {"ring_across_nodes_pays_the_network_hop_every_step_of_every_loop",
              &C::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop},
+            {"network_transport_costs_every_network_message",
+             &C::NetworkTransportCostsEveryNetworkMessage},
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
         };
         for (const auto& [name, check] : checks)
