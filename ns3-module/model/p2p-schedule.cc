@@ -172,10 +172,22 @@ private:
     uint32_t m_nNodes = 1;
     uint32_t m_nLocals = 1;
     std::vector<int> m_roundOf;
-    std::vector<std::map<int, Work>> m_works; //!< [rank][round]
+    int m_rounds = 1;          //!< rounds of the schedule (nNodes x nLocals)
+    int m_batches = 1;         //!< batches of 8 rounds
+    std::vector<Work> m_works; //!< [rank x m_rounds + round]; no parts: no work
     std::vector<int> m_opChannels;
-    /// [rank][channel]: how many rounds of each batch (round / 8) have a part there
-    std::vector<std::vector<std::map<int, int>>> m_channelBatches;
+    /// [(rank x p2p channels + channel) x m_batches + batch]: how many rounds of the batch
+    /// (round / 8) have a part there; flat arrays, as a 1024-rank alltoall asks 2 x 10^6 x parts
+    /// times
+    std::vector<int> m_channelBatches;
+    /// [rank x p2p channels + channel]: how many batches have a part there
+    std::vector<int> m_batchesOnChannel;
+
+    Work& WorkOf(uint32_t r, int k) { return m_works[size_t(r) * m_rounds + size_t(k)]; }
+    const Work& WorkOf(uint32_t r, int k) const
+    {
+        return m_works[size_t(r) * m_rounds + size_t(k)];
+    }
 };
 
 P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const NcclCommInfo& comm)
@@ -202,28 +214,36 @@ P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const Ncc
         m_nLocals = std::max(m_nLocals, c);
     }
     m_roundOf = P2pRounds(m_nNodes, m_nLocals);
-    m_works.resize(n);
+    m_rounds = std::max(1, int(m_nNodes * m_nLocals));
+    m_batches = (m_rounds + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch;
+    m_works.assign(size_t(n) * m_rounds, Work{});
     m_opChannels.reserve(call.transfers.size());
     for (const auto& tr : call.transfers)
     {
         const int nCh = P2pOpChannels(comm, tr.bytes);
         m_opChannels.push_back(nCh);
         const int k = tr.srcRank == tr.dstRank ? 0 : RoundFor(tr.srcRank, tr.dstRank);
-        auto& ws = m_works[tr.srcRank][k];
+        auto& ws = WorkOf(tr.srcRank, k);
         ws.sendParts = std::max(ws.sendParts, nCh);
-        auto& wr = m_works[tr.dstRank][k];
+        auto& wr = WorkOf(tr.dstRank, k);
         wr.recvParts = std::max(wr.recvParts, nCh);
     }
-    m_channelBatches.assign(n, std::vector<std::map<int, int>>(size_t(m_nP2p)));
+    m_channelBatches.assign(size_t(n) * m_nP2p * m_batches, 0);
+    m_batchesOnChannel.assign(size_t(n) * m_nP2p, 0);
     for (uint32_t r = 0; r < n; ++r)
     {
-        for (const auto& [k, w] : m_works[r])
+        for (int k = 0; k < m_rounds; ++k)
         {
-            const int base = ChannelBase(k);
+            const Work& w = WorkOf(r, k);
             const int parts = std::min(std::max(w.sendParts, w.recvParts), m_nP2p);
+            const int base = parts > 0 ? ChannelBase(k) : 0;
             for (int part = 0; part < parts; ++part)
             {
-                ++m_channelBatches[r][size_t((base + part) & (m_nP2p - 1))][k / kP2pWorksPerBatch];
+                const size_t rc = size_t(r) * m_nP2p + size_t((base + part) & (m_nP2p - 1));
+                if (m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)]++ == 0)
+                {
+                    ++m_batchesOnChannel[rc];
+                }
             }
         }
     }
@@ -242,17 +262,16 @@ P2pLayout::CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const
 {
     // Counted once per (rank, channel) in the constructor: an alltoall of n ranks asks this
     // 2 x n^2 x parts times.
-    const auto& batches = m_channelBatches[r][size_t(c)];
-    const auto it = batches.find(k / kP2pWorksPerBatch);
-    const int inBatch = it == batches.end() ? 0 : it->second;
-    const Work& w = m_works[r].at(k);
+    const size_t rc = size_t(r) * m_nP2p + size_t(c);
+    const int inBatch = m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)];
+    const Work& w = WorkOf(r, k);
     int sw = 0;
     int rw = 0;
     P2pWarps(std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts, part < w.recvParts, &sw,
              &rw);
     const double f = sendSide ? std::min(1.0, double(sw) / kP2pLoneSendWarps)
                               : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
-    return f / double(std::max<size_t>(1, batches.size()));
+    return f / double(std::max(1, m_batchesOnChannel[rc]));
 }
 
 double
