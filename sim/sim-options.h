@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -17,8 +18,9 @@ struct SimOptions
     int expectedProcesses = 0;       // processes that will join (0: learn from their WORLD_SIZE)
     double watchdogSeconds = 120;    // nothing progresses for this long: report and end
     std::map<std::string, std::string> ncclEnvironment; // NCCL_ALGO, NCCL_PROTO, ...
-    size_t maxFlowSlices = 200000;                      // flows per link kept for trace.json
-    size_t maxSlices = 2000000; // device slices kept for trace.json (the summary counts all)
+    uint32_t ncclVersion = 23007;  // emulated NCCL (EIDOLON_NCCL_VERSION; code of 2.30.7)
+    size_t maxFlowSlices = 200000; // flows per link kept for trace.json
+    size_t maxSlices = 2000000;    // device slices kept for trace.json (the summary counts all)
     std::string launch = "attach";
     // Optimistic mode: the horizon does not wait for running ranks (answers may come before they
     // are final; work that arrives from the simulated past is started at the present and counted

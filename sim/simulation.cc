@@ -7,6 +7,7 @@
 #include "ns3/cluster-helper.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 
@@ -66,7 +67,8 @@ Simulation::Simulation(const SimOptions& options, std::ostream& log, ReplySink& 
     , m_watch(m_options, m_timelines)
 {
     m_collectives->SetNetworkModel(m_cluster.network);
-    m_collectives->SetConfig(e::NcclConfig::FromEnvironment(m_options.ncclEnvironment));
+    m_collectives->SetAttribute("NcclVersion", ns3::UintegerValue(m_options.ncclVersion));
+    AdoptNcclConfig(e::NcclConfig::FromEnvironment(m_options.ncclEnvironment));
     m_timelines.SetListener(this);
     m_timelines.SetExpected(m_options.expectedProcesses);
     m_stats.RecordFlowsOf(*m_cluster.network);
@@ -112,6 +114,17 @@ Simulation::Join(const wire::Hello& hello)
 }
 
 void
+Simulation::AdoptNcclConfig(const e::NcclConfig& config)
+{
+    m_collectives->SetConfig(config);
+    std::string warning = config.UnmodelledWarning();
+    if (!warning.empty())
+    {
+        m_log << "eidolon-sim: warning: " << warning << "\n";
+    }
+}
+
+void
 Simulation::AdoptNcclEnvironment(const wire::Hello& hello)
 {
     // NCCL reads its variables in every rank; the model takes the first rank's (the simulator's
@@ -121,7 +134,7 @@ Simulation::AdoptNcclEnvironment(const wire::Hello& hello)
         std::map<std::string, std::string> env(hello.nccl_env().begin(), hello.nccl_env().end());
         try
         {
-            m_collectives->SetConfig(e::NcclConfig::FromEnvironment(env));
+            AdoptNcclConfig(e::NcclConfig::FromEnvironment(env));
         }
         catch (const std::exception& error)
         {

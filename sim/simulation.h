@@ -92,6 +92,8 @@ private:
     void Ingest(RankProcess& process, const wire::Batch& batch);
     void IngestRecord(RankProcess& process, const wire::Record& record);
     void AdoptNcclEnvironment(const wire::Hello& hello);
+    // Gives the model NCCL's configuration and warns of algorithms it names that are not modelled.
+    void AdoptNcclConfig(const ns3::eidolon::NcclConfig& config);
     // The request follows a batch not yet in: keep it for then.
     template<typename Request>
     bool DeferUntilBatch(RankProcess& process, Peer peer, const Request& request);

@@ -2,10 +2,12 @@
 // definitions and the figures of test/gpu-emu/gpus/TEST-GPU.yaml, worked out by hand.
 #define BOOST_TEST_MODULE spec
 #include "spec/gpu-spec.h"
+#include "spec/nccl-version.h"
 #include "spec/spec-units.h"
 
 #include <boost/test/unit_test.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -180,6 +182,39 @@ BOOST_AUTO_TEST_CASE(find_by_name_in_directories)
     auto specs = LoadGpuSpecs(kTestGpuDir);
     BOOST_TEST(FindGpuSpec(specs, "TEST-GPU").smCount == 100);
     BOOST_CHECK_THROW(FindGpuSpec(specs, "X100"), SpecError);
+}
+
+BOOST_AUTO_TEST_CASE(nccl_version_as_nccl_prints_it_or_its_code)
+{
+    // NCCL_VERSION_CODE = major*10000 + minor*100 + patch: 2.18.3 -> 21803.
+    BOOST_TEST(ParseNcclVersion("2.18.3", "X") == 21803u);
+    BOOST_TEST(ParseNcclVersion("2.18", "X") == 21800u);
+    BOOST_TEST(ParseNcclVersion(" v2.21.5-1 ", "X") == 22105u);
+    BOOST_TEST(ParseNcclVersion("22403", "X") == 22403u);
+    BOOST_TEST(FormatNcclVersion(23007) == "2.30.7");
+    for (const char* bad : {"2.17.9", "2.31.0", "3", "latest", "2.x", "2.18.3.1"})
+    {
+        try
+        {
+            ParseNcclVersion(bad, "EIDOLON_NCCL_VERSION");
+            BOOST_FAIL(std::string("no error for ") + bad);
+        }
+        catch (const SpecError& e)
+        {
+            BOOST_TEST(std::string(e.what()).find("EIDOLON_NCCL_VERSION") == 0);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(nccl_version_from_the_environment)
+{
+    unsetenv(kNcclVersionVariable);
+    BOOST_TEST(NcclVersionFromEnvironment() == kDefaultNcclVersion);
+    setenv(kNcclVersionVariable, "2.24.3", 1);
+    BOOST_TEST(NcclVersionFromEnvironment() == 22403u);
+    setenv(kNcclVersionVariable, "two", 1);
+    BOOST_CHECK_THROW(NcclVersionFromEnvironment(), SpecError);
+    unsetenv(kNcclVersionVariable);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

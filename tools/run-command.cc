@@ -32,6 +32,10 @@ AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
     cmd->add_option("--grace", a.graceSeconds,
                     "wall seconds a silent rank is waited for before going on optimistically")
         ->capture_default_str();
+    cmd->add_option("--nccl-version", a.ncclVersion,
+                    "emulated NCCL release, e.g. 2.18.3 (sets EIDOLON_NCCL_VERSION; default: that "
+                    "variable, else 2.30.7): its tuning tables and selection rules, and what "
+                    "ncclGetVersion reports");
     cmd->add_option("--progress", a.progress, "progress line on stderr: auto, on or off")
         ->check(CLI::IsMember({"auto", "on", "off"}))
         ->capture_default_str();

@@ -273,11 +273,41 @@ def capped_args(args, sizes_max):
     return args
 
 
+NCCL_VERSION_RE = re.compile(r"(?:NCCL version\s+|nccl-library=|^|[^\d.])(2\.\d{1,2}(?:\.\d{1,2})?)")
+NCCL_CODE_RE = re.compile(r"nccl-library=(2\d{4})")
+DEFAULT_NCCL = "2.30.7"
+
+
+def log_nccl_version(log, cfg):
+    """The NCCL release the log was taken with, as (version, where it came from).
+
+    In order: the line NCCL prints at start-up ("NCCL version 2.x.y") or nccl-tests' header
+    (nccl-library=2xxyy) in the log's raw text, the log's software.nccl_version, the script's own
+    record of it; None where no source states it (the model's default release is then used)."""
+    raw = "\n".join(str(log.get(k, "")) for k in ("raw", "raw_output", "output", "log"))
+    m = re.search(r"NCCL version\s+(2\.\d{1,2}\.\d{1,2})", raw)
+    if m:
+        return m.group(1), "the log's 'NCCL version' line"
+    m = NCCL_CODE_RE.search(raw)
+    if m:
+        code = int(m.group(1))
+        return "%d.%d.%d" % (code // 10000, code // 100 % 100, code % 100), "nccl-library="
+    stated = str((log.get("software") or {}).get("nccl_version") or "")
+    m = NCCL_VERSION_RE.search(stated)
+    if m:
+        return m.group(1), "software.nccl_version"
+    if cfg.get("nccl_version"):
+        return cfg["nccl_version"], "this script"
+    return None, "not stated"
+
+
 def build_command(opts, cfg, run, run_dir, args):
     gpn = run.get("gpus_per_node", cfg["gpus_per_node"])
+    version = cfg.get("emulated_nccl")
     return ([opts.eidolon, "run", "--topology", os.path.join(TOPO, cfg["topology"]),
              "--nodes", str(cfg["nodes"]), "--gpus-per-node", str(gpn),
-             "--launch", cfg["launch"], "--model", opts.model, "--out", run_dir, "--"]
+             "--launch", cfg["launch"], "--model", opts.model, "--out", run_dir]
+            + (["--nccl-version", version] if version else []) + ["--"]
             + [opts.bench, run["collective"]] + list(args))
 
 
@@ -457,8 +487,10 @@ def write_markdown(path, results, opts, skipped):
                   "- simulated: `topologies/validation/%s`, launch %s, compared column %s%s" % (
                       cfg["topology"], cfg["launch"],
                       "in-place" if cfg.get("column") == "ip" else "out-of-place",
-                      (" (NCCL of the log: %s; the model's emulated version is its own setting)"
-                       % cfg["nccl_version"]) if cfg.get("nccl_version") else "")]
+                      ("; emulated NCCL %s (from %s)" % (cfg["emulated_nccl"], cfg["nccl_source"])
+                       if cfg.get("emulated_nccl") else
+                       "; emulated NCCL %s, the default (the log does not state its release)"
+                       % DEFAULT_NCCL))]
         if cfg.get("note"):
             lines.append("- note: %s" % cfg["note"])
         for run in r["runs"]:
@@ -641,7 +673,8 @@ def main():
     runs_dir = os.path.join(opts.results_dir, "runs")
     results = []
     for lid, log in logs:
-        cfg = CONFIGS[lid]
+        cfg = dict(CONFIGS[lid])
+        cfg["emulated_nccl"], cfg["nccl_source"] = log_nccl_version(log, cfg)
         points = measured_points(log, cfg, opts.sizes_max)
         tables, runs = {}, []
         needed = {p["run"] for p in points}
@@ -723,6 +756,16 @@ def self_test():
     check(all(r["redop"] == "sum" and r["root"] == -1 and r["type"] == "float" for r in t["rows"]),
           "voltagepark sample: type/redop/root columns")
     check(t["oob"] == 0 and t["avg_busbw"] is not None, "voltagepark sample: trailer")
+
+    # 1b. The NCCL release of a log: NCCL's own start-up line first, then the stated field.
+    check(log_nccl_version({"raw": "x\nNCCL INFO NCCL version 2.18.3+cuda12.2\n"}, {})[0] == "2.18.3",
+          "release from the log's 'NCCL version' line")
+    check(log_nccl_version({"software": {"nccl_version": "2.24.3+cuda12.6"}}, {})[0] == "2.24.3",
+          "release from software.nccl_version (build suffix dropped)")
+    check(log_nccl_version({"software": {"nccl_version": "2.29.2 (nccl-library=22902)"}}, {})[0]
+          == "2.29.2", "release from software.nccl_version with a note")
+    check(log_nccl_version({"software": {"nccl_version": "not stated"}}, {})[0] is None,
+          "no release where the log states none")
 
     # 2. The same with a launcher's per-line prefix.
     pre = "\n".join("[rank0]:" + l.strip() for l in text.splitlines())  # eidolon run's prefix

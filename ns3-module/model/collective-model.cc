@@ -109,7 +109,8 @@ CollectiveModel::GetTypeId()
             .AddConstructor<CollectiveModel>()
             .AddAttribute("NcclVersion",
                           "Emulated NCCL release as NCCL encodes it (major*10000 + minor*100 + "
-                          "patch, 2.30.7 = 23007). Releases before 2.23 use the 2.20.3 tables.",
+                          "patch, 2.30.7 = 23007): the tuning tables and selection rules of 2.18, "
+                          "2.20, 2.21, 2.24, 2.27, 2.28 or 2.30, whichever is the nearest below.",
                           UintegerValue(23007),
                           MakeUintegerAccessor(&CollectiveModel::m_ncclVersion),
                           MakeUintegerChecker<uint32_t>(21800, 99999))
@@ -281,6 +282,7 @@ CollectiveModel::GetCostSettings() const
     s.ncclVersion = m_ncclVersion;
     s.config = m_config;
     s.amdCpu = IsAmdCpu();
+    s.netMessageLatencyUs = GetTopology()->transport.messageLatencyUs;
     return s;
 }
 
@@ -296,7 +298,8 @@ CollectiveModel::GetScheduleContext() const
     ctx.protocolEfficiency[nccl::kLL128] = m_ll128Efficiency;
     ctx.protocolEfficiency[nccl::kSimple] = m_simpleEfficiency;
     ctx.pcieEfficiency = m_pcieEfficiency;
-    ctx.netEfficiency = m_netEfficiency;
+    ctx.netEfficiency = m_netEfficiency * ctx.topology->transport.bandwidthShare;
+    ctx.netMessageLatencyUs = ctx.topology->transport.messageLatencyUs;
     ctx.pxn = m_pxn;
     return ctx;
 }

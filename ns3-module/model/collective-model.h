@@ -124,6 +124,11 @@ struct NcclConfig
     /// Checks every field as FromEnvironment would; throws std::invalid_argument naming the
     /// variable (SetConfig calls it, so a hand-built config is checked too).
     void Validate() const;
+    /// A warning naming the algorithms and protocols that NCCL_ALGO / NCCL_PROTO enable and the
+    /// model does not simulate (CollNetDirect, CollNetChain: no SHARP in the switch model), and
+    /// what runs instead; empty when there are none. The simulator prints it when the
+    /// configuration is set, so that such a name is never ignored in silence.
+    std::string UnmodelledWarning() const;
 };
 
 /// What the model derived about a communicator from the topology: NCCL's topology search as

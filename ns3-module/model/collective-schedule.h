@@ -37,6 +37,7 @@ struct ScheduleContext
     double protocolEfficiency[kProtos] = {}; //!< data fraction of what LL, LL128, Simple write
     double pcieEfficiency = 0;               //!< payload fraction of a PCIe link
     double netEfficiency = 0;                //!< payload fraction of a NIC port
+    double netMessageLatencyUs = 0;          //!< the network transport's cost per message
     bool pxn = true;                         //!< inter-node p2p through the destination's rail
 };
 

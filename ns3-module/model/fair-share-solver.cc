@@ -55,8 +55,7 @@ namespace
 /// Min-heap order: smaller share first, then lower resource index (determinism).
 struct LevelAfter
 {
-    template <class L>
-    bool operator()(const L& a, const L& b) const
+    template<class L> bool operator()(const L& a, const L& b) const
     {
         return a.share > b.share || (a.share == b.share && a.resource > b.resource);
     }
@@ -75,6 +74,7 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
     m_weight.assign(nAll, 0);
     m_version.assign(nAll, 0);
     m_frozen.assign(nFlows, 0);
+    m_lastTouch.assign(nAll, 0);
     m_overcommitted = false;
     std::copy(p.capacity.begin(), p.capacity.end(), m_remaining.begin());
 
@@ -163,7 +163,21 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
         }
         ++levels;
         const double share = top.share;
-        // Freeze every unfrozen flow of the bottleneck at the common level.
+        // Freeze every unfrozen flow of the bottleneck at the common level; every resource they
+        // cross gets one new heap entry once all are frozen (its level after the last release,
+        // which is the only entry that would not be stale).
+        m_touched.clear();
+        auto release = [&](uint32_t r, uint32_t w)
+        {
+            m_remaining[r] -= double(w) * share;
+            m_weight[r] -= w;
+            ++m_version[r];
+            if (m_lastTouch[r] != levels)
+            {
+                m_lastTouch[r] = levels;
+                m_touched.push_back(r);
+            }
+        };
         for (uint32_t i = m_resBegin[top.resource]; i < m_resBegin[top.resource + 1]; ++i)
         {
             uint32_t f = m_resFlows[i];
@@ -173,17 +187,6 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
             }
             m_frozen[f] = 1;
             rates[f] = share;
-            auto release = [&](uint32_t r, uint32_t w) {
-                m_remaining[r] -= double(w) * share;
-                m_weight[r] -= w;
-                ++m_version[r];
-                if (m_weight[r] > 0 && r != top.resource)
-                {
-                    m_heap.push_back(
-                        {std::max(0.0, m_remaining[r]) / double(m_weight[r]), r, m_version[r]});
-                    std::push_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
-                }
-            };
             for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
             {
                 release(p.useResource[k], p.useWeight[k]);
@@ -191,6 +194,15 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
             if (p.rateCap[f] > 0)
             {
                 release(nRes + f, 1);
+            }
+        }
+        for (uint32_t r : m_touched)
+        {
+            if (m_weight[r] > 0 && r != top.resource)
+            {
+                m_heap.push_back(
+                    {std::max(0.0, m_remaining[r]) / double(m_weight[r]), r, m_version[r]});
+                std::push_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
             }
         }
     }

@@ -19,19 +19,19 @@ namespace eidolon
  * \brief One max-min problem: resources with capacities, flows that use them.
  *
  * Flow f uses resource useResource[k] with integer weight useWeight[k] for k in
- * [flowBegin[f], flowBegin[f+1]): at rate x it consumes weight*x there. Weights above one describe a
- * flow that crosses the same channel several times (a ring pipeline folded into one flow).
- * A flow with fixedRate >= 0 is not shared: it takes exactly that rate first (a reservation) and the
+ * [flowBegin[f], flowBegin[f+1]): at rate x it consumes weight*x there. Weights above one describe
+ * a flow that crosses the same channel several times (a ring pipeline folded into one flow). A flow
+ * with fixedRate >= 0 is not shared: it takes exactly that rate first (a reservation) and the
  * others share what is left. rateCap > 0 bounds a flow's rate (a NIC or sender limit).
  */
 struct FairShareProblem
 {
-    std::vector<double> capacity;     //!< per resource, in any rate unit (eidolon uses bytes/s)
-    std::vector<uint32_t> flowBegin;  //!< CSR offsets, size flows+1
+    std::vector<double> capacity;    //!< per resource, in any rate unit (eidolon uses bytes/s)
+    std::vector<uint32_t> flowBegin; //!< CSR offsets, size flows+1
     std::vector<uint32_t> useResource;
     std::vector<uint32_t> useWeight;
-    std::vector<double> rateCap;      //!< per flow; 0 means uncapped
-    std::vector<double> fixedRate;    //!< per flow; < 0 means shared (the usual case)
+    std::vector<double> rateCap;   //!< per flow; 0 means uncapped
+    std::vector<double> fixedRate; //!< per flow; < 0 means shared (the usual case)
 
     void Clear();
     uint32_t FlowCount() const { return flowBegin.empty() ? 0 : uint32_t(flowBegin.size() - 1); }
@@ -69,6 +69,8 @@ private:
     std::vector<uint32_t> m_resBegin; //!< reverse CSR: flows of each resource
     std::vector<uint32_t> m_resFlows;
     std::vector<uint8_t> m_frozen;
+    std::vector<uint32_t> m_lastTouch; //!< per resource: the last level that released it
+    std::vector<uint32_t> m_touched;   //!< resources released by the current level
     struct Level
     {
         double share;

@@ -271,6 +271,47 @@ NcclConfig::Validate() const
     }
 }
 
+std::string
+NcclConfig::UnmodelledWarning() const
+{
+    if (Trim(algo).empty())
+    {
+        return "";
+    }
+    bool mask[kFuncs][kAlgos];
+    ParseFunctionLists<kAlgos>("NCCL_ALGO", algo, kAlgoNames, mask);
+    // What the variable asks for, function by function; an inverted list ("^ring") names what it
+    // removes, so only explicitly listed algorithms count.
+    std::string lowered = Lower(algo);
+    std::ostringstream names;
+    int found = 0;
+    for (int a : {kCollNetDirect, kCollNetChain})
+    {
+        bool enabled = false;
+        for (int f = 0; f < kFuncs; ++f)
+        {
+            enabled = enabled || mask[f][a];
+        }
+        bool listed = lowered.find(Lower(kAlgoNames[a])) != std::string::npos ||
+                      (lowered.find("collnet") != std::string::npos &&
+                       lowered.find("collnetdirect") == std::string::npos &&
+                       lowered.find("collnetchain") == std::string::npos);
+        if (enabled && listed && lowered.find('^') == std::string::npos)
+        {
+            names << (found++ ? ", " : "") << kAlgoNames[a];
+        }
+    }
+    if (!found)
+    {
+        return "";
+    }
+    return "NCCL_ALGO='" + algo + "' asks for " + names.str() +
+           ", which the model does not simulate (CollNet/SHARP in-network reduction is not in "
+           "the switch model; NCCL itself needs a CollNet plugin and SHARP switches for it): "
+           "those calls run as NCCL chooses without CollNet (Ring/Tree/NVLS), so their times are "
+           "not CollNet's";
+}
+
 NcclConfig
 NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
 {

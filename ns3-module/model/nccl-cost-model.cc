@@ -2,8 +2,9 @@
  * SPDX-License-Identifier: GPL-2.0-only
  *
  * eidolon: NCCL's cost model reproduced from src/graph/tuning.cc (ncclTopoTuneModel and
- * ncclTopoGetAlgoTime; NCCL 2.30.7, and 2.20.3 for releases before 2.23). Constants and their
- * sources: doc/collective-model.md and ../shared/notes/nccl-model-facts.md.
+ * ncclTopoGetAlgoTime) as each emulated release has it: the 2.28+ NVLS efficiency formulas, and
+ * the formulas of 2.18 to 2.27 (nccl-tuning-tables.h lists the releases read). Constants and
+ * their sources: doc/collective-model.md and ../shared/notes/nccl-model-facts.md.
  */
 #include "nccl-cost-model.h"
 
@@ -14,6 +15,7 @@
 #include "ns3/log.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace ns3
@@ -119,14 +121,15 @@ Supported(const TuningTables& t, int coll, int a)
         return a == kRing;
     case kAllGather:
     case kReduceScatter:
-        return a == kRing || a == kNvls || a == kCollNetDirect || (t.modern && a == kPat);
+        return a == kRing || (t.agRsBeyondRing && (a == kNvls || a == kCollNetDirect)) ||
+               (t.modern && a == kPat);
     case kAllReduce:
         return a != kPat;
     }
     return false;
 }
 
-/// Bus bandwidth (GB/s) of algorithm a, protocol p by the 2.23+ formulas; nothing where NCCL
+/// Bus bandwidth (GB/s) of algorithm a, protocol p by the 2.28+ formulas; nothing where NCCL
 /// skips the pair (an NVLS graph of fewer than two heads).
 std::optional<double>
 ModernBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
@@ -188,32 +191,77 @@ ModernBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, in
     return busBw;
 }
 
-/// Bus bandwidth (GB/s) of algorithm a, protocol p by the 2.20.3 formulas.
+/// Bandwidth per channel (GB/s) NCCL's formulas before 2.28 start from: NVLS min(bwIntra,
+/// bwInter) from 2.20 (2.27: AllGather/ReduceScatter min(bwIntra (ppn-1)/ppn, 0.9 bwInter)),
+/// NVLSTree min(bwIntra, bwInter or half of it from three nodes); 2.18 takes the graph's figure.
 double
-LegacyBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
+ClassicChannelBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a)
 {
-    const int coll = in.coll;
     const bool collnet = a == kCollNetDirect || a == kCollNetChain;
     double bw = (in.nNodes <= 2 || collnet) ? g.bwIntra : g.bwInter;
+    if (in.t.release == kRelease218)
+    {
+        return bw;
+    }
     if (a == kNvls)
     {
-        bw = std::min(g.bwIntra, g.bwInter);
+        bw = (in.t.release >= kRelease227 && in.coll != kAllReduce)
+                 ? std::min(g.bwIntra * (in.ppnF - 1) / in.ppnF, g.bwInter * 0.9)
+                 : std::min(g.bwIntra, g.bwInter);
     }
     if (a == kNvlsTree)
     {
         bw = std::min(g.bwIntra, in.nNodes <= 2 ? g.bwInter : g.bwInter / 2);
     }
-    double busBw = g.nChannels * bw;
+    return bw;
+}
+
+/// NCCL's bus-to-algorithm bandwidth ratio before 2.28: rings nRanks/nsteps, NVLS 5/6 (2.18:
+/// NVLSTree 0.7 nNodes / 2(nNodes-1)), the rest 1/2; from 2.23 only rings convert for
+/// AllGather/ReduceScatter, before that all but CollNetDirect.
+double
+ClassicRatio(const CostInputs& in, int a)
+{
+    const bool agRs = in.coll == kAllGather || in.coll == kReduceScatter;
+    if (agRs && ((in.t.modern && a != kRing) || a == kCollNetDirect))
+    {
+        return 1.0;
+    }
+    if (a == kRing)
+    {
+        return double(in.nRanks) / in.nsteps;
+    }
+    if (a == kNvlsTree && in.t.release == kRelease218)
+    {
+        return in.nNodes > 1 ? 0.7 * in.nNodes / (2.0 * (in.nNodes - 1)) : 0.0;
+    }
+    if (a == kNvls || a == kNvlsTree)
+    {
+        return 5.0 / 6.0;
+    }
+    return 0.5;
+}
+
+/// Bus bandwidth (GB/s) of algorithm a, protocol p by the formulas of 2.18 to 2.27.
+double
+ClassicBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
+{
+    const TuningTables& t = in.t;
+    const int coll = in.coll;
+    double busBw = g.nChannels * ClassicChannelBandwidth(in, g, a);
     if (a == kRing && p == kLL)
     {
-        double f = (in.nNodes > 1 || coll == kAllReduce || coll == kReduce) ? 0.25 : 1.0 / 3.0;
+        double f = t.ringLLHalf                                               ? 0.5
+                   : (in.nNodes > 1 || coll == kAllReduce || coll == kReduce) ? 0.25
+                                                                              : 1.0 / 3.0;
         busBw = std::min(in.llMaxBw, busBw * f);
     }
     if (a == kRing && p == kLL128)
     {
-        busBw = std::min(busBw * (in.ppnF < 2 ? 0.7 : 0.92), g.nChannels * in.perChMaxRingLL128);
+        double f = (!t.modern && in.ppnF < 2) ? 0.7 : 0.92;
+        busBw = std::min(busBw * f, g.nChannels * in.perChMaxRingLL128);
     }
-    if (a == kTree)
+    if (a == kTree && (!t.modern || coll == kAllReduce))
     {
         busBw = std::min(busBw * .92, g.nChannels * in.perChMaxTree);
     }
@@ -226,21 +274,11 @@ LegacyBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, in
         busBw = std::min(busBw * (in.nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                          g.nChannels * in.perChMaxTreeLL128);
     }
-    double ratio = 1.0;
-    if (a == kRing)
+    if (a == kPat)
     {
-        ratio = double(in.nRanks) / in.nsteps;
+        busBw *= 0.75;
     }
-    else if (a == kNvls || a == kNvlsTree)
-    {
-        ratio = 5.0 / 6.0;
-    }
-    else
-    {
-        ratio = 0.5;
-    }
-    busBw *= ratio;
-    return busBw;
+    return busBw * ClassicRatio(in, a);
 }
 
 /// Latency (us) of algorithm a, protocol p.
@@ -278,9 +316,17 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
     {
         lat += 2 * ((in.ppn - 1) * intraLat + Log2i(uint64_t(in.nNodes)) * interLat);
     }
+    else if (a == kNvls && t.release == kRelease218)
+    {
+        lat += in.nNodes > 1 ? interLat : 0; // a 23 us base, no per-hop NVLink figure
+    }
     else if (a == kNvls)
     {
         lat = intraLat + (in.nNodes > 1 ? interLat : 0);
+    }
+    else if (a == kNvlsTree && t.release == kRelease218)
+    {
+        lat += 2 * (in.nNodes - 1) * interLat;
     }
     else if (a == kNvlsTree)
     {
@@ -365,8 +411,8 @@ EstimateTimes(const CostInputs& in, const NcclCommInfo& comm, uint64_t nBytes, N
             {
                 bw *= t.treeCorrection[p][logSize];
             }
-            if (t.modern && a == kNvlsTree && coll == kAllReduce && comm.minCompCap >= 100 &&
-                logSize >= 0 && logSize < 24 && logSize < entries)
+            if (t.nvlsTreeCorrection && a == kNvlsTree && coll == kAllReduce &&
+                comm.minCompCap >= 100 && logSize >= 0 && logSize < 24 && logSize < entries)
             {
                 bw *= t.treeCorrection[p][logSize];
             }
@@ -421,7 +467,7 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
                 continue;
             }
             double busBw;
-            if (t.modern)
+            if (t.nvlsEfficiencyModel)
             {
                 std::optional<double> bw = ModernBusBandwidth(in, g, a, p);
                 if (!bw)
@@ -432,7 +478,7 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
             }
             else
             {
-                busBw = LegacyBusBandwidth(in, g, a, p);
+                busBw = ClassicBusBandwidth(in, g, a, p);
             }
             table.bandwidthGBps[a][p] = busBw;
             table.latencyUs[a][p] = Latency(in, g, a, p);
@@ -441,6 +487,41 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
     ApplyEnableRules(in, comm, ParseEnableMasks(settings.config, applyEnv), table);
     EstimateTimes(in, comm, call.bytes, table);
 }
+
+namespace
+{
+/// A ring across nodes runs in lockstep: a rank forwards in step k what it received in step
+/// k - 1, and Simple keeps only two chunks in flight per connection (NCCL_STEPS = 8 slots, 4 per
+/// chunk), so every step of every rank waits for the slowest hop of the ring, the network hop,
+/// not only the nNodes - 1 steps that cross it (NCCL's estimate). The ring repeats its steps for
+/// every loop of channels x ranks x chunk bytes (chunk: Simple 4 x 512 KiB, LL128 576,000 B of
+/// data), so the latency is paid per loop:
+///   base + loops x nsteps x max(network hop, NVLink/PCI hop).
+/// LL is left to NCCL's own estimate: its lines carry their own flags, a hop forwards each line as
+/// it lands, and the 4 x 8 H100 logs' small sizes sit between the two figures.
+/// doc/collective-model.md ("Rings across nodes") shows the fit to the 4 x 8 H100 logs.
+double
+LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
+                      const CollectivePlan& plan, const CostSettings& settings)
+{
+    const TuningTables& t = GetTuningTables(settings.ncclVersion);
+    const int p = int(plan.protocol);
+    const int f = FuncOf(call.kind);
+    const uint64_t n = comm.nRanks;
+    const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
+    double hop = t.hwLat[kHwNet][kRing][p];
+    if (t.modern && comm.ppn == 1)
+    {
+        hop = t.hwLat[kHwNet][kTree][p];
+    }
+    hop = std::max(hop + settings.netMessageLatencyUs, t.hwLat[intraHw][kRing][p]);
+    const double chunk = p == kSimple ? 4.0 * 524288 : 576000.0;
+    const double loopBytes = double(std::max(plan.channels, 1)) * double(n) * chunk;
+    const double loops = std::max(1.0, std::ceil(double(call.bytes) / loopBytes));
+    const double nsteps = f == kAllReduce ? 2.0 * double(n - 1) : double(n - 1);
+    return t.baseLat[kRing][p] + loops * nsteps * hop;
+}
+} // namespace
 
 double
 PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const CollectivePlan& plan,
@@ -463,9 +544,16 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
         return t.baseLat[kRing][p] + (comm.nNodes - 1) * t.hwLat[kHwNet][kRing][p] +
                (comm.nRanks - comm.nNodes) * t.hwLat[intraHw][kRing][p];
     }
+    if (a == kRing && p != kLL && comm.nNodes > 1 &&
+        (f == kAllGather || f == kReduceScatter || f == kAllReduce))
+    {
+        return LockstepRingLatencyUs(call, comm, plan, settings);
+    }
     NcclCostTable table;
     ComputeCosts(call, comm, settings, false, table);
-    return table.latencyUs[a][p];
+    // Trees (and NVLSTree, PAT) cross the network 2 log2(nNodes) times on their critical path.
+    const double netMessages = comm.nNodes > 1 ? 2.0 * CeilLog2(comm.nNodes) : 0.0;
+    return table.latencyUs[a][p] + netMessages * settings.netMessageLatencyUs;
 }
 
 } // namespace nccl

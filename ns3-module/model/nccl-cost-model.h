@@ -25,6 +25,9 @@ struct CostSettings
     uint32_t ncclVersion = 0;
     NcclConfig config;
     bool amdCpu = false; //!< NCCL's LL bandwidth row on multi-node, network post overhead
+    /// The topology's network transport: added to every network message on the critical path
+    /// of the timing (PlanLatencyUs), not to NCCL's own estimate (which knows IB only).
+    double netMessageLatencyUs = 0;
 };
 
 /// NCCL's table for `call` on `comm`. With `applyEnv` false, NCCL_ALGO and NCCL_PROTO are ignored

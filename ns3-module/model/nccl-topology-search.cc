@@ -559,13 +559,14 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     DuplicateGraph(ring, c.minCompCap);
     DuplicateGraph(tree, c.minCompCap);
     // LL128: NVLink (or NVLink through one GPU) inside nodes, NIC within a PCIe switch or,
-    // on sm90+, reached through PXN; same compute capability or sm90+.
+    // on sm90+, reached through PXN; one compute capability (2.30: or sm90+); before 2.27 only
+    // on sm70, sm80 and sm90.
     bool ll128 =
-        b.nvlinkAll && (c.minCompCap == c.maxCompCap || c.minCompCap >= 90) && c.minCompCap >= 70;
-    if (!tables.modern)
+        b.nvlinkAll && c.minCompCap >= 70 &&
+        (c.minCompCap == c.maxCompCap || (tables.release >= kRelease230 && c.minCompCap >= 90));
+    if (!tables.ll128Blackwell)
     {
-        ll128 = ll128 && c.minCompCap == c.maxCompCap &&
-                (c.minCompCap == 70 || c.minCompCap == 80 || c.minCompCap == 90);
+        ll128 = ll128 && (c.minCompCap == 70 || c.minCompCap == 80 || c.minCompCap == 90);
     }
     ring.ll128 = tree.ll128 = ll128;
     c.ring = ring;

@@ -1,9 +1,10 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  *
- * eidolon: NCCL's tuning tables by release. Sources: ../shared/notes/nccl-model-facts.md section
- * 1.3 (NCCL 2.30.7 src/graph/tuning.cc, with the 2.28/2.29 deltas) and NCCL 2.20.3
- * src/graph/tuning.cc for releases before 2.23.
+ * eidolon: NCCL's tuning tables by release, from src/graph/tuning.cc of NCCL's public repository
+ * (github.com/NVIDIA/nccl) at the tags v2.18.6-1, v2.20.3-1, v2.21.5-1, v2.24.3-1, v2.27.7-1,
+ * v2.28.3-1, v2.28.9-1, v2.29.7-1 and v2.30.7-1 (../shared/notes/nccl-model-facts.md section 1.3
+ * for 2.30.7). Values are NCCL's; the arrangement is ours.
  */
 #include "nccl-tuning-tables.h"
 
@@ -46,7 +47,9 @@ ModernTables(uint32_t version)
 {
     TuningTables t;
     t.version = version;
+    t.release = version >= 23000 ? kRelease230 : kRelease228;
     t.modern = true;
+    t.nvlsTreeCorrection = version >= 22900;
     Fill(t.baseLat, {{6.8, 14.0, 8.4},
                      {6.6, 14.0, 8.4},
                      {0, 0, 0},
@@ -113,13 +116,26 @@ ModernTables(uint32_t version)
     return t;
 }
 
-/// NCCL 2.20.3 src/graph/tuning.cc (used for releases before 2.23).
+/// The flags of the releases before 2.23.
+void
+SetClassicFlags(TuningTables& t, uint32_t release)
+{
+    t.release = release;
+    t.modern = false;
+    t.ringLLHalf = release >= kRelease221;
+    t.agRsBeyondRing = release >= kRelease221;
+    t.nvlsEfficiencyModel = false;
+    t.nvlsTreeCorrection = false;
+    t.ll128Blackwell = false;
+}
+
+/// NCCL 2.20.3 (used for 2.19 and 2.20).
 TuningTables
-LegacyTables(uint32_t version)
+Release220Tables(uint32_t version)
 {
     TuningTables t;
     t.version = version;
-    t.modern = false;
+    SetClassicFlags(t, kRelease220);
     Fill(t.baseLat,
          {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}});
     Fill(t.hwLat[kHwNvlink], {{.6, 1.25, 28},
@@ -160,6 +176,92 @@ LegacyTables(uint32_t version)
     t.nvlsEff[3] = 0.74;
     return t;
 }
+/// NCCL 2.18.6 (used for 2.18): NVLS and NVLSTree with a 23 us base latency and no NVLink
+/// per-hop figure, NVLSTree 19 us per network hop, Tree/Simple 4/6/14 us per hop with no base,
+/// Hopper's LL ceiling still Ampere's.
+TuningTables
+Release218Tables(uint32_t version)
+{
+    TuningTables t = Release220Tables(version);
+    SetClassicFlags(t, kRelease218);
+    Fill(t.baseLat, {{6.8, 14.0, 0},
+                     {6.6, 14.0, 8.4},
+                     {6.8, 14.0, 0},
+                     {6.8, 14.0, 0},
+                     {0, 0, 23.0},
+                     {0, 0, 23.0},
+                     {0, 0, 0}});
+    Fill(t.hwLat[kHwNvlink], {{.6, 1.25, 4},
+                              {.6, 1.9, 3.4},
+                              {0, 0, 8.0},
+                              {0, 0, 4.75},
+                              {0, 0, 0},
+                              {0, 0, 0},
+                              {0, 0, 0}});
+    Fill(t.hwLat[kHwPci], {{1.0, 1.9, 6},
+                           {1.0, 2.5, 5.7},
+                           {0, 0, 8.0},
+                           {0, 0, 8.0},
+                           {0, 0, 0},
+                           {0, 0, 0},
+                           {0, 0, 0}});
+    Fill(t.hwLat[kHwNet], {{5.0, 8.5, 14},
+                           {2.7, 4.0, 14.0},
+                           {0, 0, 10.7},
+                           {0, 0, 14},
+                           {0, 0, 18},
+                           {0, 0, 19},
+                           {0, 0, 0}});
+    return t;
+}
+
+/// NCCL 2.21.5 (used for 2.21 and 2.22): 2.20.3's tables with NVLS 25 us per NVLink hop and
+/// Hopper's own LL ceiling (141/45/35 GB/s).
+TuningTables
+Release221Tables(uint32_t version)
+{
+    TuningTables t = Release220Tables(version);
+    SetClassicFlags(t, kRelease221);
+    t.hwLat[kHwNvlink][kNvls][kSimple] = 25;
+    t.hwLat[kHwNvlink][kNvlsTree][kSimple] = 25;
+    Fill(t.llMaxBw,
+         {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {141.0, 45.0, 35.0}});
+    return t;
+}
+
+/// NCCL 2.24.3 (used for 2.23 to 2.26) and 2.27.7 (2.27): the 2.23 formulas (PAT, Tree/Simple
+/// 4/4/14 us per hop over a base of 8.4 us) with NVLS still min(bwIntra, bwInter) x 5/6. 2.24 has
+/// three architecture rows (sm100 reads Hopper's, LL128 off by default); 2.27 adds Blackwell's at
+/// twice Hopper's figures and allows LL128 there.
+TuningTables
+Release224Tables(uint32_t version)
+{
+    TuningTables t = ModernTables(kRelease230);
+    t.version = version;
+    const bool r227 = version >= 22700;
+    t.release = r227 ? kRelease227 : kRelease224;
+    t.nvlsEfficiencyModel = false;
+    t.nvlsTreeCorrection = false;
+    t.ll128Blackwell = r227;
+    for (int p = 0; p < kProtos; ++p)
+    {
+        t.baseLat[kPat][p] = 0; // PAT's latency is its own formula (8 us base inside it)
+        t.hwLat[kHwNvlink][kPat][p] = t.hwLat[kHwPci][kPat][p] = t.hwLat[kHwNet][kPat][p] = 0;
+    }
+    t.hwLat[kHwNet][kNvlsTree][kSimple] = 14;
+    const double m = r227 ? 2.0 : 1.0; // Blackwell row: twice Hopper's (2.27), Hopper's (2.24)
+    for (int i = 0; i < 3; ++i)
+    {
+        t.llMaxBw[3][i] = m * t.llMaxBw[2][i];
+        t.perChMaxRingLL128[3][i] = m * t.perChMaxRingLL128[2][i];
+        t.perChMaxTreeLL128[3][i] = m * t.perChMaxTreeLL128[2][i];
+        t.perChMaxTree[3][i] = m * t.perChMaxTree[2][i];
+        t.perChMaxNvlsTree[2][i] = t.perChMaxNvlsTree[3][i] = 0; // no NVLSTree cap before 2.28
+    }
+    t.nvlsEff[2] = 0.85; // not in NCCL's formula before 2.28; the timing's NVLS efficiency
+    t.nvlsEff[3] = 0.74;
+    return t;
+}
 } // namespace
 
 const TuningTables&
@@ -168,8 +270,12 @@ GetTuningTables(uint32_t version)
     static thread_local std::unique_ptr<TuningTables> cache;
     if (!cache || cache->version != version)
     {
-        cache = std::make_unique<TuningTables>(version >= 22300 ? ModernTables(version)
-                                                                : LegacyTables(version));
+        TuningTables t = version >= 22800   ? ModernTables(version)
+                         : version >= 22300 ? Release224Tables(version)
+                         : version >= 22100 ? Release221Tables(version)
+                         : version >= 21900 ? Release220Tables(version)
+                                            : Release218Tables(version);
+        cache = std::make_unique<TuningTables>(t);
     }
     return *cache;
 }

@@ -172,10 +172,22 @@ private:
     uint32_t m_nNodes = 1;
     uint32_t m_nLocals = 1;
     std::vector<int> m_roundOf;
-    std::vector<std::map<int, Work>> m_works; //!< [rank][round]
+    int m_rounds = 1;          //!< rounds of the schedule (nNodes x nLocals)
+    int m_batches = 1;         //!< batches of 8 rounds
+    std::vector<Work> m_works; //!< [rank x m_rounds + round]; no parts: no work
     std::vector<int> m_opChannels;
-    /// [rank][channel]: the rounds with a part there
-    std::vector<std::vector<std::vector<int>>> m_channelRounds;
+    /// [(rank x p2p channels + channel) x m_batches + batch]: how many rounds of the batch
+    /// (round / 8) have a part there; flat arrays, as a 1024-rank alltoall asks 2 x 10^6 x parts
+    /// times
+    std::vector<int> m_channelBatches;
+    /// [rank x p2p channels + channel]: how many batches have a part there
+    std::vector<int> m_batchesOnChannel;
+
+    Work& WorkOf(uint32_t r, int k) { return m_works[size_t(r) * m_rounds + size_t(k)]; }
+    const Work& WorkOf(uint32_t r, int k) const
+    {
+        return m_works[size_t(r) * m_rounds + size_t(k)];
+    }
 };
 
 P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const NcclCommInfo& comm)
@@ -202,28 +214,36 @@ P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const Ncc
         m_nLocals = std::max(m_nLocals, c);
     }
     m_roundOf = P2pRounds(m_nNodes, m_nLocals);
-    m_works.resize(n);
+    m_rounds = std::max(1, int(m_nNodes * m_nLocals));
+    m_batches = (m_rounds + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch;
+    m_works.assign(size_t(n) * m_rounds, Work{});
     m_opChannels.reserve(call.transfers.size());
     for (const auto& tr : call.transfers)
     {
         const int nCh = P2pOpChannels(comm, tr.bytes);
         m_opChannels.push_back(nCh);
         const int k = tr.srcRank == tr.dstRank ? 0 : RoundFor(tr.srcRank, tr.dstRank);
-        auto& ws = m_works[tr.srcRank][k];
+        auto& ws = WorkOf(tr.srcRank, k);
         ws.sendParts = std::max(ws.sendParts, nCh);
-        auto& wr = m_works[tr.dstRank][k];
+        auto& wr = WorkOf(tr.dstRank, k);
         wr.recvParts = std::max(wr.recvParts, nCh);
     }
-    m_channelRounds.assign(n, std::vector<std::vector<int>>(size_t(m_nP2p)));
+    m_channelBatches.assign(size_t(n) * m_nP2p * m_batches, 0);
+    m_batchesOnChannel.assign(size_t(n) * m_nP2p, 0);
     for (uint32_t r = 0; r < n; ++r)
     {
-        for (const auto& [k, w] : m_works[r])
+        for (int k = 0; k < m_rounds; ++k)
         {
-            const int base = ChannelBase(k);
+            const Work& w = WorkOf(r, k);
             const int parts = std::min(std::max(w.sendParts, w.recvParts), m_nP2p);
+            const int base = parts > 0 ? ChannelBase(k) : 0;
             for (int part = 0; part < parts; ++part)
             {
-                m_channelRounds[r][size_t((base + part) & (m_nP2p - 1))].push_back(k);
+                const size_t rc = size_t(r) * m_nP2p + size_t((base + part) & (m_nP2p - 1));
+                if (m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)]++ == 0)
+                {
+                    ++m_batchesOnChannel[rc];
+                }
             }
         }
     }
@@ -240,22 +260,18 @@ P2pLayout::RoundFor(uint32_t s, uint32_t d) const
 double
 P2pLayout::CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const
 {
-    const auto& rounds = m_channelRounds[r][size_t(c)];
-    std::set<int> batches;
-    int inBatch = 0;
-    for (int other : rounds)
-    {
-        batches.insert(other / kP2pWorksPerBatch);
-        inBatch += (other / kP2pWorksPerBatch == k / kP2pWorksPerBatch) ? 1 : 0;
-    }
-    const Work& w = m_works[r].at(k);
+    // Counted once per (rank, channel) in the constructor: an alltoall of n ranks asks this
+    // 2 x n^2 x parts times.
+    const size_t rc = size_t(r) * m_nP2p + size_t(c);
+    const int inBatch = m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)];
+    const Work& w = WorkOf(r, k);
     int sw = 0;
     int rw = 0;
     P2pWarps(std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts, part < w.recvParts, &sw,
              &rw);
     const double f = sendSide ? std::min(1.0, double(sw) / kP2pLoneSendWarps)
                               : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
-    return f / double(std::max<size_t>(1, batches.size()));
+    return f / double(std::max(1, m_batchesOnChannel[rc]));
 }
 
 double
@@ -292,8 +308,35 @@ PostSelfCopy(const Topology& topo, uint32_t gpu, uint32_t rank, uint64_t bytes, 
 /// The path of a transfer between GPUs: with PXN across nodes between different local indices,
 /// the destination's rail, reached over NVLink through the GPU of the destination's local index
 /// on the sending node (`viaProxy`); else the direct route.
+/// The GPU of each (node, local index) of the topology, looked up once per group (a 128-rank
+/// alltoall asks it 16,256 times).
+class LocalGpus
+{
+public:
+    explicit LocalGpus(const Topology& topo)
+    {
+        for (uint32_t g = 0; g < topo.GpuCount(); ++g)
+        {
+            const uint32_t id = topo.GpuDevice(g);
+            const Device& d = topo.GetDevice(id);
+            m_gpu[{d.node, d.localIndex}] = id;
+        }
+    }
+
+    /// The device id, -1 where the node has no GPU of that local index.
+    int64_t Find(int32_t node, int32_t localIndex) const
+    {
+        auto it = m_gpu.find({node, localIndex});
+        return it == m_gpu.end() ? -1 : int64_t(it->second);
+    }
+
+private:
+    std::map<std::pair<int32_t, int32_t>, uint32_t> m_gpu;
+};
+
 std::vector<uint32_t>
-TransferPath(const ScheduleContext& ctx, uint32_t src, uint32_t dst, uint64_t hash, bool* viaProxy)
+TransferPath(const ScheduleContext& ctx, const LocalGpus& local, uint32_t src, uint32_t dst,
+             uint64_t hash, bool* viaProxy)
 {
     const Topology& topo = *ctx.topology;
     const Device& sd = topo.GetDevice(src);
@@ -302,14 +345,7 @@ TransferPath(const ScheduleContext& ctx, uint32_t src, uint32_t dst, uint64_t ha
     *viaProxy = false;
     if (sd.node != dd.node && ctx.pxn && sd.localIndex != dd.localIndex)
     {
-        int64_t proxy = -1;
-        for (uint32_t g : topo.GpusOfNode(uint32_t(sd.node)))
-        {
-            if (topo.GetDevice(g).localIndex == dd.localIndex)
-            {
-                proxy = g;
-            }
-        }
+        const int64_t proxy = local.Find(sd.node, dd.localIndex);
         if (proxy >= 0)
         {
             path = topo.Route(src, uint32_t(proxy), hash);
@@ -330,7 +366,8 @@ TransferPath(const ScheduleContext& ctx, uint32_t src, uint32_t dst, uint64_t ha
 /// step latency of the path's class.
 void
 PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
-             const P2pLayout& layout, uint64_t index, Time start, std::shared_ptr<SendRecvJob> job)
+             const P2pLayout& layout, const LocalGpus& local, uint64_t index, Time start,
+             std::shared_ptr<SendRecvJob> job)
 {
     const Topology& topo = *ctx.topology;
     const TuningTables& t = GetTuningTables(ctx.ncclVersion);
@@ -340,7 +377,7 @@ PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
     const bool sameNode = topo.GetDevice(src).node == topo.GetDevice(dst).node;
     const uint64_t hash = call.tag * 0x9e3779b97f4a7c15ULL ^ (index * 0xc2b2ae3d27d4eb4fULL);
     bool viaProxy = false;
-    std::vector<uint32_t> path = TransferPath(ctx, src, dst, hash, &viaProxy);
+    std::vector<uint32_t> path = TransferPath(ctx, local, src, dst, hash, &viaProxy);
     const uint64_t chunk = comm.p2pChunkBytes;
     const int nCh = layout.OpChannels(index - 1);
     // LL for small intra-node transfers (network connections have no LL buffers).
@@ -355,7 +392,8 @@ PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
     }
     const double eLink = BottleneckEfficiency(ctx, path, comm.nvlinkEfficiency);
     const int hw = net ? kHwNet : (nvl ? kHwNvlink : kHwPci);
-    const double latUs = t.baseLat[kRing][p] + t.hwLat[hw][kRing][p];
+    const double latUs =
+        t.baseLat[kRing][p] + t.hwLat[hw][kRing][p] + (net ? ctx.netMessageLatencyUs : 0.0);
     FlowSpec spec;
     spec.src = src;
     spec.dst = dst;
@@ -451,6 +489,7 @@ PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
         }
     }
     const P2pLayout layout(topo, call, comm);
+    const LocalGpus local(topo);
     uint64_t index = 0;
     for (const auto& tr : call.transfers)
     {
@@ -463,7 +502,7 @@ PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
             PostSelfCopy(topo, src, tr.srcRank, tr.bytes, start, job);
             continue;
         }
-        PostTransfer(ctx, call, comm, layout, index, start, job);
+        PostTransfer(ctx, call, comm, layout, local, index, start, job);
     }
 }
 

@@ -76,6 +76,43 @@ ResolveGpuSpecDir(const std::string& file, const std::string& fromFile,
  * hosts/ beside the file, then $EIDOLON_HOST_SPEC_DIR (':'-separated), then the shipped
  * topologies/hosts. Loaded here so that a bad name or file is reported with the topology's line.
  */
+/// `network_transport:`. InfiniBand verbs with GPUDirect RDMA and RoCE are what NCCL's own
+/// tables describe: nothing is added unless the file says so. The other stacks have no default
+/// figure (what they cost depends on the deployment): the file gives them, with their source.
+void
+ReadNetworkTransport(Topology& topo, const Fields& t)
+{
+    t.Allow({"kind", "message_latency", "bandwidth_share", "source"});
+    static const std::set<std::string> kinds = {"ib",   "ib-no-gdr", "roce",  "efa",
+                                                "tcpx", "tcpxo",     "socket"};
+    Topology::NetworkTransport nt;
+    nt.kind = t.String("kind");
+    if (!kinds.count(nt.kind))
+    {
+        t.Fail("kind", "'" + nt.kind +
+                           "' is not a transport (ib, ib-no-gdr, roce, efa, tcpx, tcpxo, socket)");
+    }
+    const bool reference = nt.kind == "ib" || nt.kind == "roce";
+    if (!reference && (!t.Has("message_latency") || !t.Has("bandwidth_share")))
+    {
+        t.Fail(t.Has("message_latency") ? "bandwidth_share" : "message_latency",
+               "required for '" + nt.kind +
+                   "': eidolon has no default figure for this network stack; give the one "
+                   "measured on the cluster (and its source)");
+    }
+    if (t.Has("message_latency"))
+    {
+        nt.messageLatencyUs = double(t.Latency("message_latency")) / 1000.0;
+    }
+    nt.bandwidthShare = t.Has("bandwidth_share") ? t.Positive("bandwidth_share") : 1.0;
+    if (nt.bandwidthShare > 1)
+    {
+        t.Fail("bandwidth_share", "a fraction of the NIC line rate: above 0, at most 1");
+    }
+    nt.source = t.String("source", "");
+    topo.transport = nt;
+}
+
 void
 ReadHostField(Topology& topo, const std::string& file, const YAML::Node& node)
 {
@@ -236,7 +273,7 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
     }
     Fields top(file, root, "topology");
     top.Allow({"version", "name", "description", "gpu_model", "gpu_specs", "host", "generate",
-               "devices", "links"});
+               "devices", "links", "network_transport"});
     const int64_t version = top.Int("version", 1);
     if (version != 1)
     {
@@ -248,6 +285,10 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
     if (top.Has("host"))
     {
         ReadHostField(*topo, file, top.Get("host"));
+    }
+    if (top.Has("network_transport"))
+    {
+        ReadNetworkTransport(*topo, top.Child("network_transport"));
     }
 
     std::vector<ModelUse> uses;

@@ -57,7 +57,7 @@ using GpuSpec = ::eidolon::spec::GpuSpec;
 /// One box in the cluster graph.
 struct Device
 {
-    std::string name;        //!< unique, e.g. "node3/gpu5", "leaf0-rail2", "spine7"
+    std::string name; //!< unique, e.g. "node3/gpu5", "leaf0-rail2", "spine7"
     DeviceKind kind = DeviceKind::Switch;
     int32_t node = -1;       //!< host node (server) index, -1 for fabric switches
     int32_t localIndex = -1; //!< index within its node for GPUs/NICs
@@ -116,6 +116,19 @@ public:
     std::string source; //!< file it came from, for messages
     std::string host;   //!< the GPU servers' host description (topologies/hosts/), "" = default
     std::string hostSpecDir; //!< the directory it was found in
+
+    /// The network stack NCCL runs across nodes (`network_transport:`; doc/topology.md). The
+    /// collective model adds `messageLatencyUs` to every network message on a collective's
+    /// critical path and sustains `bandwidthShare` of the NICs' line rate (on top of its own
+    /// NetEfficiency). InfiniBand verbs with GPUDirect RDMA, NCCL's reference, add nothing.
+    struct NetworkTransport
+    {
+        std::string kind = "ib";     //!< ib, ib-no-gdr, roce, efa, tcpx, tcpxo, socket
+        double messageLatencyUs = 0; //!< per network message, beyond the links' latency
+        double bandwidthShare = 1.0; //!< of the NIC line rate
+        std::string source;          //!< where the figures come from
+    };
+    NetworkTransport transport;
 
     uint32_t AddDevice(const Device& device);
     uint32_t AddLink(const Link& link);

@@ -18,6 +18,7 @@
 #include "ns3/uinteger.h"
 
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -108,6 +109,10 @@ public:
     void CollectiveWaitsForItsLastRankAndReportsEveryRankOnce();
     void OtherCollectivesMoveWhatNcclMoves();
     void EmulatedVersionChangesTheTables();
+    void EachClaimedReleaseHasItsTablesAndRules();
+    void CollNetInNcclAlgoIsNamedInAWarning();
+    void RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop();
+    void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
 
 private:
@@ -625,6 +630,126 @@ CollectiveModelTestCase::EmulatedVersionChangesTheTables()
 }
 
 void
+CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
+{
+    // One DGX H100 (ring graph 12 x 30 GB/s, NVLS graph 8 heads x bwIntra 40 / bwInter 60, as in
+    // cost_table_is_nccls_for_8_h100), AllReduce ring ratio 8/14. Values from each release's
+    // src/graph/tuning.cc, worked out by hand.
+    const int ring = int(NcclAlgorithm::Ring), tree = int(NcclAlgorithm::Tree),
+              nvls = int(NcclAlgorithm::Nvls);
+    const int ll = 0, simple = 2;
+    auto tables = [](uint32_t version, CollectiveKind kind)
+    {
+        Bench b("dgx-h100-1node");
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        return b.model->CostTable(b.Call(kind, 1 << 20));
+    };
+    // 2.18.6: ring LL x1/4 under Hopper's LL ceiling of then (87.7): min(87.7, 360/4); NVLS a
+    // 23 us base, no per-hop figure, bandwidth bwIntra x 8 x 5/6; Tree/Simple 2 x 7 x 4 us;
+    // AllGather on rings only.
+    NcclCostTable t = tables(21806, CollectiveKind::AllReduce);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll], 87.7 * 8 / 14), true,
+                          t.bandwidthGBps[ring][ll]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[nvls][simple], 23.0), true, t.latencyUs[nvls][simple]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 40.0 * 8 * 5 / 6), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[tree][simple], 2 * 7 * 4.0), true,
+                          t.latencyUs[tree][simple]);
+    NS_TEST_EXPECT_MSG_LT(tables(21806, CollectiveKind::AllGather).timeUs[nvls][simple], 0, "");
+    // 2.21.5: ring LL x1/2 under 141: min(141, 180); NVLS 25 us; Tree/Simple 2 x 7 x 28 us;
+    // AllGather may use NVLS: min(40, 60) x 8 x 5/6.
+    t = tables(22105, CollectiveKind::AllReduce);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll], 141.0 * 8 / 14), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[nvls][simple], 25.0), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[tree][simple], 2 * 7 * 28.0), true, "");
+    t = tables(22105, CollectiveKind::AllGather);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 320.0 * 5 / 6), true,
+                          t.bandwidthGBps[nvls][simple]);
+    // 2.24.3: Tree/Simple 8.4 + 2 x 7 x 4 us; AllReduce NVLS still min(40, 60) x 8 x 5/6;
+    // AllGather on NVLS no longer converted: 320.
+    t = tables(22403, CollectiveKind::AllReduce);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[tree][simple], 8.4 + 2 * 7 * 4.0), true, "");
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 320.0 * 5 / 6), true, "");
+    t = tables(22403, CollectiveKind::AllGather);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 320.0), true,
+                          t.bandwidthGBps[nvls][simple]);
+    // 2.27.7: AllGather NVLS min(40 x 7/8, 0.9 x 60) x 8 = 280.
+    t = tables(22707, CollectiveKind::AllGather);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 35.0 * 8), true,
+                          t.bandwidthGBps[nvls][simple]);
+}
+
+void
+CollectiveModelTestCase::CollNetInNcclAlgoIsNamedInAWarning()
+{
+    NcclConfig c = NcclConfig::FromEnvironment({{"NCCL_ALGO", "COLLNETCHAIN"}});
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning().find("CollNetChain"), std::string::npos,
+                          c.UnmodelledWarning());
+    NS_TEST_EXPECT_MSG_EQ(c.UnmodelledWarning().find("CollNetDirect"), std::string::npos, "");
+    c = NcclConfig::FromEnvironment({{"NCCL_ALGO", "allreduce:collnet,ring"}});
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning().find("CollNetDirect, CollNetChain"),
+                          std::string::npos, c.UnmodelledWarning());
+    NS_TEST_EXPECT_MSG_EQ(
+        NcclConfig::FromEnvironment({{"NCCL_ALGO", "^collnetdirect"}}).UnmodelledWarning(), "", "");
+    NS_TEST_EXPECT_MSG_EQ(
+        NcclConfig::FromEnvironment({{"NCCL_ALGO", "ring,tree"}}).UnmodelledWarning(), "", "");
+}
+
+void
+CollectiveModelTestCase::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop()
+{
+    // default.yaml: 2 nodes x 8 H100, 16 ranks, 16 channels. Ring/Simple AllGather: every one of
+    // the 15 steps waits for the network hop (NCCL 2.30.7: 14 us, over NVLink's 3.4), base 8.4 us.
+    // A loop covers 16 channels x 16 ranks x 2 MiB = 512 MiB: 64 MiB is one loop (8.4 + 15 x 14 =
+    // 218.4 us), 1 GiB two (8.4 + 2 x 15 x 14 = 428.4 us). AllReduce has 30 steps: 8.4 + 30 x 14.
+    // One node keeps NCCL's own estimate (8.4 + 7 x 3.4 for an 8-rank AllGather).
+    Bench b("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    auto latency = [&](CollectiveKind kind, uint64_t bytes, uint32_t ranks = 0)
+    {
+        CollectiveCall call = b.Call(kind, bytes, ranks);
+        CollectivePlan plan = b.model->Choose(call);
+        NS_TEST_EXPECT_MSG_EQ(plan.algorithm, NcclAlgorithm::Ring, "");
+        return b.model->PlanLatencyUs(call, plan);
+    };
+    NS_TEST_EXPECT_MSG_EQ(b.model->Choose(b.Call(CollectiveKind::AllGather, 64 << 20)).channels, 16,
+                          "");
+    NS_TEST_EXPECT_MSG_EQ(Near(latency(CollectiveKind::AllGather, 64 << 20), 218.4), true,
+                          latency(CollectiveKind::AllGather, 64 << 20));
+    NS_TEST_EXPECT_MSG_EQ(Near(latency(CollectiveKind::AllGather, uint64_t(kGiB)), 428.4), true,
+                          latency(CollectiveKind::AllGather, uint64_t(kGiB)));
+    NS_TEST_EXPECT_MSG_EQ(Near(latency(CollectiveKind::AllReduce, 64 << 20), 8.4 + 30 * 14.0), true,
+                          latency(CollectiveKind::AllReduce, 64 << 20));
+    NS_TEST_EXPECT_MSG_EQ(Near(latency(CollectiveKind::AllGather, 64 << 20, 8), 8.4 + 7 * 3.4),
+                          true, latency(CollectiveKind::AllGather, 64 << 20, 8));
+}
+
+void
+CollectiveModelTestCase::NetworkTransportCostsEveryNetworkMessage()
+{
+    // 2 nodes x 8 H100 over a transport that costs 48.5 us per network message. Ring/Simple
+    // AllGather of 64 MiB (one loop, 15 lockstep steps): every step waits for the network hop
+    // plus the message, 8.4 + 15 x (14 + 48.5) = 945.9 us. Tree AllReduce crosses the network
+    // 2 x ceil(log2 2) = 2 times: NCCL's latency + 97 us (NCCL's own estimate is unchanged).
+    const std::string path = "/tmp/eidolon-collective-test-tcpxo.yaml";
+    std::ofstream(path) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                        << R"(name: tcpxo-2node
+generate:
+  nodes: 2
+  node: {type: dgx-h100}
+network_transport: {kind: tcpxo, message_latency: 48.5us, bandwidth_share: 0.94}
+)";
+    Bench ring(path, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    CollectiveCall ag = ring.Call(CollectiveKind::AllGather, 64 << 20);
+    const double agUs = ring.model->PlanLatencyUs(ag, ring.model->Choose(ag));
+    NS_TEST_EXPECT_MSG_EQ(Near(agUs, 8.4 + 15 * (14 + 48.5)), true, agUs);
+    Bench tree(path, {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}});
+    CollectiveCall ar = tree.Call(CollectiveKind::AllReduce, 64 << 20);
+    const CollectivePlan plan = tree.model->Choose(ar);
+    const double nccl = tree.model->CostTable(ar).latencyUs[int(NcclAlgorithm::Tree)][2];
+    NS_TEST_EXPECT_MSG_EQ(Near(tree.model->PlanLatencyUs(ar, plan), nccl + 97.0), true,
+                          tree.model->PlanLatencyUs(ar, plan) << " vs " << nccl);
+}
+
+void
 CollectiveModelTestCase::BusBandwidthFactorsAreNcclTests()
 {
     NS_TEST_EXPECT_MSG_EQ(CollectiveModel::BusBandwidthFactor(CollectiveKind::AllReduce, 8), 1.75,
@@ -669,6 +794,13 @@ public:
              &C::CollectiveWaitsForItsLastRankAndReportsEveryRankOnce},
             {"other_collectives_move_what_nccl_moves", &C::OtherCollectivesMoveWhatNcclMoves},
             {"emulated_version_changes_the_tables", &C::EmulatedVersionChangesTheTables},
+            {"each_claimed_release_has_its_tables_and_rules",
+             &C::EachClaimedReleaseHasItsTablesAndRules},
+            {"collnet_in_nccl_algo_is_named_in_a_warning", &C::CollNetInNcclAlgoIsNamedInAWarning},
+            {"ring_across_nodes_pays_the_network_hop_every_step_of_every_loop",
+             &C::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop},
+            {"network_transport_costs_every_network_message",
+             &C::NetworkTransportCostsEveryNetworkMessage},
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
         };
         for (const auto& [name, check] : checks)

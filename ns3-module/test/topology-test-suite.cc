@@ -141,6 +141,7 @@ public:
     void TopOfRackWithoutRails();
     void PcieOnlyNode();
     void FromString();
+    void NetworkTransport();
     void MixedGeneratedAndExplicit();
     void ShippedSpecs();
     void UnknownModelListsKnown();
@@ -524,6 +525,49 @@ generate:
     NS_TEST_EXPECT_MSG_EQ(t->name, "inline", "");
     NS_TEST_EXPECT_MSG_EQ(t->GpuSpecOf(7).name, "H200-SXM-141GB", "");
     NS_TEST_EXPECT_MSG_EQ(t->source, "inline.yaml", "");
+}
+
+void
+TopologyTestCase::NetworkTransport()
+{
+    const std::string cluster = R"(generate:
+  nodes: 2
+  node: {type: dgx-h100}
+)";
+    // Without the key: InfiniBand verbs with GPUDirect RDMA, nothing added.
+    auto ib = ReadTopologyFromString(WithSpecs("name: ib\n" + cluster), "ib.yaml");
+    NS_TEST_EXPECT_MSG_EQ(ib->transport.kind, "ib", "");
+    NS_TEST_EXPECT_MSG_EQ(ib->transport.messageLatencyUs, 0.0, "");
+    NS_TEST_EXPECT_MSG_EQ(ib->transport.bandwidthShare, 1.0, "");
+    auto tcpxo = ReadTopologyFromString(WithSpecs("name: t\n" + cluster + R"(network_transport:
+  kind: tcpxo
+  message_latency: 48us
+  bandwidth_share: 0.94
+  source: a measured log
+)"),
+                                        "t.yaml");
+    NS_TEST_EXPECT_MSG_EQ(tcpxo->transport.kind, "tcpxo", "");
+    NS_TEST_EXPECT_MSG_EQ(tcpxo->transport.messageLatencyUs, 48.0, "");
+    NS_TEST_EXPECT_MSG_EQ(tcpxo->transport.bandwidthShare, 0.94, "");
+    // A stack with no default figure must state its own; a share above 1 is refused.
+    std::string p = Tmp().Write("tcpx.yaml", WithSpecs("name: x\n" + cluster + R"(network_transport:
+  kind: tcpx
+  bandwidth_share: 0.9
+)"));
+    std::string error = ErrorOf(p);
+    NS_TEST_EXPECT_MSG_NE(error.find("message_latency"), std::string::npos, error);
+    NS_TEST_EXPECT_MSG_NE(error.find("no default"), std::string::npos, error);
+    p = Tmp().Write("share.yaml", WithSpecs("name: x\n" + cluster + R"(network_transport:
+  kind: roce
+  bandwidth_share: 1.5
+)"));
+    error = ErrorOf(p);
+    NS_TEST_EXPECT_MSG_NE(error.find("bandwidth_share"), std::string::npos, error);
+    p = Tmp().Write("kind.yaml", WithSpecs("name: x\n" + cluster + R"(network_transport:
+  kind: carrier-pigeon
+)"));
+    error = ErrorOf(p);
+    NS_TEST_EXPECT_MSG_NE(error.find("carrier-pigeon"), std::string::npos, error);
 }
 
 void
@@ -1038,6 +1082,7 @@ public:
             {"generators.top_of_rack_without_rails", &TopologyTestCase::TopOfRackWithoutRails},
             {"generators.pcie_only_node", &TopologyTestCase::PcieOnlyNode},
             {"generators.from_string", &TopologyTestCase::FromString},
+            {"generators.network_transport", &TopologyTestCase::NetworkTransport},
             {"generators.mixed_generated_and_explicit",
              &TopologyTestCase::MixedGeneratedAndExplicit},
             {"gpu_specs.shipped_specs", &TopologyTestCase::ShippedSpecs},

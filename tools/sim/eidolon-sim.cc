@@ -30,6 +30,9 @@ main(int argc, char** argv)
                    "wall seconds without progress before the "
                    "run ends (0: never)")
         ->capture_default_str();
+    app.add_option(
+        "--nccl-version", args.ncclVersion,
+        "emulated NCCL release, e.g. 2.18.3 (default: EIDOLON_NCCL_VERSION, else 2.30.7)");
     app.add_option("--progress", args.progress, "auto, on or off")->capture_default_str();
     app.add_flag("--optimistic", args.optimistic,
                  "do not wait for running ranks (see eidolon run)");

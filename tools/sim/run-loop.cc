@@ -1,6 +1,7 @@
 #include "run-loop.h"
 
 #include "ns3/cluster-helper.h"
+#include "ns3/nccl-version.h"
 #include "rank-launcher.h"
 #include "run-report.h"
 #include "sim-endpoint.h"
@@ -55,6 +56,15 @@ OptionsFrom(const RunArguments& args)
     options.optimistic = args.optimistic;
     options.graceSeconds = args.graceSeconds;
     options.launch = args.launch;
+    if (!args.ncclVersion.empty())
+    {
+        // The flag is the environment variable set for the simulator and every rank it launches
+        // (gpu-emu's ncclGetVersion reads the same variable).
+        uint32_t code = ::eidolon::spec::ParseNcclVersion(args.ncclVersion, "--nccl-version");
+        setenv(::eidolon::spec::kNcclVersionVariable,
+               ::eidolon::spec::FormatNcclVersion(code).c_str(), 1);
+    }
+    options.ncclVersion = ::eidolon::spec::NcclVersionFromEnvironment();
     for (const char* name : kNcclVariables)
     {
         if (const char* value = std::getenv(name))

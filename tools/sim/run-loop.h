@@ -23,6 +23,7 @@ struct RunArguments
     bool optimistic = false;
     double graceSeconds = 10;
     std::string progress = "auto"; // auto | on | off
+    std::string ncclVersion;       // --nccl-version: sets EIDOLON_NCCL_VERSION for the run
     std::vector<std::string> command;
 };
 
