@@ -43,7 +43,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kFlushCpu = std::chrono::milliseconds(2);
 constexpr auto kFlushWallLimit = std::chrono::milliseconds(50);
 // The thread wakes every kFlushCpu of wall time at first, backing off to kWakeMax while there is
-// nothing due; a batch opening after a send wakes it at once.
+// nothing due; a batch opening while it is backed off wakes it at once.
 constexpr auto kWakeMax = std::chrono::milliseconds(32);
 constexpr int kMaxBatchRecords = 4096;
 
@@ -514,9 +514,14 @@ private:
     {
         if (m_batch.records_size() == 0)
         {
+            // Only a flusher in a long back-off is woken: a wake-up per batch would cost more
+            // than the timer it replaces when every NCCL call sends its batch.
             std::lock_guard<std::mutex> wake(m_wakeLock);
-            m_batchOpened = true;
-            m_wake.notify_one();
+            if (m_flusherBackedOff)
+            {
+                m_batchOpened = true;
+                m_wake.notify_one();
+            }
         }
     }
 
@@ -588,8 +593,10 @@ private:
                 // Sink calls notify under m_state; this thread never takes m_state holding
                 // m_wakeLock.
                 std::unique_lock<std::mutex> wake(m_wakeLock);
+                m_flusherBackedOff = wait > kFlushCpu;
                 m_wake.wait_for(wake, wait, [this] { return m_exiting || m_batchOpened; });
                 m_batchOpened = false;
+                m_flusherBackedOff = false;
             }
             // The clock first, with m_state not held: sink calls take m_state inside the host's
             // lock, so taking them in the other order could deadlock.
@@ -630,7 +637,8 @@ private:
     // Wakes the flusher when a batch opens, so that its back-off delays nothing due.
     std::mutex m_wakeLock;
     std::condition_variable m_wake;
-    bool m_batchOpened = false; // under m_wakeLock
+    bool m_batchOpened = false;      // under m_wakeLock
+    bool m_flusherBackedOff = false; // under m_wakeLock: the flusher waits longer than kFlushCpu
     std::unordered_map<uint64_t, OpenChain> m_openChain;
     std::unordered_map<uint64_t, size_t> m_openSpan;
     uint64_t m_nextId = 0;
