@@ -163,6 +163,17 @@ CommunicatorMatcher::Match(const RankProcess& process, NodeIndex index,
                                              process.name, record.comm()));
     }
     m_timelines.At(index).label = fmt::format("nccl{}", CommName(record.ops(0).kind()));
+    // Bytes per kind of call for summary.json, as nccl-tests count them (the whole buffer).
+    const uint32_t gpu = m_timelines.UseGpu(process, m_timelines.At(index).device);
+    for (const wire::CommOp& op : record.ops())
+    {
+        const bool perRank =
+            op.kind() == wire::COMM_ALL_GATHER || op.kind() == wire::COMM_REDUCE_SCATTER;
+        m_timelines.Stats().CommunicationIssued(
+            gpu, CommName(op.kind()),
+            op.count() * uint64_t(std::max(1, op.type_size())) *
+                (perRank ? uint64_t(commIt->second.nranks) : 1));
+    }
     bool p2p = IsP2p(record.ops(0).kind());
     for (const wire::CommOp& op : record.ops())
     {

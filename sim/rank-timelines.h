@@ -83,6 +83,7 @@ public:
     void RunWorklist();
     void Finish(NodeIndex node, double endNs);
 
+    RunStatistics& Stats() { return m_stats; }
     Node& At(NodeIndex node) { return m_nodes[node]; }
     const Node& At(NodeIndex node) const { return m_nodes[node]; }
     RankProcess& Process(int index) { return *m_processes[size_t(index)]; }

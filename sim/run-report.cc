@@ -7,7 +7,10 @@
 //     "causality_violations": { "count", "total_ns", "max_ns", "late_flows_replayed" },
 //     "gpus": [ { "gpu", "name", "process", "end_ns", "compute_ns", "comm_ns", "idle_ns",
 //                 "peak_bytes", "capacity_bytes",
-//                 "pricing": [ { "provider", "ops", "ns", "share" (of priced time) } ] } ],
+//                 "pricing": [ { "provider", "ops", "ns", "share" (of priced time) } ],
+//                 "communication": { "<NCCL call>": { "calls", "bytes" } } } ],
+//     (calls issued by the GPU's rank per kind, AllReduce ... Send, Recv; bytes as nccl-tests
+//     count them: the whole buffer for all-gather and reduce-scatter, the message for send/recv)
 //     "processes": [ { "name", "pid", "exited", "signaled", "code" } ] }
 #include "run-report.h"
 
@@ -326,6 +329,11 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
                                {"ns", gpu.pricing[i].ns},
                                {"share", shares[i]}});
         }
+        nlohmann::json communication = nlohmann::json::object();
+        for (const auto& c : gpu.communication)
+        {
+            communication[c.call] = {{"calls", c.calls}, {"bytes", c.bytes}};
+        }
         gpus.push_back({{"gpu", gpu.gpu},
                         {"name", gpu.name},
                         {"process", gpu.process},
@@ -335,7 +343,8 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
                         {"idle_ns", gpu.idleNs},
                         {"peak_bytes", gpu.peakBytes},
                         {"capacity_bytes", gpu.capacityBytes},
-                        {"pricing", pricing}});
+                        {"pricing", pricing},
+                        {"communication", communication}});
     }
     nlohmann::json processes = nlohmann::json::array();
     for (const auto& p : report.processes)

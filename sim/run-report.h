@@ -21,6 +21,16 @@ struct PricingCoverage
     double ns = 0;
 };
 
+/// The NCCL calls of one kind a GPU made ("AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+/// "Reduce", "Send", "Recv") and their bytes as nccl-tests count them: count x type size, times
+/// the ranks for all-gather and reduce-scatter (the whole buffer); send and receive: the message.
+struct CommunicationTotals
+{
+    std::string call;
+    uint64_t calls = 0;
+    uint64_t bytes = 0;
+};
+
 /// One simulated GPU at the end of the run.
 struct GpuReport
 {
@@ -34,6 +44,7 @@ struct GpuReport
     uint64_t peakBytes = 0;
     uint64_t capacityBytes = 0;
     std::vector<PricingCoverage> pricing;
+    std::vector<CommunicationTotals> communication; ///< by call name
 };
 
 /// One span on a GPU stream, for trace.json.

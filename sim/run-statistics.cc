@@ -86,6 +86,19 @@ RunStatistics::WorkDone(DecidedWork work)
 }
 
 void
+RunStatistics::CommunicationIssued(uint32_t gpu, const std::string& call, uint64_t bytes)
+{
+    if (gpu >= m_gpuStats.size())
+    {
+        return;
+    }
+    CommunicationTotals& totals = m_gpuStats[gpu].communication[call];
+    totals.call = call;
+    ++totals.calls;
+    totals.bytes += bytes;
+}
+
+void
 RunStatistics::CausalityViolation(double ns)
 {
     ++m_violations;
@@ -144,6 +157,10 @@ RunStatistics::ReportGpu(uint32_t gpu,
     g.idleNs = std::max(0.0, stats.endNs - stats.anyCover.Covered());
     g.peakBytes = 0;
     g.capacityBytes = 0;
+    for (const auto& [call, totals] : stats.communication)
+    {
+        g.communication.push_back(totals);
+    }
     for (const auto& process : processes)
     {
         if (process->name != stats.process)

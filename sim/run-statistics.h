@@ -10,6 +10,7 @@
 #include "ns3/network-model.h"
 #include "ns3/topology.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,8 @@ public:
         double busyNs = 0;
     };
     void WorkDone(DecidedWork work);
+    // An NCCL call of kind `call` ("AllReduce", "Send", ...) issued on a GPU, with its bytes.
+    void CommunicationIssued(uint32_t gpu, const std::string& call, uint64_t bytes);
     // Work that arrived `ns` before the simulator's present.
     void CausalityViolation(double ns);
     void RecordsIngested(uint64_t records) { m_recordsIngested += records; }
@@ -72,6 +75,7 @@ private:
         IntervalUnion computeCover; // time some kernel or copy runs
         IntervalUnion commCover;    // time some collective runs
         IntervalUnion anyCover;
+        std::map<std::string, CommunicationTotals> communication; // by call name
     };
     void AddSlice(TraceSlice slice);
     GpuReport ReportGpu(uint32_t gpu,

@@ -46,8 +46,7 @@ Presets()
     add("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 2048, Norm::LayerNorm, Activation::Gelu, 1e4);
     // Single-GPU sizes, for checks against a real GPU: Llama 3.2 1B (Meta's model card: 16 layers,
     // 2048 hidden, 32/8 heads, 8192 ffn) and GPT-2 small (12 layers, 768 hidden, 12 heads).
-    add("llama3.2-1b", 16, 2048, 32, 8, 8192, 128256, 8192, Norm::RmsNorm, Activation::SwiGlu,
-        5e5);
+    add("llama3.2-1b", 16, 2048, 32, 8, 8192, 128256, 8192, Norm::RmsNorm, Activation::SwiGlu, 5e5);
     add("gpt2-124m", 12, 768, 12, 12, 3072, 50304, 1024, Norm::LayerNorm, Activation::Gelu, 1e4);
     // tiny: small enough for tests on 2 cores; head dim 64; vocab a multiple of 128 x 4.
     add("tiny", 4, 256, 4, 2, 768, 2048, 256, Norm::RmsNorm, Activation::SwiGlu, 1e4);
@@ -81,6 +80,8 @@ const char*
 Usage()
 {
     return "USAGE: train-gpt --model NAME [--seq-len N] [--local-batch N] [--global-batch N]\n"
+           "                 [--layers N] [--hidden N] [--heads N] [--kv-heads N] [--ffn N] "
+           "[--vocab N]\n"
            "                 [--tp N] [--pp N] [--vp N] [--cp N] [--fsdp] "
            "[--distributed-optimizer]\n"
            "                 [--sequence-parallel] [--precision bf16|fp8] [--ac "
@@ -116,6 +117,18 @@ ParseCommandLine(int argc, char** argv)
         }
         else if (a == "--seq-len")
             o.seqLen = ParseInt(a, value(), 1);
+        else if (a == "--layers")
+            o.layers = ParseInt(a, value(), 1);
+        else if (a == "--hidden")
+            o.hidden = ParseInt(a, value(), 1);
+        else if (a == "--heads")
+            o.heads = ParseInt(a, value(), 1);
+        else if (a == "--kv-heads")
+            o.kvHeads = ParseInt(a, value(), 1);
+        else if (a == "--ffn")
+            o.ffn = ParseInt(a, value(), 1);
+        else if (a == "--vocab")
+            o.vocab = ParseInt(a, value(), 1);
         else if (a == "--local-batch")
             o.localBatch = ParseInt(a, value(), 1);
         else if (a == "--global-batch")
@@ -189,6 +202,13 @@ MakeLayout(const Options& o, ModelShape& shape, int world, int rank, int localRa
 {
     if (o.seqLen > 0)
         shape.seqLen = o.seqLen;
+    // The preset gives the family (norm, MLP, rotary base); the flags its size.
+    for (auto [flag, field] :
+         {std::make_pair(o.layers, &shape.layers), std::make_pair(o.hidden, &shape.hidden),
+          std::make_pair(o.heads, &shape.heads), std::make_pair(o.kvHeads, &shape.kvHeads),
+          std::make_pair(o.ffn, &shape.ffn), std::make_pair(o.vocab, &shape.vocab)})
+        if (flag > 0)
+            *field = flag;
     Layout l;
     l.world = world;
     l.rank = rank;
@@ -223,9 +243,12 @@ MakeLayout(const Options& o, ModelShape& shape, int world, int rank, int localRa
             "--fsdp and --distributed-optimizer exclude each other (FSDP already shards the "
             "optimizer state)");
     Require(o.vp == 1 || o.pp > 1, "--vp " + std::to_string(o.vp) + " needs --pp > 1");
-    // Ring attention splits each sequence into cp chunks; each chunk must tile the attention
-    // kernel's 64-row blocks.
-    divides(shape.seqLen, 64 * o.cp, "--seq-len", "64 x --cp");
+    // Load-balanced ring attention splits each sequence into 2 cp chunks; each chunk must tile
+    // the attention kernel's 64-row blocks.
+    if (o.cp > 1)
+        divides(shape.seqLen, 128 * o.cp, "--seq-len", "128 x --cp (2 cp chunks of 64-row blocks)");
+    else
+        divides(shape.seqLen, 64, "--seq-len", "64 (the attention kernel's blocks)");
     l.seqLocal = shape.seqLen / o.cp;
     if (o.sequenceParallel)
     {

@@ -63,7 +63,9 @@ enum class AttentionImpl
 struct Options
 {
     std::string model;
-    int seqLen = 0;      // 0: the preset's
+    int seqLen = 0; // 0: the preset's
+    // Shape overrides (0: the preset's), for models of a preset's family at other sizes.
+    int layers = 0, hidden = 0, heads = 0, kvHeads = 0, ffn = 0, vocab = 0;
     int localBatch = 1;  // sequences per micro-batch per data-parallel rank
     int globalBatch = 0; // 0: localBatch x DP (no accumulation)
     int tp = 1, pp = 1, vp = 1, cp = 1;

@@ -692,12 +692,19 @@ residual_add(const bf16* a, const bf16* b, bf16* out, int64_t n)
     }
 }
 
+// bf16 [n / cols, cols] -> fp8 (e4m3, or e5m2 for gradients), transposed to [cols, n / cols]
+// when TRANSPOSE (the K-major operand layout fp8 GEMMs need).
+template<bool E5M2, bool TRANSPOSE>
 __global__ void
-cast_fp8(const bf16* in, __nv_fp8_e4m3* out, int64_t n)
+cast_fp8(const bf16* in, void* out, int64_t n, int64_t cols)
 {
     ELEMENTWISE_LOOP(n)
     {
-        out[i] = __nv_fp8_e4m3(ToF(in[i]));
+        const int64_t o = TRANSPOSE ? (i % cols) * (n / cols) + i / cols : i;
+        if (E5M2)
+            static_cast<__nv_fp8_e5m2*>(out)[o] = __nv_fp8_e5m2(ToF(in[i]));
+        else
+            static_cast<__nv_fp8_e4m3*>(out)[o] = __nv_fp8_e4m3(ToF(in[i]));
     }
 }
 
@@ -1040,9 +1047,24 @@ ResidualAdd(const bf16* a, const bf16* b, bf16* out, int64_t n, cudaStream_t s)
 }
 
 void
-CastToFp8(const bf16* in, void* out, int64_t n, cudaStream_t s)
+CastToFp8(const bf16* in, void* out, int64_t rows, int64_t cols, Fp8Format format, bool transpose,
+          cudaStream_t s)
 {
-    cast_fp8<<<ElemGrid(n), kElemThreads, 0, s>>>(in, static_cast<__nv_fp8_e4m3*>(out), n);
+    const int64_t n = rows * cols;
+    if (n == 0)
+        return;
+    const unsigned grid = ElemGrid(n);
+    if (format == Fp8Format::E5M2)
+    {
+        if (transpose)
+            cast_fp8<true, true><<<grid, kElemThreads, 0, s>>>(in, out, n, cols);
+        else
+            cast_fp8<true, false><<<grid, kElemThreads, 0, s>>>(in, out, n, cols);
+    }
+    else if (transpose)
+        cast_fp8<false, true><<<grid, kElemThreads, 0, s>>>(in, out, n, cols);
+    else
+        cast_fp8<false, false><<<grid, kElemThreads, 0, s>>>(in, out, n, cols);
 }
 
 void

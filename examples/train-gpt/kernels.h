@@ -84,7 +84,16 @@ void ActivationBwd(ActKind kind, const bf16* in, const bf16* dout, bf16* din, in
                    cudaStream_t s);
 
 void ResidualAdd(const bf16* a, const bf16* b, bf16* out, int64_t n, cudaStream_t s);
-void CastToFp8(const bf16* in, void* out, int64_t n, cudaStream_t s);
+// fp8 formats as Transformer Engine's hybrid recipe uses them: e4m3 for weights and activations,
+// e5m2 (more range) for gradients.
+enum class Fp8Format
+{
+    E4M3,
+    E5M2
+};
+// bf16 [rows, cols] -> fp8 [rows, cols], or [cols, rows] when transposed.
+void CastToFp8(const bf16* in, void* out, int64_t rows, int64_t cols, Fp8Format format,
+               bool transpose, cudaStream_t s);
 void GradAccumulate(float* dst, const float* src, int64_t n, cudaStream_t s); // dst += src
 void CastFp32ToBf16(const float* in, bf16* out, int64_t n, cudaStream_t s);
 

@@ -55,6 +55,7 @@ Model::Model(const ModelShape& shape, const Options& options, const Layout& layo
     m_vocabLo = m_vocab * layout.tpRank;
     m_qkvCols = (m_hq + 2 * m_hkv) * m_hd;
     m_fc1Cols = shape.Gated() ? 2 * m_ffn : m_ffn;
+    m_fp8 = options.precision == Precision::Fp8;
     for (cudaStream_t s :
          {m_s.compute, m_s.data, m_s.actSend, m_s.actRecv, m_s.gradSend, m_s.gradRecv, m_s.cp})
     {
@@ -223,6 +224,11 @@ bf16*
 Model::Params(int unit)
 {
     Unit& u = m_units[unit];
+    if (u.updateGatherInFlight)
+    {
+        CUDA_CHECK(cudaStreamWaitEvent(m_s.compute, u.gatherDone, 0));
+        u.updateGatherInFlight = false;
+    }
     if (!u.sharded)
         return u.param;
     Gather(unit);
@@ -246,6 +252,37 @@ Model::Gather(int unit)
     NCCL_CHECK(
         ncclAllGather(u.param, u.gathered, u.shard, ncclBfloat16, m_comms.data.comm, m_s.data));
     CUDA_CHECK(cudaEventRecord(u.gatherDone, m_s.data));
+}
+
+// Distributed optimizer: every rank gets every shard's updated bf16 parameters (in place). As
+// Megatron's overlap-param-gather does it, the gathers go out on the data stream when the next
+// step's forward reaches the chunk, each unit's forward waiting only for its own (Params).
+void
+Model::GatherUpdatedParams(const Chunk& c)
+{
+    bool ordered = false;
+    for (int unit : c.units)
+    {
+        Unit& u = m_units[unit];
+        if (!u.updateGatherDue)
+            continue;
+        if (!ordered)
+            WaitFor(m_s.data, m_s.compute); // after the optimizer wrote this rank's shards
+        ordered = true;
+        NCCL_CHECK(ncclAllGather(u.param + u.shardStart, u.param, u.shard, ncclBfloat16,
+                                 m_comms.data.comm, m_s.data));
+        CUDA_CHECK(cudaEventRecord(u.gatherDone, m_s.data));
+        u.updateGatherDue = false;
+        u.updateGatherInFlight = true;
+    }
+}
+
+void
+Model::FinishParameterGathers()
+{
+    for (const Chunk& c : m_chunks)
+        GatherUpdatedParams(c);
+    CUDA_CHECK(cudaStreamSynchronize(m_s.data));
 }
 
 void
@@ -345,17 +382,18 @@ Model::TpReduce(bf16* partial, int cols)
 }
 
 void
-Model::LinearFwd(const bf16* x, const bf16* w, bf16* y, int m, int n, int k)
+Model::LinearFwd(const bf16* x, const bf16* w, bf16* y, int m, int n, int k, bool fp8)
 {
-    if (m_opt.precision == Precision::Fp8)
+    if (fp8)
     {
-        void* x8 = m_mem.Alloc(size_t(m) * k, m_s.compute, "fp8 copy of a GEMM input");
-        void* w8 = m_mem.Alloc(size_t(n) * k, m_s.compute, "fp8 copy of a weight");
-        CastToFp8(x, x8, int64_t(m) * k, m_s.compute);
-        CastToFp8(w, w8, int64_t(n) * k, m_s.compute);
-        GemmFp8(m_blas, m_s.compute, m, n, k, x8, w8, y);
-        Drop(x8);
-        Drop(w8);
+        Fp8GemmArgs g;
+        g.m = m, g.n = n, g.k = k;
+        g.x = Fp8Copy(x, m, k, Fp8Format::E4M3, false, "fp8 copy of a GEMM input");
+        g.w = Fp8Copy(w, n, k, Fp8Format::E4M3, false, "fp8 copy of a weight");
+        g.y = y;
+        GemmFp8(m_blas, m_s.compute, g);
+        Drop(const_cast<void*>(g.x));
+        Drop(const_cast<void*>(g.w));
         return;
     }
     GemmArgs g;
@@ -367,11 +405,57 @@ Model::LinearFwd(const bf16* x, const bf16* w, bf16* y, int m, int n, int k)
     Gemm(m_blas, m_s.compute, g);
 }
 
+// An fp8 copy of bf16 [rows, cols] (transposed: [cols, rows]), from the caching allocator.
+void*
+Model::Fp8Copy(const bf16* in, int rows, int cols, Fp8Format format, bool transpose,
+               const char* what)
+{
+    void* out = m_mem.Alloc(size_t(rows) * cols, m_s.compute, what);
+    CastToFp8(in, out, rows, cols, format, transpose, m_s.compute);
+    return out;
+}
+
+// fp8 backward as Transformer Engine's hybrid recipe runs it: gradients in e5m2, weights and
+// inputs in e4m3; every operand K-major, so dgrad takes the weight transposed and wgrad the
+// gradient and the input transposed (TE fuses each cast with its transpose and keeps the
+// transposed input from forward; here each is its own cast kernel in backward).
+void
+Model::LinearBwdFp8(const bf16* dy, const bf16* x, const bf16* w, bf16* dx, float* dw, int m, int n,
+                    int k)
+{
+    if (dx)
+    {
+        Fp8GemmArgs g; // dx[m, k] = dy[m, n] (w^T)[k, n]^T
+        g.m = m, g.n = k, g.k = n;
+        g.x = Fp8Copy(dy, m, n, Fp8Format::E5M2, false, "fp8 copy of an output gradient");
+        g.xType = CUDA_R_8F_E5M2;
+        g.w = Fp8Copy(w, n, k, Fp8Format::E4M3, true, "fp8 transposed copy of a weight");
+        g.y = dx;
+        GemmFp8(m_blas, m_s.compute, g);
+        Drop(const_cast<void*>(g.x));
+        Drop(const_cast<void*>(g.w));
+    }
+    Fp8GemmArgs g; // dw[n, k] += (dy^T)[n, m] (x^T)[k, m]^T
+    g.m = n, g.n = k, g.k = m;
+    g.x = Fp8Copy(dy, m, n, Fp8Format::E5M2, true, "fp8 transposed copy of an output gradient");
+    g.xType = CUDA_R_8F_E5M2;
+    g.w = Fp8Copy(x, m, k, Fp8Format::E4M3, true, "fp8 transposed copy of a GEMM input");
+    g.y = dw, g.yType = CUDA_R_32F, g.beta = 1.0f;
+    GemmFp8(m_blas, m_s.compute, g);
+    Drop(const_cast<void*>(g.x));
+    Drop(const_cast<void*>(g.w));
+}
+
 // dx[m, k] = dy[m, n] w[n, k] (when dx is given); dw[n, k] += dy^T x (fp32).
 void
 Model::LinearBwd(const bf16* dy, const bf16* x, const bf16* w, bf16* dx, float* dw, int m, int n,
-                 int k)
+                 int k, bool fp8)
 {
+    if (fp8)
+    {
+        LinearBwdFp8(dy, x, w, dx, dw, m, n, k);
+        return;
+    }
     if (dx)
     {
         GemmArgs g;
@@ -427,7 +511,9 @@ Model::HeadForwardBackward(int unit, bf16* x, const int* targets)
     NormFwd(ln, x, w, w + d, normed, stats, m_tr, d, m_s.compute);
     bf16* normedFull = TpGather(normed, d, m_s.compute);
     bf16* logits = New<bf16>(size_t(m_tf) * m_vocab, "logits");
-    LinearFwd(normedFull, w + normNumel, logits, m_tf, m_vocab, d);
+    // The output layer stays bf16 under --precision fp8, as in Megatron (it is not a Transformer
+    // Engine layer).
+    LinearFwd(normedFull, w + normNumel, logits, m_tf, m_vocab, d, false);
 
     float* rows = New<float>(size_t(m_tf) * 4, "cross-entropy row statistics");
     float *rowMax = rows, *rowSum = rows + m_tf, *rowTarget = rows + 2 * m_tf,
@@ -456,7 +542,7 @@ Model::HeadForwardBackward(int unit, bf16* x, const int* targets)
     Drop(scratch);
     Drop(rows);
     bf16* dnormed = New<bf16>(size_t(m_tf) * d, "final norm output gradient");
-    LinearBwd(logits, normedFull, w + normNumel, dnormed, g + normNumel, m_tf, m_vocab, d);
+    LinearBwd(logits, normedFull, w + normNumel, dnormed, g + normNumel, m_tf, m_vocab, d, false);
     Drop(logits);
     if (normedFull != normed)
         Drop(normedFull);
@@ -471,10 +557,42 @@ Model::HeadForwardBackward(int unit, bf16* x, const int* targets)
 
 // ------------------------------------------------------------------ attention
 
+// The parts of a sequence this rank holds: the whole local sequence without context
+// parallelism; under it, the halves holding chunks r and 2 cp - 1 - r of the 2 cp chunks, each
+// (batch x s / 2) tokens, one after the other.
+std::vector<Model::SeqPart>
+Model::SeqParts() const
+{
+    const int b = m_opt.localBatch, s = m_l.seqLocal;
+    if (m_l.cp == 1)
+        return {SeqPart{0, s, 0}};
+    const int hs = s / 2;
+    const int chunks[2] = {m_l.cpRank, 2 * m_l.cp - 1 - m_l.cpRank};
+    return {SeqPart{0, hs, chunks[0] * hs}, SeqPart{int64_t(b) * hs, hs, chunks[1] * hs}};
+}
+
+// The attention blocks of ring step `step` (keys and values of cp rank src = r - step): query half
+// against key half, causal or whole. With chunks r, 2cp-1-r here and src, 2cp-1-src there:
+// src = r: the diagonal (chunk r on itself, chunk 2cp-1-r on chunk r and on itself);
+// src < r: chunk src precedes both query chunks, chunk 2cp-1-src follows both;
+// src > r: chunk r precedes both key chunks, chunk 2cp-1-r follows both.
+// Each step is two (s/2)^2 blocks of work, so every rank computes the same.
+std::vector<Model::CpBlock>
+Model::CpBlocks(int step) const
+{
+    const int r = m_l.cpRank, src = (r - step + m_l.cp) % m_l.cp;
+    if (src == r)
+        return {CpBlock{0, 0, true}, CpBlock{1, 0, false}, CpBlock{1, 1, true}};
+    if (src < r)
+        return {CpBlock{0, 0, false}, CpBlock{1, 0, false}};
+    return {CpBlock{1, 0, false}, CpBlock{1, 1, false}};
+}
+
 // Flash attention; under context parallelism, ring attention: the key/value chunks travel around
-// the cp ranks (each exchange on the cp stream overlapping the previous chunk's kernel), and each
-// chunk's result is merged into the running output by its log-sum-exp. Chunks are contiguous, so
-// rank r attends causally to its own chunk, fully to earlier ones, not at all to later ones.
+// the cp ranks (each exchange on the cp stream overlapping the previous chunk's kernels), and each
+// block's result is merged into the running output by its log-sum-exp. Load-balanced as Megatron
+// and Transformer Engine do it: the sequence is cut into 2 cp chunks and cp rank r holds chunks r
+// and 2 cp - 1 - r (SeqParts), so every rank does the same causal attention work (CpBlocks).
 void
 Model::AttentionForward(LayerActs& a)
 {
@@ -520,13 +638,26 @@ Model::AttentionForward(LayerActs& a)
                           m_hkv, m_hd, m_s.compute);
         return;
     }
+    // Every per-token tensor of a half is contiguous ((half, batch, position) order): a half is
+    // a batch of b sequences of s / 2 tokens to the kernels.
+    const int hs = s / 2;
+    const size_t qHalf = size_t(b) * m_hq * hs * m_hd, kvHalf = kvElems / 2,
+                 lseHalf = size_t(b) * m_hq * hs;
     float* oAcc = New<float>(size_t(m_tf) * m_hq * m_hd, "ring attention running output");
+    // The last block that adds to each query half writes the bf16 output.
+    std::pair<int, size_t> lastBlock[2];
+    for (int step = 0; step < m_l.cp; step++)
+    {
+        const std::vector<CpBlock> blocks = CpBlocks(step);
+        for (size_t i = 0; i < blocks.size(); i++)
+            lastBlock[blocks[i].qHalf] = {step, i};
+    }
+    bool merged[2] = {false, false};
     bf16* cur = a.kv;
     bf16* next = nullptr;
     const int r = m_l.cpRank, cp = m_l.cp;
     for (int step = 0; step < cp; step++)
     {
-        const int src = (r - step + cp) % cp;
         if (step + 1 < cp)
         {
             next = New<bf16>(2 * kvElems, "ring attention key/value in flight");
@@ -538,9 +669,17 @@ Model::AttentionForward(LayerActs& a)
                                 m_s.cp));
             NCCL_CHECK(ncclGroupEnd());
         }
-        if (src <= r)
-            FlashAttentionFwd(a.q, cur, cur + kvElems, oAcc, a.lse, src == 0 ? a.o : nullptr,
-                              step > 0, src == r, b, s, m_hq, m_hkv, m_hd, m_s.compute);
+        const std::vector<CpBlock> blocks = CpBlocks(step);
+        for (size_t i = 0; i < blocks.size(); i++)
+        {
+            const CpBlock& k = blocks[i];
+            const bool last = lastBlock[k.qHalf] == std::make_pair(step, i);
+            const bf16* kh = cur + k.kvHalf * kvHalf;
+            FlashAttentionFwd(a.q + k.qHalf * qHalf, kh, kh + kvElems, oAcc + k.qHalf * qHalf,
+                              a.lse + k.qHalf * lseHalf, last ? a.o + k.qHalf * qHalf : nullptr,
+                              merged[k.qHalf], k.causal, b, hs, m_hq, m_hkv, m_hd, m_s.compute);
+            merged[k.qHalf] = true;
+        }
         if (step + 1 < cp)
         {
             WaitFor(m_s.compute, m_s.cp);
@@ -614,14 +753,19 @@ Model::AttentionBackward(LayerActs& a, const bf16* dout, float* dq, float* dk, f
         return;
     }
     float* delta = New<float>(size_t(b) * m_hq * s, "attention backward row dot products");
-    FlashAttentionBwdDot(a.o, dout, delta, b, s, m_hq, m_hd, m_s.compute);
     if (m_l.cp == 1)
     {
+        FlashAttentionBwdDot(a.o, dout, delta, b, s, m_hq, m_hd, m_s.compute);
         FlashAttentionBwd(a.q, a.kv, a.kv + kvElems, dout, a.lse, delta, dq, dk, dv, true, b, s,
                           m_hq, m_hkv, m_hd, m_s.compute);
         Drop(delta);
         return;
     }
+    // The two halves as a batch of 2 b sequences of s / 2 (see AttentionForward).
+    const int hs = s / 2;
+    const size_t qHalf = size_t(b) * m_hq * hs * m_hd, kvHalf = kvElems / 2,
+                 lseHalf = size_t(b) * m_hq * hs;
+    FlashAttentionBwdDot(a.o, dout, delta, 2 * b, hs, m_hq, m_hd, m_s.compute);
     // Ring: keys/values travel with their gradient accumulators; after cp exchanges each
     // accumulator is back with the rank that owns the chunk (the last exchange carries only it).
     const int r = m_l.cpRank, cp = m_l.cp;
@@ -630,10 +774,14 @@ Model::AttentionBackward(LayerActs& a, const bf16* dout, float* dq, float* dk, f
     CUDA_CHECK(cudaMemsetAsync(dkvCur, 0, 2 * kvElems * sizeof(float), m_s.compute));
     for (int step = 0; step < cp; step++)
     {
-        const int src = (r - step + cp) % cp;
-        if (src <= r)
-            FlashAttentionBwd(a.q, kvCur, kvCur + kvElems, dout, a.lse, delta, dq, dkvCur,
-                              dkvCur + kvElems, src == r, b, s, m_hq, m_hkv, m_hd, m_s.compute);
+        for (const CpBlock& k : CpBlocks(step))
+        {
+            const size_t kq = k.qHalf * qHalf, kk = k.kvHalf * kvHalf;
+            FlashAttentionBwd(a.q + kq, kvCur + kk, kvCur + kvElems + kk, dout + kq,
+                              a.lse + k.qHalf * lseHalf, delta + k.qHalf * lseHalf, dq + kq,
+                              dkvCur + kk, dkvCur + kvElems + kk, k.causal, b, hs, m_hq, m_hkv,
+                              m_hd, m_s.compute);
+        }
         const bool lastExchange = step + 1 == cp;
         bf16* kvNext = lastExchange ? nullptr : New<bf16>(2 * kvElems, "ring key/value in flight");
         float* dkvNext = New<float>(2 * kvElems, "ring key/value gradients in flight");
@@ -693,18 +841,21 @@ Model::LayerForwardImpl(int unit, LayerActs& a)
     NormFwd(ln, a.x, w + m_offNorm1, w + m_offNorm1b, a.ln1, a.st1, m_tr, d, m_s.compute);
     bf16* ln1g = TpGather(a.ln1, d, m_s.compute);
     bf16* qkv = New<bf16>(size_t(m_tf) * m_qkvCols, "qkv projection output");
-    LinearFwd(ln1g, w + m_offQkv, qkv, m_tf, m_qkvCols, d);
+    LinearFwd(ln1g, w + m_offQkv, qkv, m_tf, m_qkvCols, d, m_fp8);
     if (ln1g != a.ln1)
         Drop(ln1g);
     const size_t kvElems = size_t(b) * m_hkv * s * m_hd;
     a.q = New<bf16>(size_t(b) * m_hq * s * m_hd, "queries");
     a.kv = New<bf16>(2 * kvElems, "keys and values");
-    RotaryFwd(qkv, a.q, a.kv, a.kv + kvElems, b, s, m_hq, m_hkv, m_hd, m_l.cpRank * s,
-              float(m_shape.ropeTheta), m_s.compute);
+    for (const SeqPart& p : SeqParts())
+        RotaryFwd(qkv + p.tokenOffset * m_qkvCols, a.q + p.tokenOffset * m_hq * m_hd,
+                  a.kv + p.tokenOffset * m_hkv * m_hd,
+                  a.kv + kvElems + p.tokenOffset * m_hkv * m_hd, b, p.len, m_hq, m_hkv, m_hd, p.pos,
+                  float(m_shape.ropeTheta), m_s.compute);
     Drop(qkv);
     AttentionForward(a);
     bf16* proj = New<bf16>(size_t(m_tf) * d, "attention projection output");
-    LinearFwd(a.o, w + m_offWo, proj, m_tf, d, m_hq * m_hd);
+    LinearFwd(a.o, w + m_offWo, proj, m_tf, d, m_hq * m_hd, m_fp8);
     proj = TpReduce(proj, d);
     a.h = New<bf16>(size_t(m_tr) * d, "attention residual");
     ResidualAdd(a.x, proj, a.h, int64_t(m_tr) * d, m_s.compute);
@@ -714,13 +865,13 @@ Model::LayerForwardImpl(int unit, LayerActs& a)
     NormFwd(ln, a.h, w + m_offNorm2, w + m_offNorm2b, a.ln2, a.st2, m_tr, d, m_s.compute);
     bf16* ln2g = TpGather(a.ln2, d, m_s.compute);
     a.fc1 = New<bf16>(size_t(m_tf) * m_fc1Cols, "MLP input projection output");
-    LinearFwd(ln2g, w + m_offW1, a.fc1, m_tf, m_fc1Cols, d);
+    LinearFwd(ln2g, w + m_offW1, a.fc1, m_tf, m_fc1Cols, d, m_fp8);
     if (ln2g != a.ln2)
         Drop(ln2g);
     a.act = New<bf16>(size_t(m_tf) * m_ffn, "MLP activation output");
     ActivationFwd(ActKindOf(), a.fc1, a.act, m_tf, m_ffn, m_s.compute);
     bf16* out = New<bf16>(size_t(m_tf) * d, "MLP output projection output");
-    LinearFwd(a.act, w + m_offW2, out, m_tf, d, m_ffn);
+    LinearFwd(a.act, w + m_offW2, out, m_tf, d, m_ffn, m_fp8);
     out = TpReduce(out, d);
     bf16* y = New<bf16>(size_t(m_tr) * d, "layer output");
     ResidualAdd(a.h, out, y, int64_t(m_tr) * d, m_s.compute);
@@ -763,7 +914,7 @@ Model::LayerBackward(int unit, LayerActs& a, bf16* dy)
     // MLP
     bf16* dyFull = TpGather(dy, d, m_s.compute);
     bf16* dact = New<bf16>(size_t(m_tf) * m_ffn, "MLP activation gradient");
-    LinearBwd(dyFull, a.act, w + m_offW2, dact, g + m_offW2, m_tf, d, m_ffn);
+    LinearBwd(dyFull, a.act, w + m_offW2, dact, g + m_offW2, m_tf, d, m_ffn, m_fp8);
     if (dyFull != dy)
         Drop(dyFull);
     bf16* dfc1 = New<bf16>(size_t(m_tf) * m_fc1Cols, "MLP input projection gradient");
@@ -771,7 +922,7 @@ Model::LayerBackward(int unit, LayerActs& a, bf16* dy)
     Drop(dact);
     bf16* ln2g = TpGather(a.ln2, d, m_s.compute);
     bf16* dln2 = New<bf16>(size_t(m_tf) * d, "MLP norm output gradient");
-    LinearBwd(dfc1, ln2g, w + m_offW1, dln2, g + m_offW1, m_tf, m_fc1Cols, d);
+    LinearBwd(dfc1, ln2g, w + m_offW1, dln2, g + m_offW1, m_tf, m_fc1Cols, d, m_fp8);
     Drop(dfc1);
     if (ln2g != a.ln2)
         Drop(ln2g);
@@ -784,7 +935,7 @@ Model::LayerBackward(int unit, LayerActs& a, bf16* dy)
     // attention
     bf16* dhFull = TpGather(dh, d, m_s.compute);
     bf16* dO = New<bf16>(size_t(m_tf) * m_hq * m_hd, "attention output gradient");
-    LinearBwd(dhFull, a.o, w + m_offWo, dO, g + m_offWo, m_tf, d, m_hq * m_hd);
+    LinearBwd(dhFull, a.o, w + m_offWo, dO, g + m_offWo, m_tf, d, m_hq * m_hd, m_fp8);
     if (dhFull != dh)
         Drop(dhFull);
     const size_t qElems = size_t(b) * m_hq * s * m_hd, kvElems = size_t(b) * m_hkv * s * m_hd;
@@ -795,13 +946,15 @@ Model::LayerBackward(int unit, LayerActs& a, bf16* dy)
     AttentionBackward(a, dO, dq, dkv, dkv + kvElems);
     Drop(dO);
     bf16* dqkv = New<bf16>(size_t(m_tf) * m_qkvCols, "qkv projection gradient");
-    RotaryBwd(dq, dkv, dkv + kvElems, dqkv, b, s, m_hq, m_hkv, m_hd, m_l.cpRank * s,
-              float(m_shape.ropeTheta), m_s.compute);
+    for (const SeqPart& p : SeqParts())
+        RotaryBwd(dq + p.tokenOffset * m_hq * m_hd, dkv + p.tokenOffset * m_hkv * m_hd,
+                  dkv + kvElems + p.tokenOffset * m_hkv * m_hd, dqkv + p.tokenOffset * m_qkvCols, b,
+                  p.len, m_hq, m_hkv, m_hd, p.pos, float(m_shape.ropeTheta), m_s.compute);
     Drop(dq);
     Drop(dkv);
     bf16* ln1g = TpGather(a.ln1, d, m_s.compute);
     bf16* dln1 = New<bf16>(size_t(m_tf) * d, "attention norm output gradient");
-    LinearBwd(dqkv, ln1g, w + m_offQkv, dln1, g + m_offQkv, m_tf, m_qkvCols, d);
+    LinearBwd(dqkv, ln1g, w + m_offQkv, dln1, g + m_offQkv, m_tf, m_qkvCols, d, m_fp8);
     Drop(dqkv);
     if (ln1g != a.ln1)
         Drop(ln1g);
@@ -823,6 +976,7 @@ Model::Forward(int step, int microBatch, int virtualChunk)
     Chunk& c = m_chunks[virtualChunk];
     const int d = m_shape.hidden;
     const bool lastMicroBatch = ++m_forwardsDone[virtualChunk] == m_l.microBatches;
+    GatherUpdatedParams(c);
     auto st = std::make_unique<MicroBatchState>();
     if (c.first || c.last)
     {
@@ -832,8 +986,9 @@ Model::Forward(int step, int microBatch, int virtualChunk)
         st->targets = New<int>(m_tf, "target tokens");
         const uint64_t seed = m_opt.seed + 1000003ULL * uint64_t(step) +
                               7919ULL * uint64_t(m_l.dpRank * m_l.microBatches + microBatch);
-        RandomTokens(st->tokens, st->targets, m_opt.localBatch, m_l.seqLocal,
-                     m_l.cpRank * m_l.seqLocal, m_shape.seqLen, m_shape.vocab, seed, m_s.compute);
+        for (const SeqPart& p : SeqParts())
+            RandomTokens(st->tokens + p.tokenOffset, st->targets + p.tokenOffset, m_opt.localBatch,
+                         p.len, p.pos, m_shape.seqLen, m_shape.vocab, seed, m_s.compute);
     }
     size_t i = 0;
     bf16* x = nullptr;
@@ -983,11 +1138,10 @@ Model::OptimizerStep(int step, float lr)
         if (u.optimizerSharded)
         {
             // The other shards' gradients were only sent; the next step accumulates from zero.
-            // Then every rank gets every shard's new bf16 parameters (in place).
+            // The new parameters are gathered when the next forward needs them.
             const size_t held = size_t(u.shard) * size_t(m_comms.data.size);
             CUDA_CHECK(cudaMemsetAsync(u.grad, 0, held * sizeof(float), m_s.compute));
-            NCCL_CHECK(ncclAllGather(u.param + at, u.param, u.shard, ncclBfloat16,
-                                     m_comms.data.comm, m_s.compute));
+            u.updateGatherDue = true;
         }
     }
     m_forwardsDone.clear();

@@ -47,6 +47,9 @@ struct Unit
     bf16* gathered = nullptr; // FSDP: the all-gathered parameters while in use
     cudaEvent_t gatherDone = nullptr;
     float* fullGrad = nullptr; // FSDP: this micro-batch's unsharded gradients
+    // Distributed optimizer: the updated shards are still to be gathered (due), or the gather
+    // is issued and gatherDone marks its end (in flight).
+    bool updateGatherDue = false, updateGatherInFlight = false;
 };
 
 struct LayerActs;
@@ -61,6 +64,9 @@ public:
     void Backward(int microBatch, int virtualChunk);
     // Waits for gradient reduction, clips by the global norm, AdamW; returns nothing to the host.
     void OptimizerStep(int step, float lr);
+    // Distributed optimizer: gathers the parameters the last step updated (the next forward would
+    // otherwise), so that every rank ends with the same model.
+    void FinishParameterGathers();
     // Sum of the step's per-token losses over the world (all ranks call it), on the host.
     double StepLossSum();
     int64_t ParameterCount() const { return m_totalParams; }
@@ -74,6 +80,21 @@ private:
         std::vector<int> units; // in forward order
     };
     struct MicroBatchState;
+    // A run of this rank's tokens: from token tokenOffset, `len` tokens per sequence of the
+    // micro-batch, at positions pos... of the whole sequence.
+    struct SeqPart
+    {
+        int64_t tokenOffset = 0;
+        int len = 0, pos = 0;
+    };
+    // Ring attention: one query half against one key/value half.
+    struct CpBlock
+    {
+        int qHalf = 0, kvHalf = 0;
+        bool causal = false;
+    };
+    std::vector<SeqPart> SeqParts() const;
+    std::vector<CpBlock> CpBlocks(int step) const;
 
     void BuildUnits();
     Unit& NewUnit(const std::string& name, int64_t numel, int64_t replicated, float initStd,
@@ -81,14 +102,20 @@ private:
     bf16* Params(int unit);
     void Gather(int unit);
     void Release(int unit);
+    void GatherUpdatedParams(const Chunk& c);
     float* Grads(int unit);
     void ReduceGrads(int unit, bool lastMicroBatch);
 
     bf16* TpGather(const bf16* shard, int cols, cudaStream_t s);
     bf16* TpReduce(bf16* partial, int cols);
-    void LinearFwd(const bf16* x, const bf16* w, bf16* y, int m, int n, int k);
+    // fp8: the GEMMs in fp8 (the transformer layers' under --precision fp8).
+    void LinearFwd(const bf16* x, const bf16* w, bf16* y, int m, int n, int k, bool fp8);
     void LinearBwd(const bf16* dy, const bf16* x, const bf16* w, bf16* dx, float* dw, int m, int n,
-                   int k);
+                   int k, bool fp8);
+    void LinearBwdFp8(const bf16* dy, const bf16* x, const bf16* w, bf16* dx, float* dw, int m,
+                      int n, int k);
+    void* Fp8Copy(const bf16* in, int rows, int cols, Fp8Format format, bool transpose,
+                  const char* what);
 
     bf16* EmbeddingForward(int unit, const int* tokens);
     void EmbeddingBackward(int unit, const int* tokens, bf16* dx);
@@ -119,6 +146,7 @@ private:
     // Per-rank sizes: tokens of a micro-batch in attention (tf) and in the residual stream (tr).
     int m_tf = 0, m_tr = 0, m_hq = 0, m_hkv = 0, m_hd = 0, m_ffn = 0, m_vocab = 0, m_vocabLo = 0;
     int m_qkvCols = 0, m_fc1Cols = 0;
+    bool m_fp8 = false; // the layers' GEMMs in fp8
     // Offsets of a layer's tensors inside its unit.
     int64_t m_offNorm1 = 0, m_offNorm1b = 0, m_offNorm2 = 0, m_offNorm2b = 0, m_offQkv = 0,
             m_offWo = 0, m_offW1 = 0, m_offW2 = 0;

@@ -353,7 +353,7 @@ Gemm(Blas& blas, cudaStream_t s, const GemmArgs& g)
 }
 
 void
-GemmFp8(Blas& blas, cudaStream_t s, int m, int n, int k, const void* x8, const void* w8, bf16* y)
+GemmFp8(Blas& blas, cudaStream_t s, const Fp8GemmArgs& g)
 {
     // Column-major Y^T[n, m] = W[k, n]^T X^T[k, m]: the "TN" form fp8 matmuls require.
     cublasLtMatmulDesc_t desc;
@@ -363,9 +363,9 @@ GemmFp8(Blas& blas, cudaStream_t s, int m, int n, int k, const void* x8, const v
     CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &nn, sizeof(nn)));
     cublasLtMatrixLayout_t la, lb, lc;
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, k, n, k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, k, m, k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, g.wType, g.k, g.n, g.k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, g.xType, g.k, g.m, g.k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc, g.yType, g.n, g.m, g.n));
     cublasLtMatmulPreference_t pref;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
@@ -376,10 +376,10 @@ GemmFp8(Blas& blas, cudaStream_t s, int m, int n, int k, const void* x8, const v
     CUBLAS_CHECK(
         cublasLtMatmulAlgoGetHeuristic(blas.lt, desc, la, lb, lc, lc, pref, 1, &heuristic, &found));
     if (found == 0)
-        throw RuntimeError("cublasLt has no fp8 algorithm for " + std::to_string(m) + "x" +
-                           std::to_string(n) + "x" + std::to_string(k));
-    const float alpha = 1.0f, beta = 0.0f;
-    CUBLAS_CHECK(cublasLtMatmul(blas.lt, desc, &alpha, w8, la, x8, lb, &beta, y, lc, y, lc,
+        throw RuntimeError("cublasLt has no fp8 algorithm for " + std::to_string(g.m) + "x" +
+                           std::to_string(g.n) + "x" + std::to_string(g.k));
+    const float alpha = 1.0f;
+    CUBLAS_CHECK(cublasLtMatmul(blas.lt, desc, &alpha, g.w, la, g.x, lb, &g.beta, g.y, lc, g.y, lc,
                                 &heuristic.algo, blas.ltWorkspace, blas.ltWorkspaceBytes, s));
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);

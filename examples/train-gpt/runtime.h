@@ -117,8 +117,19 @@ struct GemmArgs
     float alpha = 1.0f, beta = 0.0f;
 };
 void Gemm(Blas& blas, cudaStream_t s, const GemmArgs& g);
-// Y[M,N] (bf16) = X[M,K] W[N,K]^T with fp8 (e4m3) X and W, through cublasLtMatmul.
-void GemmFp8(Blas& blas, cudaStream_t s, int m, int n, int k, const void* x8, const void* w8,
-             bf16* y);
+// Y[M,N] = X[M,K] W[N,K]^T + beta Y with fp8 X and W (both K-major, the only layout fp8 matmuls
+// take; not both e5m2), through cublasLtMatmul. Y is bf16 or fp32 (yType).
+struct Fp8GemmArgs
+{
+    int m = 0, n = 0, k = 0;
+    const void* x = nullptr;
+    cudaDataType_t xType = CUDA_R_8F_E4M3;
+    const void* w = nullptr;
+    cudaDataType_t wType = CUDA_R_8F_E4M3;
+    void* y = nullptr;
+    cudaDataType_t yType = CUDA_R_16BF;
+    float beta = 0.0f;
+};
+void GemmFp8(Blas& blas, cudaStream_t s, const Fp8GemmArgs& g);
 
 } // namespace traingpt

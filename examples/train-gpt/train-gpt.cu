@@ -163,6 +163,7 @@ Train(const Options& o, ModelShape shape, const Layout& l)
             std::fflush(stdout);
         }
     }
+    model.FinishParameterGathers();
     std::vector<double> after(times.begin() + std::min<size_t>(times.size() - 1, o.warmupSteps),
                               times.end());
     std::sort(after.begin(), after.end());

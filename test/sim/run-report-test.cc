@@ -69,6 +69,7 @@ HandBuiltReport()
     g0.capacityBytes = 80 * kGiB;
     // shares by priced time: 0 / 6e6, 4.8e6 / 6e6 = 80 %, 1.2e6 / 6e6 = 20 %
     g0.pricing = {{"profile", 0, 0}, {"model", 40, 4.8e6}, {"roofline", 10, 1.2e6}};
+    g0.communication = {{"AllReduce", 3, 3 << 20}, {"Send", 2, 4096}};
 
     GpuReport g1;
     g1.gpu = 1;
@@ -131,6 +132,11 @@ BOOST_AUTO_TEST_CASE(summary_json_round_trip)
     BOOST_TEST(g0["pricing"][1]["ns"].get<double>() == 4.8e6);
     BOOST_TEST(g0["pricing"][1]["share"].get<double>() == 0.8, boost::test_tools::tolerance(1e-12));
     BOOST_TEST(g0["pricing"][2]["share"].get<double>() == 0.2, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(g0["communication"].size() == 2u);
+    BOOST_TEST(g0["communication"]["AllReduce"]["calls"].get<uint64_t>() == 3u);
+    BOOST_TEST(g0["communication"]["AllReduce"]["bytes"].get<uint64_t>() == 3u << 20);
+    BOOST_TEST(g0["communication"]["Send"]["bytes"].get<uint64_t>() == 4096u);
+    BOOST_TEST(s["gpus"][1]["communication"].empty());
     BOOST_TEST(s["gpus"][1]["name"] == "node0/gpu1");
     BOOST_TEST(s["gpus"][1]["pricing"][1]["share"].get<double>() == 0.75);
 

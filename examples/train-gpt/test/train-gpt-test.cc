@@ -1,7 +1,7 @@
 // train-gpt under `eidolon run` on 2 and 4 simulated H100s (topologies/default.yaml), tiny model.
-// The collective bytes each scheme moves per step come from trace.json (each collective slice is
-// labelled "<call> <bytes> <algorithm>/<protocol> <channels>ch", bytes as NCCL-tests count them:
-// the whole buffer) and are compared with the formula for the scheme; memory from summary.json.
+// The collective bytes each scheme moves per step come from summary.json (GPU 0's NCCL calls by
+// kind, bytes as NCCL-tests count them: the whole buffer for all-gather and reduce-scatter) and
+// are compared with the formula for the scheme; memory also from summary.json.
 // Host CPU scale 0: every time is modelled, so two runs give identical virtual times.
 //
 // tiny: 4 layers, hidden d = 256, 4 heads / 2 kv heads of 64, ffn 768 (SwiGLU), vocab 2048,
@@ -24,7 +24,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -49,8 +48,8 @@ struct Run
 {
     int status = -1;
     std::string out;
-    nlohmann::json summary, trace;
-    // Bytes and calls per collective on GPU 0, from trace.json's collective slices.
+    nlohmann::json summary;
+    // Bytes and calls per kind of NCCL call on GPU 0, from summary.json.
     std::map<std::string, double> bytes;
     std::map<std::string, int> calls;
 };
@@ -74,20 +73,15 @@ Train(int gpus, const std::string& args, const std::string& tag)
     BOOST_TEST_INFO("output:\n" << r.out);
     BOOST_REQUIRE_EQUAL(r.status, 0);
     r.summary = nlohmann::json::parse(Slurp(dir / "out" / "summary.json"));
-    r.trace = nlohmann::json::parse(Slurp(dir / "out" / "trace.json"));
-    const std::regex label(R"((nccl\w+)(?: (\d+) (B|KiB|MiB|GiB))?.*)");
-    for (const auto& e : r.trace["traceEvents"])
+    for (const auto& gpu : r.summary["gpus"])
     {
-        if (e.value("cat", "") != "collective" || e.value("pid", -1) != 0)
+        if (gpu["gpu"] != 0)
             continue;
-        std::smatch m;
-        std::string name = e["name"];
-        if (!std::regex_match(name, m, label))
-            continue;
-        double unit = m[3] == "GiB" ? 1 << 30 : m[3] == "MiB" ? 1 << 20 : m[3] == "KiB" ? 1024 : 1;
-        r.calls[m[1]]++;
-        if (m[2].matched)
-            r.bytes[m[1]] += std::stod(m[2]) * unit;
+        for (const auto& [call, totals] : gpu["communication"].items())
+        {
+            r.calls["nccl" + call] = totals["calls"];
+            r.bytes["nccl" + call] = totals["bytes"];
+        }
     }
     fs::remove_all(dir);
     return r;
@@ -214,6 +208,28 @@ BOOST_AUTO_TEST_CASE(pipeline_schedules_complete)
     BOOST_TEST(Completed(inter, 1));
     BOOST_TEST(inter.calls["ncclSend"] == 4 * 3);
     BOOST_TEST(inter.calls["ncclRecv"] == 4 * 3);
+}
+
+// CP 2 on 2 GPUs, one step. Each rank holds 128 of the 256 tokens: keys and values are
+// 2 x (2 kv heads x 128 x 64) = 32,768 elements. Per layer: forward one exchange of them (bf16,
+// 65,536 bytes); backward two: the first with the keys and values and their fp32 gradients
+// (65,536 + 131,072 bytes), the last with the gradients alone (131,072). So 4 sends of 393,216
+// bytes per layer, 16 and 1,572,864 over the 4 layers, and as many receives. Load-balanced: each
+// rank holds 2 of the 4 chunks (rank 0 chunks 0 and 3, rank 1 chunks 1 and 2) and runs the same
+// attention blocks (a diagonal of two causal 64-token blocks and one whole, two whole blocks from
+// its peer), so both GPUs compute exactly as long.
+BOOST_AUTO_TEST_CASE(context_parallel_exchanges_keys_values_and_balances_work)
+{
+    Run r = Train(2, "--steps 1 --cp 2", "cp-bytes");
+    BOOST_TEST(Completed(r, 1));
+    BOOST_TEST(r.calls["ncclSend"] == 16);
+    BOOST_TEST(r.bytes["ncclSend"] == 1572864.0);
+    BOOST_TEST(r.calls["ncclRecv"] == 16);
+    BOOST_TEST(r.bytes["ncclRecv"] == 1572864.0);
+    const double compute0 = r.summary["gpus"][0]["compute_ns"];
+    const double compute1 = r.summary["gpus"][1]["compute_ns"];
+    BOOST_TEST(compute0 > 0);
+    BOOST_TEST(std::abs(compute0 - compute1) < 1.0);
 }
 
 // CP 2 and combinations on 4 GPUs complete.
