@@ -1,7 +1,8 @@
 // The clocks a program times itself with show virtual time on the threads that drive GPUs
 // (DESIGN.md "Virtual time"). clock_gettime and gettimeofday are interposed here, in libcudart,
-// because a library the program links directly comes before libc in symbol lookup. CPU-time
-// clocks always pass through; EIDOLON_VIRTUAL_CLOCKS=0 makes every clock real.
+// because a library the program links directly comes before libc in symbol lookup; the same file
+// is libeidolon-clocks.so, which `eidolon run` preloads for programs that dlopen CUDA (Python).
+// CPU-time clocks always pass through; EIDOLON_VIRTUAL_CLOCKS=0 makes every clock real.
 #include "runtime-common.h"
 
 #include <dlfcn.h>
@@ -27,13 +28,16 @@ using GetTimeOfDay = int (*)(struct timeval*, void*);
 ClockGettime g_realClockGettime = nullptr;
 GetTimeOfDay g_realGetTimeOfDay = nullptr;
 
+// libc's own, not RTLD_NEXT's: these interposers are in libcudart and in libeidolon-clocks.so,
+// and when the latter is preloaded the next definition after it is libcudart's.
 __attribute__((constructor)) void
 ResolveRealClocks()
 {
-    void* clock = dlvsym(RTLD_NEXT, "clock_gettime", "GLIBC_2.17");
+    void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void* clock = libc ? dlvsym(libc, "clock_gettime", "GLIBC_2.17") : nullptr;
     g_realClockGettime =
         reinterpret_cast<ClockGettime>(clock ? clock : dlsym(RTLD_NEXT, "clock_gettime"));
-    void* day = dlvsym(RTLD_NEXT, "gettimeofday", "GLIBC_2.2.5");
+    void* day = libc ? dlvsym(libc, "gettimeofday", "GLIBC_2.2.5") : nullptr;
     g_realGetTimeOfDay =
         reinterpret_cast<GetTimeOfDay>(day ? day : dlsym(RTLD_NEXT, "gettimeofday"));
 }
