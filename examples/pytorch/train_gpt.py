@@ -207,7 +207,10 @@ def main():
               f"{args.local_batch}, ac {'on' if args.ac else 'off'}, attention {args.attention}",
               flush=True)
     times = []
+    wall_start = os.times().elapsed  # times(2): the real clock, even where perf_counter is simulated
     for step in range(1, args.steps + 1):
+        if step == args.warmup_steps + 1:
+            wall_start = os.times().elapsed
         torch.cuda.synchronize()
         start = time.perf_counter()
         inputs = torch.randint(0, cfg.vocab, (args.local_batch, cfg.seq_len), device=device)
@@ -231,6 +234,7 @@ def main():
             print(f"step: {step}  loss: {loss.item():.4f}  memory: {memory / 2**30:.2f}GiB"
                   f"({100 * memory / capacity:.2f}%)  tps: {tps:,.0f}  tflops: {tflops:.2f}  "
                   f"mfu: {mfu}  time: {elapsed:.3f}s", flush=True)
+    wall_per_step = (os.times().elapsed - wall_start) / max(1, len(times))
     median = statistics.median(times) if times else float("nan")
     # Host memory of this process (what a rank costs the machine that runs it).
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -239,7 +243,7 @@ def main():
         print(f"done: median step {median:.4f}s  tps {tps:,.0f} per GPU  "
               f"peak memory {torch.cuda.max_memory_allocated(device) / 2**30:.2f}GiB allocated, "
               f"{torch.cuda.max_memory_reserved(device) / 2**30:.2f}GiB reserved  "
-              f"host rss {rss_mib:.0f} MiB (rank 0)", flush=True)
+              f"host rss {rss_mib:.0f} MiB (rank 0)  wall {wall_per_step:.2f}s/step", flush=True)
     dist.destroy_process_group()
 
 
