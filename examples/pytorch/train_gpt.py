@@ -215,11 +215,13 @@ def main():
         start = time.perf_counter()
         inputs = torch.randint(0, cfg.vocab, (args.local_batch, cfg.seq_len), device=device)
         labels = torch.randint(0, cfg.vocab, (args.local_batch, cfg.seq_len), device=device)
+        # The SDPA backend also covers backward, where --ac recomputes the attention forward.
         attention = torch.nn.attention.sdpa_kernel(backend) if backend else contextlib.nullcontext()
-        with torch.autocast("cuda", dtype=torch.bfloat16), attention:
-            logits = model(inputs)
-            loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten())
-        loss.backward()
+        with attention:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                logits = model(inputs)
+                loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten())
+            loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
