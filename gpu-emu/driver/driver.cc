@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -1233,6 +1234,27 @@ EIDOLON_EXPORT CUresult
 cuEventElapsedTime(float* ms, CUevent start, CUevent end)
 {
     return cuEventElapsedTime_v2(ms, start, end);
+}
+
+// Driver log callbacks (PyTorch registers one at start-up): accepted, and never called, since
+// eidolon's driver writes no log entries. The handle only has to be distinct and non-null.
+EIDOLON_EXPORT CUresult
+cuLogsRegisterCallback(CUlogsCallback callback, void*, CUlogsCallbackHandle* handle)
+{
+    if (!callback || !handle)
+    {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    static std::atomic<uintptr_t> next{1};
+    *handle = reinterpret_cast<CUlogsCallbackHandle>(next.fetch_add(1));
+    return CUDA_SUCCESS;
+}
+
+// See cuLogsRegisterCallback.
+EIDOLON_EXPORT CUresult
+cuLogsUnregisterCallback(CUlogsCallbackHandle handle)
+{
+    return handle ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 // Called by the generated stubs of the driver entry points eidolon does not implement.

@@ -94,5 +94,13 @@ main()
     const char* text = nullptr;
     CHECK(cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &text) == CUDA_SUCCESS &&
           std::strcmp(text, "CUDA_ERROR_OUT_OF_MEMORY") == 0);
+
+    // Log callbacks (PyTorch registers one): accepted with distinct handles, never called.
+    CUlogsCallback callback = [](void*, CUlogLevel, char*, size_t) {};
+    CUlogsCallbackHandle first = nullptr, second = nullptr;
+    CHECK(cuLogsRegisterCallback(callback, nullptr, &first) == CUDA_SUCCESS && first);
+    CHECK(cuLogsRegisterCallback(callback, nullptr, &second) == CUDA_SUCCESS && second != first);
+    CHECK(cuLogsRegisterCallback(nullptr, nullptr, &first) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuLogsUnregisterCallback(first) == CUDA_SUCCESS);
     return Finish("driver");
 }
