@@ -67,11 +67,8 @@ const char* ResultName(ncclResult_t code);
 void WarnOnce(const std::string& key, const std::string& message);
 
 // ---- version (version.cc): the one place the reported NCCL version comes from
-// NCCL_VERSION(major, minor, patch) as nccl.h computes it.
-int VersionCode(int major, int minor, int patch);
-// "2.30.7" or a code ("23007") into a code; false when `text` is neither.
-bool ParseVersion(const std::string& text, int* code);
-// The version ncclGetVersion reports: EIDOLON_NCCL_VERSION, else 2.30.7 (23007).
+// The version ncclGetVersion reports: EIDOLON_NCCL_VERSION (spec::NcclVersionFromEnvironment),
+// else 2.30.7 (23007); a value the spec refuses warns once and reports 2.30.7.
 int EmulatedVersionCode();
 
 // ---- communicators (communicators.cc)

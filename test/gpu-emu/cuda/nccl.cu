@@ -58,15 +58,15 @@ CheckLibrary()
     CHECK_NCCL(ncclGetVersion(&version));
     CHECK(version == 23007);
     CHECK_NCCL_EQ(ncclGetVersion(nullptr), ncclInvalidArgument);
-    // EIDOLON_NCCL_VERSION emulates another release: 2.28.9 is 2 * 10000 + 28 * 100 + 9 = 22809,
-    // 2.8.4 (before the code's scheme changed) 2 * 1000 + 8 * 100 + 4 = 2804; a bad value warns and
-    // reports the default.
+    // EIDOLON_NCCL_VERSION emulates another release: 2.28.9 is 2 * 10000 + 28 * 100 + 9 = 22809;
+    // 2.8.4 is older than any release the model has tables for (2.18-2.30), and like any bad value
+    // it warns and reports the default.
     setenv("EIDOLON_NCCL_VERSION", "2.28.9", 1);
     CHECK_NCCL(ncclGetVersion(&version));
     CHECK(version == 22809);
     setenv("EIDOLON_NCCL_VERSION", "2.8.4", 1);
     CHECK_NCCL(ncclGetVersion(&version));
-    CHECK(version == 2804);
+    CHECK(version == 23007);
     setenv("EIDOLON_NCCL_VERSION", "22703", 1);
     CHECK_NCCL(ncclGetVersion(&version));
     CHECK(version == 22703);
