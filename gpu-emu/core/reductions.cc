@@ -84,7 +84,8 @@ DivideAs(char* acc, uint64_t count, int nranks)
     }
 }
 
-// Calls `f.template operator()<Stored, Wide, Load, Save>()` for `dtype`; false if unsupported.
+// Expands CALL(Stored, Wide, Load, Save) for `dtype`; returns false from the enclosing function
+// for a datatype that is not computed (8-bit floats).
 #define EIDOLON_FOR_DTYPE(dtype, CALL)                                                             \
     switch (dtype)                                                                                 \
     {                                                                                              \
