@@ -59,6 +59,27 @@ Sends(const CommOp& op, int rank)
     return false;
 }
 
+// Whether this rank's landing combines its own send buffer (it reads its own post).
+bool
+ReadsOwn(const CommOp& op, int rank)
+{
+    switch (op.kind)
+    {
+    case CommOpKind::AllReduce:
+    case CommOpKind::AllGather:
+    case CommOpKind::ReduceScatter:
+        return true;
+    case CommOpKind::Broadcast:
+        return rank == op.root && op.sendbuff != op.recvbuff;
+    case CommOpKind::Reduce:
+        return rank == op.root;
+    case CommOpKind::Send:
+    case CommOpKind::Recv:
+        return false;
+    }
+    return false;
+}
+
 // Bytes of the send buffer an operation reads (count is NCCL's per-op convention).
 uint64_t
 SendBytes(const CommOp& op, int nranks)
@@ -99,53 +120,59 @@ DataExchange::P2pKey(uint64_t commId, int from, int to, uint64_t index) const
     return key;
 }
 
-DataExchange::Contribution
-DataExchange::Snapshot(const void* pointer, size_t bytes)
-{
-    Contribution contribution;
-    contribution.backed = pointer && m_access.HasData(pointer, bytes);
-    if (contribution.backed)
-    {
-        contribution.data.resize(bytes);
-        m_access.Load(pointer, contribution.data.data(), bytes);
-    }
-    return contribution;
-}
-
 void
-DataExchange::Put(const std::string& key, const Contribution& contribution, int readers, bool local)
+DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int readers,
+                  bool local)
 {
-    if (contribution.backed)
+    bool backed = pointer && bytes > 0 && m_access.HasData(pointer, bytes);
+    if (backed)
     {
-        m_stats.postedBytes += contribution.data.size();
+        m_stats.postedBytes += bytes;
     }
     if (local)
     {
+        Contribution contribution;
+        contribution.backed = backed;
+        if (backed)
+        {
+            std::shared_ptr<char> copy(new char[bytes], std::default_delete<char[]>());
+            m_access.Load(pointer, copy.get(), bytes);
+            contribution.data = copy;
+            contribution.size = bytes;
+        }
         m_mailbox[key] = Mail{contribution, readers};
         return;
     }
     std::string path = m_directory + "/" + key;
     std::string temporary = path + ".tmp" + std::to_string(getpid());
-    FileHeader header{kMagic, contribution.backed ? 1u : 0u, readers, 0, contribution.data.size()};
+    FileHeader header{kMagic, backed ? 1u : 0u, readers, 0, backed ? bytes : 0};
     int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     bool ok = fd >= 0;
-    auto write = [&](const void* data, size_t bytes)
+    auto write = [&](const void* data, size_t size)
     {
         const char* cursor = static_cast<const char*>(data);
-        while (ok && bytes > 0)
+        while (ok && size > 0)
         {
-            ssize_t n = ::write(fd, cursor, bytes);
+            ssize_t n = ::write(fd, cursor, size);
             if (n < 0 && errno == EINTR)
             {
                 continue;
             }
             ok = n > 0;
             cursor += n > 0 ? n : 0;
-            bytes -= n > 0 ? size_t(n) : 0;
+            size -= n > 0 ? size_t(n) : 0;
         }
     };
     write(&header, sizeof(header));
-    write(contribution.data.data(), contribution.data.size());
+    // Through a reused staging buffer, in pieces: no fresh pages per post.
+    constexpr size_t kPiece = 8u << 20;
+    for (size_t offset = 0; backed && ok && offset < bytes; offset += kPiece)
+    {
+        size_t piece = std::min(kPiece, bytes - offset);
+        m_staging.resize(std::max(m_staging.size(), piece));
+        m_access.Load(static_cast<const char*>(pointer) + offset, m_staging.data(), piece);
+        write(m_staging.data(), piece);
+    }
     if (fd >= 0)
     {
         close(fd);
@@ -193,30 +220,29 @@ DataExchange::Take(const std::string& key, bool local, Contribution* out)
     }
     struct stat info;
     void* map = MAP_FAILED;
+    size_t length = 0;
     if (fstat(fd, &info) == 0 && size_t(info.st_size) >= sizeof(FileHeader))
     {
-        map = mmap(nullptr, size_t(info.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        length = size_t(info.st_size);
+        map = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     }
     close(fd);
     if (map == MAP_FAILED)
     {
         return false;
     }
-    auto* header = static_cast<FileHeader*>(map);
-    bool valid =
-        header->magic == kMagic && sizeof(FileHeader) + header->bytes <= uint64_t(info.st_size);
+    std::shared_ptr<char> mapping(static_cast<char*>(map),
+                                  [length](char* base) { munmap(base, length); });
+    auto* header = reinterpret_cast<FileHeader*>(mapping.get());
+    bool valid = header->magic == kMagic && sizeof(FileHeader) + header->bytes <= length;
     out->backed = valid && header->backed;
-    out->data.clear();
-    if (out->backed)
-    {
-        const char* payload = static_cast<const char*>(map) + sizeof(FileHeader);
-        out->data.assign(payload, payload + header->bytes);
-    }
+    out->size = out->backed ? header->bytes : 0;
+    // The bytes are read in place, from the mapping (which outlives the file's name).
+    out->data = std::shared_ptr<const char>(mapping, mapping.get() + sizeof(FileHeader));
     if (__atomic_sub_fetch(&header->readers, 1, __ATOMIC_ACQ_REL) <= 0)
     {
         unlink(path.c_str());
     }
-    munmap(map, size_t(info.st_size));
     return true;
 }
 
@@ -230,7 +256,6 @@ void
 DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
 {
     m_postedIndex.assign(ops.size(), 0);
-    m_postedOwn.assign(ops.size(), nullptr);
     if (!Moves(member.nranks))
     {
         for (const CommOp& op : ops)
@@ -247,37 +272,31 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
     for (size_t i = 0; i < ops.size(); ++i)
     {
         const CommOp& op = ops[i];
-        bool p2p = op.kind == CommOpKind::Send || op.kind == CommOpKind::Recv;
-        if (!p2p)
-        {
-            m_postedIndex[i] = m_collectives[{member.commId, member.rank}]++;
-        }
-        else if (op.count == 0)
-        {
-            continue; // an empty send has no data and no reader
-        }
-        bool rootOfReduce = op.kind == CommOpKind::Reduce && member.rank == op.root;
-        if (!Sends(op, member.rank) && !rootOfReduce)
-        {
-            continue;
-        }
-        auto own =
-            std::make_shared<Contribution>(Snapshot(op.sendbuff, SendBytes(op, member.nranks)));
+        uint64_t bytes = SendBytes(op, member.nranks);
         if (op.kind == CommOpKind::Send)
         {
-            uint64_t index = m_sends[{member.commId, member.rank, op.peer}]++;
-            Put(P2pKey(member.commId, member.rank, op.peer, index), *own, 1, local);
+            if (op.count > 0) // an empty send has no data and no reader
+            {
+                uint64_t index = m_sends[{member.commId, member.rank, op.peer}]++;
+                Put(P2pKey(member.commId, member.rank, op.peer, index), op.sendbuff, bytes, 1,
+                    local);
+            }
             continue;
         }
-        m_postedOwn[i] = own;
-        if (rootOfReduce)
+        if (op.kind == CommOpKind::Recv)
         {
             continue;
         }
-        int readers = op.kind == CommOpKind::Reduce ? 1 : member.nranks - 1;
+        m_postedIndex[i] = m_collectives[{member.commId, member.rank}]++;
+        int readers = ReadsOwn(op, member.rank) ? 1 : 0;
+        if (Sends(op, member.rank))
+        {
+            readers += op.kind == CommOpKind::Reduce ? 1 : member.nranks - 1;
+        }
         if (readers > 0)
         {
-            Put(CollectiveKey(member.commId, m_postedIndex[i], member.rank), *own, readers, local);
+            Put(CollectiveKey(member.commId, m_postedIndex[i], member.rank), op.sendbuff, bytes,
+                readers, local);
         }
     }
 }
@@ -291,44 +310,34 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
     {
         const CommOp& op = ops[i];
         Landing landing{op, member.nranks, member.rank,
-                        std::vector<std::string>(size_t(member.nranks)), m_postedOwn[i]};
-        auto others = [&]
-        {
-            for (int q = 0; q < member.nranks; ++q)
-            {
-                if (q != member.rank)
-                {
-                    landing.keys[size_t(q)] = CollectiveKey(member.commId, m_postedIndex[i], q);
-                }
-            }
-        };
+                        std::vector<std::string>(size_t(member.nranks))};
+        auto key = [&](int rank) { return CollectiveKey(member.commId, m_postedIndex[i], rank); };
         switch (op.kind)
         {
         case CommOpKind::AllReduce:
         case CommOpKind::AllGather:
         case CommOpKind::ReduceScatter:
-            others();
+            for (int q = 0; q < member.nranks; ++q)
+            {
+                landing.keys[size_t(q)] = key(q);
+            }
             break;
         case CommOpKind::Reduce:
             if (member.rank != op.root)
             {
                 continue;
             }
-            others();
+            for (int q = 0; q < member.nranks; ++q)
+            {
+                landing.keys[size_t(q)] = key(q);
+            }
             break;
         case CommOpKind::Broadcast:
-            if (member.rank == op.root)
+            if (member.rank == op.root && !ReadsOwn(op, member.rank))
             {
-                if (op.sendbuff == op.recvbuff)
-                {
-                    continue;
-                }
+                continue; // in place at the root: nothing to land
             }
-            else
-            {
-                landing.keys[size_t(op.root)] =
-                    CollectiveKey(member.commId, m_postedIndex[i], op.root);
-            }
+            landing.keys[size_t(op.root)] = key(op.root);
             break;
         case CommOpKind::Recv:
         {
@@ -349,7 +358,6 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
         }
     }
     m_postedIndex.clear();
-    m_postedOwn.clear();
     if (!pending.landings.empty())
     {
         m_pending.push_back(std::move(pending));
@@ -474,16 +482,11 @@ DataExchange::Land(const Landing& landing)
     bool any = false;
     for (int q = 0; q < landing.nranks; ++q)
     {
-        Contribution& c = from[size_t(q)];
         if (!landing.keys[size_t(q)].empty())
         {
-            Take(landing.keys[size_t(q)], local, &c);
+            Take(landing.keys[size_t(q)], local, &from[size_t(q)]);
         }
-        else if (q == landing.rank && landing.own)
-        {
-            c = *landing.own;
-        }
-        any = any || c.backed;
+        any = any || from[size_t(q)].backed;
     }
     if (!any)
     {
@@ -493,17 +496,17 @@ DataExchange::Land(const Landing& landing)
     switch (op.kind)
     {
     case CommOpKind::Broadcast:
-        m_access.Store(recv, from[size_t(op.root)].data.data(), bytes);
+        m_access.Store(recv, from[size_t(op.root)].data.get(), bytes);
         break;
     case CommOpKind::Recv:
-        m_access.Store(recv, from[size_t(op.peer)].data.data(), bytes);
+        m_access.Store(recv, from[size_t(op.peer)].data.get(), bytes);
         break;
     case CommOpKind::AllGather:
         for (int q = 0; q < landing.nranks; ++q)
         {
             if (from[size_t(q)].backed)
             {
-                m_access.Store(recv + uint64_t(q) * bytes, from[size_t(q)].data.data(), bytes);
+                m_access.Store(recv + uint64_t(q) * bytes, from[size_t(q)].data.get(), bytes);
             }
         }
         break;
@@ -514,35 +517,34 @@ DataExchange::Land(const Landing& landing)
         // Ranks combined in rank order from rank 0, so every rank gets the same bits; a rank
         // without data contributes zeros.
         uint64_t slice = op.kind == CommOpKind::ReduceScatter ? uint64_t(landing.rank) * bytes : 0;
-        std::vector<char> result;
+        m_result.resize(std::max<size_t>(m_result.size(), bytes));
         std::string error;
         for (int q = 0; q < landing.nranks; ++q)
         {
-            std::vector<char> zeros;
             const Contribution& c = from[size_t(q)];
             const char* input = nullptr;
-            if (c.backed && c.data.size() >= slice + bytes)
+            if (c.backed && c.size >= slice + bytes)
             {
-                input = c.data.data() + slice;
+                input = c.data.get() + slice;
             }
             else
             {
-                zeros.assign(bytes, 0);
-                input = zeros.data();
+                m_zeros.resize(std::max<size_t>(m_zeros.size(), bytes), 0);
+                input = m_zeros.data();
             }
             if (q == 0)
             {
-                result.assign(input, input + bytes);
+                std::memcpy(m_result.data(), input, bytes);
             }
-            else if (!Combine(op.dtype, op.redop, result.data(), input, op.count, &error))
+            else if (!Combine(op.dtype, op.redop, m_result.data(), input, op.count, &error))
             {
                 WarnOnce("reduce:" + error, "NCCL reduction not computed (" + error +
                                                 "): its destination keeps its contents");
                 return;
             }
         }
-        Finish(op.dtype, op.redop, result.data(), op.count, landing.nranks);
-        m_access.Store(recv, result.data(), bytes);
+        Finish(op.dtype, op.redop, m_result.data(), op.count, landing.nranks);
+        m_access.Store(recv, m_result.data(), bytes);
         break;
     }
     case CommOpKind::Send:

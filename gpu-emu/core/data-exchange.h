@@ -82,19 +82,23 @@ public:
     const DataExchangeStats& Stats() const { return m_stats; }
 
 private:
+    // A send buffer as posted: its bytes in the reader's memory (a mapping of the file, or the
+    // mailbox's copy); copies share them.
     struct Contribution
     {
         bool backed = false;
-        std::vector<char> data;
+        std::shared_ptr<const char> data;
+        size_t size = 0;
     };
-    // One operation's receive: the keys of the contributions it combines (by comm rank).
+    // One operation's receive: the keys of the contributions it combines, by comm rank, this
+    // rank's own included (a rank posts its send buffer for itself too: what it sent, whatever
+    // the buffer holds by the time the data lands).
     struct Landing
     {
         CommOp op;
         int nranks;
         int rank;
-        std::vector<std::string> keys;     // per comm rank ("" = none expected)
-        std::shared_ptr<Contribution> own; // this rank's send snapshot (reductions, gathers)
+        std::vector<std::string> keys; // per comm rank ("" = none expected)
     };
     struct Pending
     {
@@ -106,15 +110,15 @@ private:
 
     std::string CollectiveKey(uint64_t commId, uint64_t index, int rank) const;
     std::string P2pKey(uint64_t commId, int from, int to, uint64_t index) const;
-    // `local`: the in-process mailbox (one-rank communicators, no data directory).
-    void Put(const std::string& key, const Contribution& contribution, int readers, bool local);
+    // Posts `bytes` at `pointer` (or a marker that they hold no data) under `key` for `readers`
+    // reads. `local`: the in-process mailbox (one-rank communicators).
+    void Put(const std::string& key, const void* pointer, size_t bytes, int readers, bool local);
     bool Present(const std::string& key, bool local) const;
     // Reads (and counts down) the contribution under `key`; false if it is not there.
     bool Take(const std::string& key, bool local, Contribution* out);
     bool Local(int nranks) const { return nranks == 1; }
     // Whether operations of `nranks` ranks move data here.
     bool Moves(int nranks) const;
-    Contribution Snapshot(const void* pointer, size_t bytes);
     void Land(const Landing& landing);
 
     std::string m_directory;
@@ -124,9 +128,11 @@ private:
     std::map<std::pair<uint64_t, int>, uint64_t> m_collectives;
     std::map<std::tuple<uint64_t, int, int>, uint64_t> m_sends;
     std::map<std::tuple<uint64_t, int, int>, uint64_t> m_receives;
-    // What the last Post left for Expect: each op's collective index and own send snapshot.
+    // What the last Post left for Expect: each op's collective index.
     std::vector<uint64_t> m_postedIndex;
-    std::vector<std::shared_ptr<Contribution>> m_postedOwn;
+    std::vector<char> m_staging; // reused: a posted buffer on its way to its file
+    std::vector<char> m_result;  // reused: a reduction's result
+    std::vector<char> m_zeros;   // reused: the contribution of a rank without data
     struct Mail
     {
         Contribution contribution;

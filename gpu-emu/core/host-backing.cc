@@ -310,19 +310,23 @@ HostBacking::Fill(uint64_t address, int value, size_t bytes)
 void
 HostBacking::Read(uint64_t address, void* out, size_t bytes) const
 {
-    std::memset(out, 0, bytes);
+    char* to = static_cast<char*>(out);
     const Region* region = Find(address);
     if (!region || !region->shadow)
     {
+        std::memset(to, 0, bytes);
         return;
     }
     uint64_t offset = address - region->address;
-    bytes = std::min<uint64_t>(bytes, region->size - offset);
-    for (const auto& [begin, end] : BackedSpans(*region, offset, bytes))
+    uint64_t inside = std::min<uint64_t>(bytes, region->size - offset);
+    uint64_t cursor = offset; // bytes before it are filled
+    for (const auto& [begin, end] : BackedSpans(*region, offset, inside))
     {
-        std::memcpy(static_cast<char*>(out) + (begin - offset), region->shadow + begin,
-                    end - begin);
+        std::memset(to + (cursor - offset), 0, begin - cursor);
+        std::memcpy(to + (begin - offset), region->shadow + begin, end - begin);
+        cursor = end;
     }
+    std::memset(to + (cursor - offset), 0, bytes - (cursor - offset));
 }
 
 bool
