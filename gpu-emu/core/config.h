@@ -38,7 +38,7 @@ struct Config
     int localRank = -1; // LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID
     int node = -1;      // EIDOLON_NODE
     // Host-visible data (README "Device memory and data").
-    uint64_t hostDataCapBytes = 4ull << 30; // EIDOLON_HOST_DATA_CAP: device bytes kept per process
+    uint64_t hostDataCapBytes = 1ull << 30; // EIDOLON_HOST_DATA_CAP: device bytes kept per process
     // EIDOLON_DATA_DIR, else $EIDOLON_RUN_DIR/data: where ranks exchange NCCL data ("" = none).
     std::string dataDir;
 };

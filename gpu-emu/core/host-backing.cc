@@ -166,10 +166,12 @@ HostBacking::Back(Region& region, uint64_t offset, uint64_t bytes)
     {
         gaps.emplace_back(cursor, last);
     }
+    // Writes of more than kLargeWrite may fill only 3/4 of the cap: the rest stays for small
+    // writes (sizes, indices, metadata), so that a model copied in first cannot crowd them out.
+    uint64_t limit = bytes > kLargeWrite ? m_stats.capBytes / 4 * 3 : m_stats.capBytes;
     for (auto [begin, end] : gaps)
     {
-        uint64_t room =
-            (m_stats.capBytes - std::min(m_stats.capBytes, m_stats.backedBytes)) / kPage;
+        uint64_t room = (limit - std::min(limit, m_stats.backedBytes)) / kPage;
         uint64_t pages = std::min(end - begin, room);
         if (pages < end - begin)
         {

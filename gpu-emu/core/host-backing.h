@@ -5,7 +5,8 @@
 // size (MAP_NORESERVE, so a 70 GB allocation costs nothing until written). Reading a page that was
 // never written gives zeros; kernels compute nothing, so what they "write" reads as the prior
 // contents. Backing is bounded by a per-process cap: past it, writes to pages not yet backed are
-// dropped (they read as zeros), with one warning.
+// dropped (they read as zeros), with one warning. Writes of more than 1 MiB may fill only 3/4 of
+// the cap, so that small ones (the metadata frameworks check) still fit after a model was copied.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,7 @@ class HostBacking
 {
 public:
     static constexpr uint64_t kPage = 4096;
+    static constexpr uint64_t kLargeWrite = 1ull << 20; // may fill 3/4 of the cap, not all of it
 
     explicit HostBacking(uint64_t capBytes);
     ~HostBacking();

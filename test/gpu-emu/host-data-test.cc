@@ -72,6 +72,23 @@ BOOST_AUTO_TEST_CASE(the_cap_keeps_what_fits_and_setting_zero_gives_pages_back)
     BOOST_TEST(backing.Stats().backedBytes == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(large_writes_leave_a_quarter_of_the_cap_to_small_ones)
+{
+    HostBacking backing(8 * kPage);
+    backing.Track(kBase, 4ull << 20, 0);
+    // A 2 MiB write is large (> 1 MiB): it may fill 3/4 of 8 pages, 6 pages.
+    std::vector<char> big(2u << 20, 1);
+    backing.Write(kBase, big.data(), big.size());
+    BOOST_TEST(backing.Stats().backedBytes == 6 * kPage);
+    // Two small one-page writes elsewhere still fit: 8 pages; a third is dropped.
+    std::vector<char> page(kPage, 2);
+    backing.Write(kBase + (3u << 20), page.data(), kPage);
+    backing.Write(kBase + (3u << 20) + kPage, page.data(), kPage);
+    backing.Write(kBase + (3u << 20) + 2 * kPage, page.data(), kPage);
+    BOOST_TEST(backing.Stats().backedBytes == 8 * kPage);
+    BOOST_TEST(backing.Stats().droppedBytes == (2u << 20) - 6 * kPage + kPage);
+}
+
 BOOST_AUTO_TEST_CASE(moves_carry_data_and_zeros)
 {
     HostBacking backing(1ull << 30);

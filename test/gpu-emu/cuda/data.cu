@@ -124,8 +124,9 @@ RoundTrips()
     CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
-// EIDOLON_HOST_DATA_CAP=1MiB: of 2 MiB written, the first 1 MiB (256 pages) is kept, the rest is
-// dropped and reads as zeros.
+// EIDOLON_HOST_DATA_CAP=1MiB: of one 2 MiB write (a large write: it may fill 3/4 of the cap), the
+// first 768 KiB (192 pages) are kept, the rest is dropped and reads as zeros; a small write still
+// fits in the last quarter.
 static void
 Cap()
 {
@@ -134,14 +135,27 @@ Cap()
     std::vector<unsigned char> data(2 << 20, 0x11), back(2 << 20, 0xEE);
     CHECK_CUDA(cudaMemcpy(device, data.data(), data.size(), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(back.data(), device, back.size(), cudaMemcpyDeviceToHost));
-    CHECK(back[0] == 0x11 && back[(1 << 20) - 1] == 0x11);
-    CHECK(back[1 << 20] == 0 && back[(2 << 20) - 1] == 0);
+    CHECK(back[0] == 0x11 && back[(768 << 10) - 1] == 0x11);
+    CHECK(back[768 << 10] == 0 && back[(2 << 20) - 1] == 0);
+    std::vector<unsigned char> small(4096, 0x44);
+    CHECK_CUDA(cudaMemcpy(device + (3 << 20) + 8192, small.data(), 4096, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(back.data(), device + (3 << 20) + 8192, 4096, cudaMemcpyDeviceToHost));
+    CHECK(back[0] == 0x44 && back[4095] == 0x44);
     // Pages already held are still written.
     data.assign(16, 0x22);
     CHECK_CUDA(cudaMemcpy(device + 64, data.data(), 16, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(back.data(), device + 64, 16, cudaMemcpyDeviceToHost));
     CHECK(back[0] == 0x22 && back[15] == 0x22);
-    // Setting memory to 0 gives whole pages back: then new data fits again.
+    // 192 + 1 pages held; 63 more (a small write) fill the 256 pages of the cap; one page more is
+    // dropped and reads as zeros.
+    std::vector<unsigned char> fill(63 * 4096, 0x55);
+    CHECK_CUDA(cudaMemcpy(device + (2 << 20), fill.data(), fill.size(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(device + (3 << 20) + 16384, small.data(), 4096, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(back.data(), device + (3 << 20) + 16384, 4096, cudaMemcpyDeviceToHost));
+    CHECK(back[0] == 0 && back[4095] == 0);
+    CHECK_CUDA(cudaMemcpy(back.data(), device + (2 << 20), fill.size(), cudaMemcpyDeviceToHost));
+    CHECK(back[0] == 0x55 && back[fill.size() - 1] == 0x55);
+    // Setting memory to 0 gives whole pages back (the 192 of the first write): new data fits.
     CHECK_CUDA(cudaMemset(device, 0, 1 << 20));
     data.assign(4096, 0x33);
     CHECK_CUDA(cudaMemcpy(device + (3 << 20), data.data(), 4096, cudaMemcpyHostToDevice));
