@@ -7,6 +7,8 @@
 //     "causality_violations": { "count", "total_ns", "max_ns", "late_flows_replayed" },
 //     "gpus": [ { "gpu", "name", "process", "end_ns", "compute_ns", "comm_ns", "idle_ns",
 //                 "peak_bytes", "capacity_bytes",
+//                 "host_data_peak_bytes", "host_data_dropped_bytes" (gpu-emu/README.md
+//                 "Device memory and data"),
 //                 "pricing": [ { "provider", "ops", "ns", "share" (of priced time) } ],
 //                 "communication": { "<NCCL call>": { "calls", "bytes" } } } ],
 //     (calls issued by the GPU's rank per kind, AllReduce ... Send, Recv; bytes as nccl-tests
@@ -343,6 +345,8 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
                         {"idle_ns", gpu.idleNs},
                         {"peak_bytes", gpu.peakBytes},
                         {"capacity_bytes", gpu.capacityBytes},
+                        {"host_data_peak_bytes", gpu.hostDataPeakBytes},
+                        {"host_data_dropped_bytes", gpu.hostDataDroppedBytes},
                         {"pricing", pricing},
                         {"communication", communication}});
     }

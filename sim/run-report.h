@@ -43,6 +43,8 @@ struct GpuReport
     double idleNs = 0; ///< endNs minus the union of busy intervals
     uint64_t peakBytes = 0;
     uint64_t capacityBytes = 0;
+    uint64_t hostDataPeakBytes = 0;    ///< device bytes the host wrote, most held at once
+    uint64_t hostDataDroppedBytes = 0; ///< of those, not kept (EIDOLON_HOST_DATA_CAP)
     std::vector<PricingCoverage> pricing;
     std::vector<CommunicationTotals> communication; ///< by call name
 };

@@ -179,6 +179,8 @@ RunStatistics::ReportGpu(uint32_t gpu,
                 {
                     g.peakBytes = usage.peak_bytes();
                     g.capacityBytes = usage.capacity_bytes();
+                    g.hostDataPeakBytes = usage.host_data_peak_bytes();
+                    g.hostDataDroppedBytes = usage.host_data_dropped_bytes();
                 }
             }
         }

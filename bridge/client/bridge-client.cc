@@ -430,6 +430,8 @@ public:
             w->set_device(u.device);
             w->set_peak_bytes(u.peakBytes);
             w->set_capacity_bytes(u.capacityBytes);
+            w->set_host_data_peak_bytes(u.hostDataPeakBytes);
+            w->set_host_data_dropped_bytes(u.hostDataDroppedBytes);
         }
         for (const auto& p : pricing)
         {

@@ -40,6 +40,9 @@ struct CommOp
     int redop = 0;    // ncclRedOp_t (user-created PreMulSum ops keep their numbers)
     int root = -1;    // Broadcast/Reduce
     int peer = -1;    // Send/Recv: comm rank of the other side
+    // The buffers as the program passed them (data-exchange.h moves what the host wrote).
+    const void* sendbuff = nullptr; // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, Send
+    void* recvbuff = nullptr;       // AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, Recv
 };
 
 } // namespace eidolon::gpu

@@ -155,6 +155,26 @@ ReadConfig()
     }
     config.pollsBeforeWait =
         static_cast<int>(EnvNumber("EIDOLON_POLLS_BEFORE_WAIT", config.pollsBeforeWait));
+    if (const char* cap = std::getenv("EIDOLON_HOST_DATA_CAP"); cap && *cap)
+    {
+        auto bytes = spec::TryParseBytes(cap);
+        if (bytes)
+        {
+            config.hostDataCapBytes = *bytes;
+        }
+        else
+        {
+            Warn(std::string("EIDOLON_HOST_DATA_CAP='") + cap + "' is not a size; ignored");
+        }
+    }
+    if (const char* dir = std::getenv("EIDOLON_DATA_DIR"); dir && *dir)
+    {
+        config.dataDir = dir;
+    }
+    else if (const char* run = std::getenv("EIDOLON_RUN_DIR"); run && *run)
+    {
+        config.dataDir = std::string(run) + "/data"; // the run's private directory (issue 17)
+    }
     return config;
 }
 

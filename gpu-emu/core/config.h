@@ -10,10 +10,10 @@ namespace eidolon::gpu
 
 struct Config
 {
-    std::string gpuName = "H100-SXM5-80GB";  // EIDOLON_GPU
-    std::vector<std::string> specDirs;       // EIDOLON_GPU_SPEC_DIR (':'-separated), then the repo
-    int deviceCount = 8;                     // EIDOLON_NUM_GPUS
-    uint64_t memoryCapacityOverride = 0;     // EIDOLON_MEMORY_CAPACITY ("80GiB"), 0 = from spec
+    std::string gpuName = "H100-SXM5-80GB"; // EIDOLON_GPU
+    std::vector<std::string> specDirs;      // EIDOLON_GPU_SPEC_DIR (':'-separated), then the repo
+    int deviceCount = 8;                    // EIDOLON_NUM_GPUS
+    uint64_t memoryCapacityOverride = 0;    // EIDOLON_MEMORY_CAPACITY ("80GiB"), 0 = from spec
     // Host time (README "Host time"): the GPU server's host description, and how the program's
     // own work between calls is counted.
     std::string hostName = "h100-server";    // EIDOLON_HOST
@@ -37,6 +37,10 @@ struct Config
     int worldSize = -1; // WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS
     int localRank = -1; // LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID
     int node = -1;      // EIDOLON_NODE
+    // Host-visible data (README "Device memory and data").
+    uint64_t hostDataCapBytes = 1ull << 30; // EIDOLON_HOST_DATA_CAP: device bytes kept per process
+    // EIDOLON_DATA_DIR, else $EIDOLON_RUN_DIR/data: where ranks exchange NCCL data ("" = none).
+    std::string dataDir;
 };
 
 // Reads the environment; bad values are reported on stderr and replaced by the default.

@@ -71,6 +71,8 @@ struct DeviceUsage
     int device;
     uint64_t peakBytes;
     uint64_t capacityBytes;
+    uint64_t hostDataPeakBytes = 0;    // device bytes the host wrote, most held at once
+    uint64_t hostDataDroppedBytes = 0; // of those, not kept (EIDOLON_HOST_DATA_CAP)
 };
 
 struct ProviderUsage

@@ -167,6 +167,48 @@ private:
     Emulator& m_emulator;
     RankIdentity m_identity;
 };
+// How the data exchange reads and writes this rank's memory: device memory through its host
+// backing, host and managed memory directly.
+class EmulatorDataAccess final : public DataAccess
+{
+public:
+    EmulatorDataAccess(Emulator& emulator, HostBacking& backing)
+        : m_emulator(emulator)
+        , m_backing(backing)
+    {
+    }
+
+    bool HasData(const void* pointer, size_t bytes) override
+    {
+        return m_emulator.KindOf(pointer) != MemoryKind::Device ||
+               m_backing.AnyBacked(reinterpret_cast<uint64_t>(pointer), bytes);
+    }
+
+    void Load(const void* pointer, void* out, size_t bytes) override
+    {
+        if (m_emulator.KindOf(pointer) != MemoryKind::Device)
+        {
+            std::memcpy(out, pointer, bytes);
+            return;
+        }
+        m_backing.Read(reinterpret_cast<uint64_t>(pointer), out, bytes);
+    }
+
+    void Store(void* pointer, const void* data, size_t bytes) override
+    {
+        if (m_emulator.KindOf(pointer) != MemoryKind::Device)
+        {
+            std::memmove(pointer, data, bytes);
+            return;
+        }
+        m_backing.Write(reinterpret_cast<uint64_t>(pointer), data, bytes);
+    }
+
+private:
+    Emulator& m_emulator;
+    HostBacking& m_backing;
+};
+
 } // namespace
 
 Emulator&
@@ -213,7 +255,10 @@ Emulator::Emulator()
     : m_config(ReadConfig())
     , m_clock(0.0)
     , m_sink(std::make_unique<LocalSink>())
+    , m_backing(std::make_unique<HostBacking>(m_config.hostDataCapBytes))
 {
+    m_dataAccess = std::make_unique<EmulatorDataAccess>(*this, *m_backing);
+    m_exchange = std::make_unique<DataExchange>(m_config.dataDir, *m_dataAccess);
     try
     {
         m_spec = FindGpuSpec(m_config.gpuName, m_config.specDirs);
@@ -338,6 +383,7 @@ Emulator::AllocateDevice(int index, uint64_t bytes, bool managed)
         {
             return 0;
         }
+        m_backing->Track(address, charged, index);
     }
     m_allocations[address] = Allocation{address, bytes, charged, index, managed};
     device.used += charged;
@@ -354,6 +400,10 @@ Emulator::FreeDevice(uint64_t address)
         return false;
     }
     const Allocation& allocation = it->second;
+    if (allocation.virtualRange)
+    {
+        return false;
+    }
     Device& device = DeviceAt(allocation.device);
     device.used -= allocation.charged;
     if (allocation.managed)
@@ -362,10 +412,34 @@ Emulator::FreeDevice(uint64_t address)
     }
     else
     {
+        m_exchange->Forget(address, allocation.charged);
+        m_backing->Untrack(address);
         device.addressSpace.Give(address, allocation.charged);
     }
     m_allocations.erase(it);
     return true;
+}
+
+void
+Emulator::AddVirtualRange(uint64_t address, uint64_t bytes, int device)
+{
+    Allocation range{address, bytes, bytes, device, false};
+    range.virtualRange = true;
+    m_allocations[address] = range;
+    m_backing->Track(address, bytes, device);
+}
+
+void
+Emulator::RemoveVirtualRange(uint64_t address)
+{
+    auto it = m_allocations.find(address);
+    if (it == m_allocations.end() || !it->second.virtualRange)
+    {
+        return;
+    }
+    m_exchange->Forget(address, it->second.size);
+    m_backing->Untrack(address);
+    m_allocations.erase(it);
 }
 
 bool
@@ -761,6 +835,7 @@ Emulator::Resolve(const Completion& completion, const char* what)
             m_resolved[ask[i]] = ends[i];
             time = std::max(time, ends[i]);
         }
+        m_exchange->LandReady(); // an answer may mean that peers' data has arrived
     }
     return time;
 }
@@ -883,25 +958,72 @@ HostVisible(MemoryKind kind)
 }
 } // namespace
 
+void
+Emulator::LandData(const void* pointer, size_t bytes)
+{
+    uint64_t newest = m_exchange->NewestOverlapping(pointer, bytes);
+    m_exchange->LandReady();
+    // Receives land oldest first (a later one may overwrite an earlier one's bytes).
+    DataExchange::PendingRef oldest;
+    while (newest && m_exchange->Oldest(&oldest) && oldest.id <= newest)
+    {
+        if (m_exchange->TryLandOldest())
+        {
+            continue;
+        }
+        if (oldest.record == 0)
+        {
+            m_exchange->AbandonOldest("a peer in no process of this run");
+            continue;
+        }
+        // Every rank posts its data before its record reaches the simulator, so once the record
+        // has ended every peer's data is there. Virtual time does not move: only wall time waits.
+        m_sink->Seal(oldest.streamId);
+        Completion completion{0, {oldest.record}};
+        Resolve(completion, "data of an NCCL operation");
+        DataExchange::PendingRef now;
+        if (m_exchange->Oldest(&now) && now.id == oldest.id && !m_exchange->TryLandOldest())
+        {
+            m_exchange->AbandonOldest(m_config.dataDir.empty()
+                                          ? "EIDOLON_DATA_DIR is not set: run under `eidolon run`"
+                                          : "a peer's data file in " + m_config.dataDir +
+                                                " is missing");
+        }
+    }
+}
+
 Placement
 Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t spitch,
                size_t width, size_t rows, CopyStaging staging)
 {
     MemoryKind dstKind = KindOf(dst);
     MemoryKind srcKind = KindOf(src);
-    if (HostVisible(dstKind))
+    if (rows > 0 && width > 0)
     {
-        for (size_t row = 0; row < rows; ++row)
+        LandData(src, spitch * (rows - 1) + width);
+        LandData(dst, dpitch * (rows - 1) + width);
+    }
+    for (size_t row = 0; row < rows; ++row)
+    {
+        char* to = static_cast<char*>(dst) + row * dpitch;
+        const char* from = static_cast<const char*>(src) + row * spitch;
+        auto toAddress = reinterpret_cast<uint64_t>(to);
+        auto fromAddress = reinterpret_cast<uint64_t>(from);
+        if (HostVisible(dstKind) && HostVisible(srcKind))
         {
-            char* to = static_cast<char*>(dst) + row * dpitch;
-            if (HostVisible(srcKind))
-            {
-                std::memmove(to, static_cast<const char*>(src) + row * spitch, width);
-            }
-            else
-            {
-                std::memset(to, 0, width);
-            }
+            std::memmove(to, from, width);
+        }
+        else if (HostVisible(dstKind))
+        {
+            m_backing->Read(fromAddress, to, width);
+        }
+        else if (HostVisible(srcKind))
+        {
+            m_backing->Write(toAddress, from, width);
+        }
+        else
+        {
+            m_backing->Move(toAddress, fromAddress, width);
         }
     }
     auto priced = [](MemoryKind kind)
@@ -917,11 +1039,21 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
 Placement
 Emulator::Memset(Stream& stream, void* dst, size_t pitch, int value, size_t width, size_t rows)
 {
-    if (KindOf(dst) == MemoryKind::Managed)
+    MemoryKind kind = KindOf(dst);
+    if (rows > 0 && width > 0)
     {
-        for (size_t row = 0; row < rows; ++row)
+        LandData(dst, pitch * (rows - 1) + width);
+    }
+    for (size_t row = 0; row < rows; ++row)
+    {
+        char* to = static_cast<char*>(dst) + row * pitch;
+        if (kind == MemoryKind::Managed)
         {
-            std::memset(static_cast<char*>(dst) + row * pitch, value, width);
+            std::memset(to, value, width);
+        }
+        else
+        {
+            m_backing->Fill(reinterpret_cast<uint64_t>(to), value, width);
         }
     }
     uint64_t bytes = uint64_t(width) * rows;
@@ -1020,6 +1152,15 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
         return true;
     }
     std::string label = CommOpName(ops.front().kind);
+    for (const CommOp& op : ops)
+    {
+        if (op.sendbuff && op.count > 0)
+        {
+            uint64_t bytes = op.count * uint64_t(op.typeSize);
+            LandData(op.sendbuff,
+                     op.kind == CommOpKind::ReduceScatter ? bytes * member.nranks : bytes);
+        }
+    }
     if (member.nranks == 1)
     {
         // One rank: NCCL copies (or reduces) the buffer on the device.
@@ -1030,6 +1171,9 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
         }
         Price price = PriceCopy(MemoryKind::Device, MemoryKind::Device, bytes, false);
         Place(stream, OpKind::Communication, price.duration, label, "nccl-local", bytes);
+        m_exchange->Post(member, ops);
+        m_exchange->Expect(member, ops, stream.id, 0);
+        m_exchange->LandReady();
         return true;
     }
     if (!m_sink->Remote())
@@ -1043,12 +1187,14 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
         stream.capture->invalidated = true;
         return false;
     }
+    m_exchange->Post(member, ops); // before the record: see DataExchange
     Ns issued = m_clock.Now();
     std::vector<uint64_t> deps;
     Ns ready = ReadyTime(stream, &deps);
     stream.pending = m_sink->OnCommunication(CommunicationRecord{
         stream.device, stream.id, std::move(deps), ready, issued, &member, seq, &ops});
     stream.tail = ready;
+    m_exchange->Expect(member, ops, stream.id, stream.pending);
     return true;
 }
 
@@ -1073,7 +1219,9 @@ Emulator::SendUsageAtExit()
     std::vector<DeviceUsage> usage;
     for (const auto& device : m_devices)
     {
-        usage.push_back(DeviceUsage{device->index, device->peak, device->capacity});
+        HostBackingStats data = m_backing->DeviceStats(device->index);
+        usage.push_back(DeviceUsage{device->index, device->peak, device->capacity, data.peakBytes,
+                                    data.droppedBytes});
     }
     std::vector<ProviderUsage> pricing;
     for (const auto& [name, totals] : m_costs.Totals())
@@ -1196,10 +1344,18 @@ Emulator::WriteReport(const std::string& path)
                            {"busy_ns", device->busy},
                            {"completion_ns", DeviceCompletion(device->index).known}});
     }
+    const HostBackingStats& backed = m_backing->Stats();
+    nlohmann::json hostData = {{"cap_bytes", backed.capBytes},
+                               {"backed_bytes", backed.backedBytes},
+                               {"peak_backed_bytes", backed.peakBytes},
+                               {"dropped_bytes", backed.droppedBytes},
+                               {"posted_bytes", m_exchange->Stats().postedBytes},
+                               {"received_bytes", m_exchange->Stats().receivedBytes}};
     nlohmann::json report = {{"gpu", m_spec.name},
                              {"host_time_ns", m_clock.Now()},
                              {"pricing", providers},
-                             {"devices", devices}};
+                             {"devices", devices},
+                             {"host_data", hostData}};
     std::ofstream out(path);
     if (!out)
     {

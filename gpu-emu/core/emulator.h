@@ -6,8 +6,10 @@
 #include "communication.h"
 #include "config.h"
 #include "cost-model.h"
+#include "data-exchange.h"
 #include "device-op-sink.h"
 #include "gpu-spec.h"
+#include "host-backing.h"
 #include "host-clock.h"
 #include "profile-db.h"
 #include "rank-host.h"
@@ -88,6 +90,9 @@ struct Allocation
     uint64_t charged; // counted against capacity (size rounded to kDeviceAllocAlignment)
     int device;
     bool managed; // host-backed (cudaMallocManaged): the host may touch it
+    // A range reserved with cuMemAddressReserve (charged nothing: cuMemCreate charges), device
+    // memory for copies and data; cudaFree refuses it.
+    bool virtualRange = false;
 };
 
 // Reserved, never-touched address space of one device with a first-fit allocator over it.
@@ -147,7 +152,7 @@ struct Completion
 enum class MemoryKind
 {
     Host,    // ordinary or pinned host memory
-    Device,  // cudaMalloc'd: no backing store
+    Device,  // cudaMalloc'd: contents only where the host wrote (host-backing.h)
     Managed, // cudaMallocManaged: host-backed
 };
 
@@ -197,6 +202,10 @@ public:
     // False when the address is not the start of a live allocation.
     bool FreeDevice(uint64_t address);
     const Allocation* FindAllocation(uint64_t address) const;
+    // A reserved virtual address range (cuMemAddressReserve) that reads and writes as device
+    // memory of `device`; removed by cuMemAddressFree.
+    void AddVirtualRange(uint64_t address, uint64_t bytes, int device);
+    void RemoveVirtualRange(uint64_t address);
     // Physical memory without an address (driver cuMemCreate): counted against capacity only.
     bool ChargePhysical(int device, uint64_t bytes);
     void ReleasePhysical(int device, uint64_t bytes);
@@ -248,13 +257,17 @@ public:
     // False when the handle is invalid.
     bool SubmitGemm(void* streamHandle, const GemmShape& shape, const std::string& label);
     // A copy of `rows` rows of `width` bytes placed on `stream` (the caller charges its host cost),
-    // with its host-visible effect: real data between host-visible memory (host, pinned, managed),
-    // zeros out of device memory, nothing into device memory. Priced by PCIe, NVLink or HBM
-    // bandwidth.
+    // with its host-visible effect, done when it is issued: the destination reads what the source
+    // reads (device memory: what the host wrote there, zeros elsewhere; host-backing.h). Priced by
+    // PCIe, NVLink or HBM bandwidth.
     Placement Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t spitch,
                    size_t width, size_t rows, CopyStaging staging = CopyStaging());
-    // A memset placed on `stream`; managed memory is really set, device memory is not touched.
+    // A memset placed on `stream`; its bytes are set (device memory within the host-data cap).
     Placement Memset(Stream& stream, void* dst, size_t pitch, int value, size_t width, size_t rows);
+    // Lands the data NCCL operations still deliver into [pointer, +bytes) (data-exchange.h),
+    // waiting for their records' ends (the lock released) when a peer's data is not there yet.
+    void LandData(const void* pointer, size_t bytes);
+    const HostBacking& Backing() const { return *m_backing; }
     Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
                     CopyStaging staging = CopyStaging()) const;
     Price PriceMemset(uint64_t bytes) const;
@@ -325,6 +338,9 @@ private:
     std::unique_ptr<RankHost> m_rankHost; // what the bridge client sees of us; outlives m_sink
     std::unique_ptr<DeviceOpSink> m_sink;
     std::unordered_map<uint64_t, Ns> m_resolved; // pending record -> final end, once answered
+    std::unique_ptr<HostBacking> m_backing;      // contents of device memory the host wrote
+    std::unique_ptr<DataAccess> m_dataAccess;    // how m_exchange reads and writes our memory
+    std::unique_ptr<DataExchange> m_exchange;    // bytes NCCL operations move between ranks
 };
 
 // How many ApiCalls the calling thread is inside (the clock interposers pass through when > 0).

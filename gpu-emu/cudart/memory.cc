@@ -1,5 +1,5 @@
-// Memory API family. Device memory is reserved address space with no backing store: copies into it
-// are priced and discarded, copies out of it give zeros. Host and managed memory are real.
+// Memory API family. Device memory is reserved address space whose contents are only what the
+// host wrote into it (core/host-backing.h: zeros elsewhere). Host and managed memory are real.
 #include "runtime-common.h"
 
 #include <algorithm>
@@ -156,7 +156,7 @@ Allocate(void** pointer, size_t size, bool managed, spec::HostCall cost = spec::
 
 } // namespace
 
-// Reserves `size` bytes of the current device (no backing store); fails with
+// Reserves `size` bytes of the current device (backed only where the host writes); fails with
 // cudaErrorMemoryAllocation exactly when it would exceed the device's capacity.
 EIDOLON_EXPORT cudaError_t
 cudaMalloc(void** devPtr, size_t size)
@@ -490,7 +490,7 @@ SymbolCopy(void* hostSide, const void* symbol, size_t count, size_t offset, bool
 
 } // namespace
 
-// Copy into a __device__ variable: priced as host-to-device, data discarded.
+// Copy into a __device__ variable: priced as host-to-device, the bytes stored.
 EIDOLON_EXPORT cudaError_t
 cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind)
 {
@@ -505,7 +505,7 @@ cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t count, size_
     return SymbolCopy(const_cast<void*>(src), symbol, count, offset, true, nullptr, true, true);
 }
 
-// Copy out of a __device__ variable: zeros.
+// Copy out of a __device__ variable: what the host stored there, zeros elsewhere.
 EIDOLON_EXPORT cudaError_t
 cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind)
 {
@@ -536,7 +536,7 @@ cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t count, 
     return SymbolCopy(const_cast<void*>(src), symbol, count, offset, true, stream, true, false);
 }
 
-// Asynchronous copy out of a __device__ variable: zeros.
+// Asynchronous copy out of a __device__ variable.
 EIDOLON_EXPORT cudaError_t
 cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
                           cudaMemcpyKind, cudaStream_t stream)

@@ -848,14 +848,14 @@ cuMemFreeHost(void* pointer)
     return CUDA_SUCCESS;
 }
 
-// Blocking host-to-device copy (data discarded).
+// Blocking host-to-device copy (the bytes stored: core/host-backing.h).
 EIDOLON_EXPORT CUresult
 cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes)
 {
     return CopyBytes(reinterpret_cast<void*>(dst), src, bytes, nullptr, true);
 }
 
-// Blocking device-to-host copy (zeros).
+// Blocking device-to-host copy (what the host stored, zeros elsewhere).
 EIDOLON_EXPORT CUresult
 cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes)
 {
@@ -982,10 +982,12 @@ cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp*,
     return CUDA_SUCCESS;
 }
 
-// Reserves a range of device virtual addresses (never backed, never touched by the host).
+// Reserves a range of device virtual addresses (PROT_NONE: the host never touches it), which
+// copies, memsets and NCCL treat as device memory of the current device (its data: host-backing.h).
 EIDOLON_EXPORT CUresult
 cuMemAddressReserve(CUdeviceptr* pointer, size_t size, size_t, CUdeviceptr, unsigned long long)
 {
+    ApiCall call(CallKind::Untimed);
     if (!pointer || size == 0)
     {
         return CUDA_ERROR_INVALID_VALUE;
@@ -997,6 +999,10 @@ cuMemAddressReserve(CUdeviceptr* pointer, size_t size, size_t, CUdeviceptr, unsi
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *pointer = reinterpret_cast<CUdeviceptr>(range);
+    if (call.Emu().DeviceCount() > 0)
+    {
+        call.Emu().AddVirtualRange(*pointer, size, call.Emu().CurrentDevice());
+    }
     return CUDA_SUCCESS;
 }
 
@@ -1004,6 +1010,8 @@ cuMemAddressReserve(CUdeviceptr* pointer, size_t size, size_t, CUdeviceptr, unsi
 EIDOLON_EXPORT CUresult
 cuMemAddressFree(CUdeviceptr pointer, size_t size)
 {
+    ApiCall call(CallKind::Untimed);
+    call.Emu().RemoveVirtualRange(pointer);
     return munmap(reinterpret_cast<void*>(pointer), size) == 0 ? CUDA_SUCCESS
                                                                : CUDA_ERROR_INVALID_VALUE;
 }

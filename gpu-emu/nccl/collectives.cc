@@ -1,7 +1,8 @@
 // Collectives: AllReduce, AllGather, ReduceScatter, Broadcast (and the older Bcast), Reduce, the
 // 2.28 AlltoAll, Gather and Scatter (sends and receives in an implicit group, as NCCL runs them),
-// and user reduction operators (ncclRedOpCreatePreMulSum/ncclRedOpDestroy). Buffers are not read:
-// device memory has no contents under eidolon, and NCCL itself checks pointers only on request.
+// and user reduction operators (ncclRedOpCreatePreMulSum/ncclRedOpDestroy). Buffers are passed on
+// for the data the host wrote (core/data-exchange.h); they are not checked, as NCCL checks
+// pointers only on request.
 #include "nccl-common.h"
 
 using namespace eidolon::gpu;
@@ -91,8 +92,9 @@ namespace
 {
 
 ncclResult_t
-Collective(CommOpKind kind, size_t count, int type, const int* redop, const int* root,
-           ncclComm_t comm, cudaStream_t stream, const char* name, const char* api)
+Collective(CommOpKind kind, const void* sendbuff, void* recvbuff, size_t count, int type,
+           const int* redop, const int* root, ncclComm_t comm, cudaStream_t stream,
+           const char* name, const char* api)
 {
     ApiCall call(InGroup() ? CallKind::Untimed : CallKind::Submit);
     OpArgs args;
@@ -112,6 +114,8 @@ Collective(CommOpKind kind, size_t count, int type, const int* redop, const int*
     op.typeSize = TypeSize(type);
     op.redop = args.redop;
     op.root = root ? *root : -1;
+    op.sendbuff = sendbuff;
+    op.recvbuff = recvbuff;
     return Submit(call, comm, stream, op, api);
 }
 
@@ -120,11 +124,12 @@ struct Transfer
 {
     CommOpKind kind;
     int peer;
+    uint64_t slot; // the buffer's offset in units of `count` elements
 };
 
 ncclResult_t
-Exchange(size_t count, int type, const int* root, ncclComm_t comm, cudaStream_t stream,
-         const char* name, const char* api,
+Exchange(const void* sendbuff, void* recvbuff, size_t count, int type, const int* root,
+         ncclComm_t comm, cudaStream_t stream, const char* name, const char* api,
          std::vector<Transfer> (*plan)(int rank, int nranks, int root))
 {
     ApiCall call(InGroup() ? CallKind::Untimed : CallKind::Submit);
@@ -150,6 +155,15 @@ Exchange(size_t count, int type, const int* root, ncclComm_t comm, cudaStream_t 
         op.dtype = type;
         op.typeSize = TypeSize(type);
         op.peer = transfer.peer;
+        uint64_t offset = transfer.slot * count * uint64_t(op.typeSize);
+        if (transfer.kind == CommOpKind::Send)
+        {
+            op.sendbuff = static_cast<const char*>(sendbuff) + offset;
+        }
+        else
+        {
+            op.recvbuff = static_cast<char*>(recvbuff) + offset;
+        }
         ncclResult_t rc = Submit(call, comm, stream, op, api);
         result = result == ncclSuccess ? rc : result;
     }
@@ -163,8 +177,8 @@ AlltoAllPlan(int, int nranks, int)
     std::vector<Transfer> plan;
     for (int peer = 0; peer < nranks; ++peer)
     {
-        plan.push_back({CommOpKind::Send, peer});
-        plan.push_back({CommOpKind::Recv, peer});
+        plan.push_back({CommOpKind::Send, peer, uint64_t(peer)});
+        plan.push_back({CommOpKind::Recv, peer, uint64_t(peer)});
     }
     return plan;
 }
@@ -172,10 +186,10 @@ AlltoAllPlan(int, int nranks, int)
 std::vector<Transfer>
 GatherPlan(int rank, int nranks, int root)
 {
-    std::vector<Transfer> plan{{CommOpKind::Send, root}};
+    std::vector<Transfer> plan{{CommOpKind::Send, root, 0}};
     for (int peer = 0; rank == root && peer < nranks; ++peer)
     {
-        plan.push_back({CommOpKind::Recv, peer});
+        plan.push_back({CommOpKind::Recv, peer, uint64_t(peer)});
     }
     return plan;
 }
@@ -186,9 +200,9 @@ ScatterPlan(int rank, int nranks, int root)
     std::vector<Transfer> plan;
     for (int peer = 0; rank == root && peer < nranks; ++peer)
     {
-        plan.push_back({CommOpKind::Send, peer});
+        plan.push_back({CommOpKind::Send, peer, uint64_t(peer)});
     }
-    plan.push_back({CommOpKind::Recv, root});
+    plan.push_back({CommOpKind::Recv, root, 0});
     return plan;
 }
 
@@ -197,81 +211,73 @@ ScatterPlan(int rank, int nranks, int root)
 NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
     int redop = Raw(op);
-    return Collective(CommOpKind::AllReduce, count, Raw(datatype), &redop, nullptr, comm, stream,
-                      "AllReduce", "ncclAllReduce");
+    return Collective(CommOpKind::AllReduce, sendbuff, recvbuff, count, Raw(datatype), &redop,
+                      nullptr, comm, stream, "AllReduce", "ncclAllReduce");
 }
 
 // `sendcount` elements from each rank.
 NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
-    return Collective(CommOpKind::AllGather, sendcount, Raw(datatype), nullptr, nullptr, comm,
-                      stream, "AllGather", "ncclAllGather");
+    return Collective(CommOpKind::AllGather, sendbuff, recvbuff, sendcount, Raw(datatype), nullptr,
+                      nullptr, comm, stream, "AllGather", "ncclAllGather");
 }
 
 // `recvcount` elements to each rank.
 NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
     int redop = Raw(op);
-    return Collective(CommOpKind::ReduceScatter, recvcount, Raw(datatype), &redop, nullptr, comm,
-                      stream, "ReduceScatter", "ncclReduceScatter");
+    return Collective(CommOpKind::ReduceScatter, sendbuff, recvbuff, recvcount, Raw(datatype),
+                      &redop, nullptr, comm, stream, "ReduceScatter", "ncclReduceScatter");
 }
 
 NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
-    return Collective(CommOpKind::Broadcast, count, Raw(datatype), nullptr, &root, comm, stream,
-                      "Broadcast", "ncclBroadcast");
+    return Collective(CommOpKind::Broadcast, sendbuff, recvbuff, count, Raw(datatype), nullptr,
+                      &root, comm, stream, "Broadcast", "ncclBroadcast");
 }
 
 // In-place broadcast (the pre-2.2 form).
 NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root,
          ncclComm_t comm, cudaStream_t stream)
 {
-    (void)buff;
-    return Collective(CommOpKind::Broadcast, count, Raw(datatype), nullptr, &root, comm, stream,
-                      "Broadcast", "ncclBcast");
+    return Collective(CommOpKind::Broadcast, buff, buff, count, Raw(datatype), nullptr, &root, comm,
+                      stream, "Broadcast", "ncclBcast");
 }
 
 NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
     int redop = Raw(op);
-    return Collective(CommOpKind::Reduce, count, Raw(datatype), &redop, &root, comm, stream,
-                      "Reduce", "ncclReduce");
+    return Collective(CommOpKind::Reduce, sendbuff, recvbuff, count, Raw(datatype), &redop, &root,
+                      comm, stream, "Reduce", "ncclReduce");
 }
 
 // `count` elements to and from every rank (itself included).
 NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
-    return Exchange(count, Raw(datatype), nullptr, comm, stream, "AlltoAll", "ncclAlltoAll",
-                    AlltoAllPlan);
+    return Exchange(sendbuff, recvbuff, count, Raw(datatype), nullptr, comm, stream, "AlltoAll",
+                    "ncclAlltoAll", AlltoAllPlan);
 }
 
 // `count` elements from every rank to `root`.
 NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
-    return Exchange(count, Raw(datatype), &root, comm, stream, "Gather", "ncclGather", GatherPlan);
+    return Exchange(sendbuff, recvbuff, count, Raw(datatype), &root, comm, stream, "Gather",
+                    "ncclGather", GatherPlan);
 }
 
 // `count` elements from `root` to every rank.
 NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff, (void)recvbuff;
-    return Exchange(count, Raw(datatype), &root, comm, stream, "Scatter", "ncclScatter",
-                    ScatterPlan);
+    return Exchange(sendbuff, recvbuff, count, Raw(datatype), &root, comm, stream, "Scatter",
+                    "ncclScatter", ScatterPlan);
 }
 
 // A sum with a pre-multiplying scalar, usable on `comm` with `datatype` until destroyed. The ops of

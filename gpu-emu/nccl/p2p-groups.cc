@@ -256,8 +256,8 @@ GroupEndKind()
 }
 
 ncclResult_t
-P2p(CommOpKind kind, size_t count, int datatype, int peer, ncclComm_t comm, cudaStream_t stream,
-    const char* name, const char* api)
+P2p(CommOpKind kind, const void* sendbuff, void* recvbuff, size_t count, int datatype, int peer,
+    ncclComm_t comm, cudaStream_t stream, const char* name, const char* api)
 {
     ApiCall call(InGroup() ? CallKind::Untimed : CallKind::Submit);
     OpArgs args;
@@ -276,6 +276,8 @@ P2p(CommOpKind kind, size_t count, int datatype, int peer, ncclComm_t comm, cuda
     op.typeSize = TypeSize(datatype);
     op.redop = ncclSum;
     op.peer = peer;
+    op.sendbuff = sendbuff;
+    op.recvbuff = recvbuff;
     return Submit(call, comm, stream, op, api);
 }
 
@@ -284,15 +286,15 @@ P2p(CommOpKind kind, size_t count, int datatype, int peer, ncclComm_t comm, cuda
 NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype,
          int peer, ncclComm_t comm, cudaStream_t stream)
 {
-    (void)sendbuff;
-    return P2p(CommOpKind::Send, count, Raw(datatype), peer, comm, stream, "Send", "ncclSend");
+    return P2p(CommOpKind::Send, sendbuff, nullptr, count, Raw(datatype), peer, comm, stream,
+               "Send", "ncclSend");
 }
 
 NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
          ncclComm_t comm, cudaStream_t stream)
 {
-    (void)recvbuff;
-    return P2p(CommOpKind::Recv, count, Raw(datatype), peer, comm, stream, "Recv", "ncclRecv");
+    return P2p(CommOpKind::Recv, nullptr, recvbuff, count, Raw(datatype), peer, comm, stream,
+               "Recv", "ncclRecv");
 }
 
 NCCL_API(ncclResult_t, ncclGroupStart)

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace eidolon::tools
 {
@@ -50,6 +51,40 @@ LoaderEnvironment(const std::string& libDir)
             {"LD_AUDIT", Prepend("LD_AUDIT", libDir + "/libeidolon-redirect.so", ':')},
             {"LD_PRELOAD", Prepend("LD_PRELOAD", libDir + "/libeidolon-clocks.so", ' ')}};
 }
+
+// The run's private directory where the ranks exchange the bytes of NCCL operations
+// (gpu-emu/core/data-exchange.h), on /dev/shm when there is one: made at the start of a launched
+// run (mode 0700) and removed with whatever the ranks left in it when the run ends.
+class RunDataDirectory
+{
+public:
+    RunDataDirectory()
+    {
+        std::error_code error;
+        std::string parent = std::filesystem::is_directory("/dev/shm", error)
+                                 ? std::string("/dev/shm")
+                                 : std::filesystem::temp_directory_path().string();
+        std::string pattern = parent + "/eidolon-data-XXXXXX";
+        if (mkdtemp(pattern.data()))
+        {
+            m_path = pattern;
+        }
+    }
+    ~RunDataDirectory()
+    {
+        if (!m_path.empty())
+        {
+            std::error_code error;
+            std::filesystem::remove_all(m_path, error);
+        }
+    }
+    RunDataDirectory(const RunDataDirectory&) = delete;
+    RunDataDirectory& operator=(const RunDataDirectory&) = delete;
+    const std::string& Path() const { return m_path; }
+
+private:
+    std::string m_path;
+};
 
 } // namespace
 
@@ -178,6 +213,20 @@ RunSimulation(const RunArguments& args)
         throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
     }
     std::vector<eidolon::run::RankProcess> processes = PlanRanks(args, address, options);
+    std::optional<RunDataDirectory> dataDir;
+    if (!attach)
+    {
+        dataDir.emplace();
+        if (dataDir->Path().empty())
+        {
+            std::cerr << "eidolon: cannot create the run's data directory; collectives move no "
+                         "data between ranks\n";
+        }
+        for (auto& process : processes)
+        {
+            process.env["EIDOLON_DATA_DIR"] = dataDir->Path();
+        }
+    }
 
     std::ostream& log = std::cerr;
     eidolon::bridge::SimEndpoint endpoint(options, address, log);

@@ -82,6 +82,12 @@ main()
     CHECK(cuMemSetAccess(range, size_t(1) << 30, &access, 1) == CUDA_SUCCESS);
     size_t freeBytes = 0, total = 0;
     CHECK(cuMemGetInfo(&freeBytes, &total) == CUDA_SUCCESS && freeBytes == 0);
+    // A mapped range is device memory to copies: what the host wrote there reads back.
+    const int written[4] = {11, 22, 33, 44};
+    int readBack[4] = {};
+    CHECK(cuMemcpyHtoD(range + 4096, written, sizeof(written)) == CUDA_SUCCESS);
+    CHECK(cuMemcpyDtoH(readBack, range + 4096, sizeof(readBack)) == CUDA_SUCCESS);
+    CHECK(readBack[0] == 11 && readBack[3] == 44);
     CHECK(cuMemUnmap(range, size_t(1) << 30) == CUDA_SUCCESS);
     CHECK(cuMemRelease(all) == CUDA_SUCCESS);
     CHECK(cuMemAddressFree(range, size_t(1) << 30) == CUDA_SUCCESS);

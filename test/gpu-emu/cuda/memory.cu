@@ -1,5 +1,6 @@
 // Device memory: capacity from the spec (or EIDOLON_MEMORY_CAPACITY), exact failure past it,
-// no backing store (D2H gives zeros), real host/pinned/managed memory, pointer attributes.
+// contents only where the host wrote (never-written memory reads zeros; data.cu has the details),
+// real host/pinned/managed memory, pointer attributes.
 #include "check.h"
 
 #include <cstdint>
@@ -40,11 +41,14 @@ main(int argc, char** argv)
     CHECK_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
     CHECK(freeBytes == capacity - 1024 - 256);
 
-    // Copies: into device memory discarded, out of it zeros, host to host real.
+    // Copies: never-written device memory reads zeros, what the host wrote reads back (data.cu
+    // tests it in detail), host to host is real.
     std::vector<unsigned char> host(1000, 0xAB), back(1000, 0xCD);
+    CHECK_CUDA(cudaMemcpy(back.data(), b, 256, cudaMemcpyDeviceToHost));
+    CHECK(back[0] == 0 && back[255] == 0);
     CHECK_CUDA(cudaMemcpy(a, host.data(), 1000, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(back.data(), a, 1000, cudaMemcpyDeviceToHost));
-    CHECK(back[0] == 0 && back[999] == 0);
+    CHECK(back[0] == 0xAB && back[999] == 0xAB);
     CHECK_CUDA(cudaMemcpy(back.data(), host.data(), 1000, cudaMemcpyDefault));
     CHECK(back[0] == 0xAB && back[999] == 0xAB);
     CHECK_CUDA(cudaMemset(a, 1, 1000));

@@ -1,0 +1,556 @@
+#include "data-exchange.h"
+
+#include "diagnostics.h"
+#include "reductions.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+namespace eidolon::gpu
+{
+namespace
+{
+
+// A contribution file: this header, then the payload.
+struct FileHeader
+{
+    uint32_t magic;
+    uint32_t backed;
+    int32_t readers; // counted down (atomically) by each reader; the last one removes the file
+    uint32_t reserved;
+    uint64_t bytes;
+};
+constexpr uint32_t kMagic = 0x44444945; // "EIDD"
+
+void
+WarnOnce(const std::string& key, const std::string& message)
+{
+    static std::set<std::string> warned;
+    if (warned.insert(key).second)
+    {
+        Warn(message);
+    }
+}
+
+bool
+Sends(const CommOp& op, int rank)
+{
+    switch (op.kind)
+    {
+    case CommOpKind::AllReduce:
+    case CommOpKind::AllGather:
+    case CommOpKind::ReduceScatter:
+    case CommOpKind::Send:
+        return true;
+    case CommOpKind::Broadcast:
+        return rank == op.root;
+    case CommOpKind::Reduce:
+        return rank != op.root;
+    case CommOpKind::Recv:
+        return false;
+    }
+    return false;
+}
+
+// Whether this rank's landing combines its own send buffer (it reads its own post).
+bool
+ReadsOwn(const CommOp& op, int rank)
+{
+    switch (op.kind)
+    {
+    case CommOpKind::AllReduce:
+    case CommOpKind::AllGather:
+    case CommOpKind::ReduceScatter:
+        return true;
+    case CommOpKind::Broadcast:
+        return rank == op.root && op.sendbuff != op.recvbuff;
+    case CommOpKind::Reduce:
+        return rank == op.root;
+    case CommOpKind::Send:
+    case CommOpKind::Recv:
+        return false;
+    }
+    return false;
+}
+
+// Bytes of the send buffer an operation reads (count is NCCL's per-op convention).
+uint64_t
+SendBytes(const CommOp& op, int nranks)
+{
+    uint64_t bytes = op.count * uint64_t(op.typeSize);
+    return op.kind == CommOpKind::ReduceScatter ? bytes * uint64_t(nranks) : bytes;
+}
+
+} // namespace
+
+DataExchange::DataExchange(std::string directory, DataAccess& access)
+    : m_directory(std::move(directory))
+    , m_access(access)
+{
+    if (!m_directory.empty() && mkdir(m_directory.c_str(), 0700) != 0 && errno != EEXIST)
+    {
+        Warn("cannot create the data directory EIDOLON_DATA_DIR=" + m_directory + ": " +
+             std::strerror(errno) + "; collectives move no data between processes");
+        m_directory.clear();
+    }
+}
+
+std::string
+DataExchange::CollectiveKey(uint64_t commId, uint64_t index, int rank) const
+{
+    char key[96];
+    std::snprintf(key, sizeof(key), "%016llx.c%llu.r%d", static_cast<unsigned long long>(commId),
+                  static_cast<unsigned long long>(index), rank);
+    return key;
+}
+
+std::string
+DataExchange::P2pKey(uint64_t commId, int from, int to, uint64_t index) const
+{
+    char key[96];
+    std::snprintf(key, sizeof(key), "%016llx.p%d.%d.%llu", static_cast<unsigned long long>(commId),
+                  from, to, static_cast<unsigned long long>(index));
+    return key;
+}
+
+void
+DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int readers,
+                  bool local)
+{
+    bool backed = pointer && bytes > 0 && m_access.HasData(pointer, bytes);
+    if (backed)
+    {
+        m_stats.postedBytes += bytes;
+    }
+    if (local)
+    {
+        Contribution contribution;
+        contribution.backed = backed;
+        if (backed)
+        {
+            std::shared_ptr<char> copy(new char[bytes], std::default_delete<char[]>());
+            m_access.Load(pointer, copy.get(), bytes);
+            contribution.data = copy;
+            contribution.size = bytes;
+        }
+        m_mailbox[key] = Mail{contribution, readers};
+        return;
+    }
+    std::string path = m_directory + "/" + key;
+    std::string temporary = path + ".tmp" + std::to_string(getpid());
+    FileHeader header{kMagic, backed ? 1u : 0u, readers, 0, backed ? bytes : 0};
+    int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    bool ok = fd >= 0;
+    auto write = [&](const void* data, size_t size)
+    {
+        const char* cursor = static_cast<const char*>(data);
+        while (ok && size > 0)
+        {
+            ssize_t n = ::write(fd, cursor, size);
+            if (n < 0 && errno == EINTR)
+            {
+                continue;
+            }
+            ok = n > 0;
+            cursor += n > 0 ? n : 0;
+            size -= n > 0 ? size_t(n) : 0;
+        }
+    };
+    write(&header, sizeof(header));
+    // Through a reused staging buffer, in pieces: no fresh pages per post.
+    constexpr size_t kPiece = 8u << 20;
+    for (size_t offset = 0; backed && ok && offset < bytes; offset += kPiece)
+    {
+        size_t piece = std::min(kPiece, bytes - offset);
+        m_staging.resize(std::max(m_staging.size(), piece));
+        m_access.Load(static_cast<const char*>(pointer) + offset, m_staging.data(), piece);
+        write(m_staging.data(), piece);
+    }
+    if (fd >= 0)
+    {
+        close(fd);
+    }
+    if (!ok || rename(temporary.c_str(), path.c_str()) != 0)
+    {
+        unlink(temporary.c_str());
+        WarnOnce("put", "cannot write collective data to " + path + ": " + std::strerror(errno) +
+                            "; the ranks that read it wait for it in vain");
+    }
+}
+
+bool
+DataExchange::Present(const std::string& key, bool local) const
+{
+    if (local)
+    {
+        return m_mailbox.count(key) != 0;
+    }
+    return access((m_directory + "/" + key).c_str(), F_OK) == 0;
+}
+
+bool
+DataExchange::Take(const std::string& key, bool local, Contribution* out)
+{
+    if (local)
+    {
+        auto it = m_mailbox.find(key);
+        if (it == m_mailbox.end())
+        {
+            return false;
+        }
+        *out = it->second.contribution;
+        if (--it->second.readers <= 0)
+        {
+            m_mailbox.erase(it);
+        }
+        return true;
+    }
+    std::string path = m_directory + "/" + key;
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+    {
+        return false;
+    }
+    struct stat info;
+    void* map = MAP_FAILED;
+    size_t length = 0;
+    if (fstat(fd, &info) == 0 && size_t(info.st_size) >= sizeof(FileHeader))
+    {
+        length = size_t(info.st_size);
+        map = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    }
+    close(fd);
+    if (map == MAP_FAILED)
+    {
+        return false;
+    }
+    std::shared_ptr<char> mapping(static_cast<char*>(map),
+                                  [length](char* base) { munmap(base, length); });
+    auto* header = reinterpret_cast<FileHeader*>(mapping.get());
+    bool valid = header->magic == kMagic && sizeof(FileHeader) + header->bytes <= length;
+    out->backed = valid && header->backed;
+    out->size = out->backed ? header->bytes : 0;
+    // The bytes are read in place, from the mapping (which outlives the file's name).
+    out->data = std::shared_ptr<const char>(mapping, mapping.get() + sizeof(FileHeader));
+    if (__atomic_sub_fetch(&header->readers, 1, __ATOMIC_ACQ_REL) <= 0)
+    {
+        unlink(path.c_str());
+    }
+    return true;
+}
+
+bool
+DataExchange::Moves(int nranks) const
+{
+    return nranks == 1 || !m_directory.empty();
+}
+
+void
+DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
+{
+    m_postedIndex.assign(ops.size(), 0);
+    if (!Moves(member.nranks))
+    {
+        for (const CommOp& op : ops)
+        {
+            if (op.sendbuff && m_access.HasData(op.sendbuff, SendBytes(op, member.nranks)))
+            {
+                WarnOnce("nodir", "EIDOLON_DATA_DIR is not set (the program was not started by "
+                                  "`eidolon run`): NCCL operations of several ranks move no data");
+            }
+        }
+        return;
+    }
+    bool local = Local(member.nranks);
+    for (size_t i = 0; i < ops.size(); ++i)
+    {
+        const CommOp& op = ops[i];
+        uint64_t bytes = SendBytes(op, member.nranks);
+        if (op.kind == CommOpKind::Send)
+        {
+            if (op.count > 0) // an empty send has no data and no reader
+            {
+                uint64_t index = m_sends[{member.commId, member.rank, op.peer}]++;
+                Put(P2pKey(member.commId, member.rank, op.peer, index), op.sendbuff, bytes, 1,
+                    local);
+            }
+            continue;
+        }
+        if (op.kind == CommOpKind::Recv)
+        {
+            continue;
+        }
+        m_postedIndex[i] = m_collectives[{member.commId, member.rank}]++;
+        int readers = ReadsOwn(op, member.rank) ? 1 : 0;
+        if (Sends(op, member.rank))
+        {
+            readers += op.kind == CommOpKind::Reduce ? 1 : member.nranks - 1;
+        }
+        if (readers > 0)
+        {
+            Put(CollectiveKey(member.commId, m_postedIndex[i], member.rank), op.sendbuff, bytes,
+                readers, local);
+        }
+    }
+}
+
+void
+DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, uint64_t streamId,
+                     uint64_t record)
+{
+    Pending pending{m_nextId++, streamId, record, {}};
+    for (size_t i = 0; Moves(member.nranks) && i < ops.size() && i < m_postedIndex.size(); ++i)
+    {
+        const CommOp& op = ops[i];
+        Landing landing{op, member.nranks, member.rank,
+                        std::vector<std::string>(size_t(member.nranks))};
+        auto key = [&](int rank) { return CollectiveKey(member.commId, m_postedIndex[i], rank); };
+        switch (op.kind)
+        {
+        case CommOpKind::AllReduce:
+        case CommOpKind::AllGather:
+        case CommOpKind::ReduceScatter:
+            for (int q = 0; q < member.nranks; ++q)
+            {
+                landing.keys[size_t(q)] = key(q);
+            }
+            break;
+        case CommOpKind::Reduce:
+            if (member.rank != op.root)
+            {
+                continue;
+            }
+            for (int q = 0; q < member.nranks; ++q)
+            {
+                landing.keys[size_t(q)] = key(q);
+            }
+            break;
+        case CommOpKind::Broadcast:
+            if (member.rank == op.root && !ReadsOwn(op, member.rank))
+            {
+                continue; // in place at the root: nothing to land
+            }
+            landing.keys[size_t(op.root)] = key(op.root);
+            break;
+        case CommOpKind::Recv:
+        {
+            if (op.count == 0)
+            {
+                continue;
+            }
+            uint64_t index = m_receives[{member.commId, op.peer, member.rank}]++;
+            landing.keys[size_t(op.peer)] = P2pKey(member.commId, op.peer, member.rank, index);
+            break;
+        }
+        case CommOpKind::Send:
+            continue;
+        }
+        if (op.recvbuff && op.count > 0)
+        {
+            pending.landings.push_back(std::move(landing));
+        }
+    }
+    m_postedIndex.clear();
+    if (!pending.landings.empty())
+    {
+        m_pending.push_back(std::move(pending));
+    }
+}
+
+bool
+DataExchange::Oldest(PendingRef* ref) const
+{
+    if (m_pending.empty())
+    {
+        return false;
+    }
+    const Pending& oldest = m_pending.front();
+    *ref = PendingRef{oldest.id, oldest.streamId, oldest.record};
+    return true;
+}
+
+namespace
+{
+// The destination range of a landing.
+std::pair<uint64_t, uint64_t>
+Destination(const CommOp& op, int nranks)
+{
+    uint64_t bytes = op.count * uint64_t(op.typeSize);
+    if (op.kind == CommOpKind::AllGather)
+    {
+        bytes *= uint64_t(nranks);
+    }
+    auto start = reinterpret_cast<uint64_t>(op.recvbuff);
+    return {start, start + bytes};
+}
+} // namespace
+
+uint64_t
+DataExchange::NewestOverlapping(const void* pointer, size_t bytes) const
+{
+    auto start = reinterpret_cast<uint64_t>(pointer);
+    for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it)
+    {
+        for (const Landing& landing : it->landings)
+        {
+            auto [begin, end] = Destination(landing.op, landing.nranks);
+            if (begin < start + bytes && start < end)
+            {
+                return it->id;
+            }
+        }
+    }
+    return 0;
+}
+
+bool
+DataExchange::TryLandOldest()
+{
+    if (m_pending.empty())
+    {
+        return false;
+    }
+    Pending& oldest = m_pending.front();
+    for (const Landing& landing : oldest.landings)
+    {
+        for (const std::string& key : landing.keys)
+        {
+            if (!key.empty() && !Present(key, Local(landing.nranks)))
+            {
+                return false;
+            }
+        }
+    }
+    Pending done = std::move(oldest);
+    m_pending.pop_front();
+    for (const Landing& landing : done.landings)
+    {
+        Land(landing);
+    }
+    return true;
+}
+
+void
+DataExchange::AbandonOldest(const std::string& why)
+{
+    if (m_pending.empty())
+    {
+        return;
+    }
+    WarnOnce("abandon", "the data of an NCCL operation did not arrive (" + why +
+                            "); its destination keeps its contents");
+    m_pending.pop_front();
+}
+
+void
+DataExchange::LandReady()
+{
+    while (TryLandOldest())
+    {
+    }
+}
+
+void
+DataExchange::Forget(uint64_t address, uint64_t bytes)
+{
+    for (Pending& pending : m_pending)
+    {
+        auto& landings = pending.landings;
+        for (auto it = landings.begin(); it != landings.end();)
+        {
+            auto [begin, end] = Destination(it->op, it->nranks);
+            bool inside = begin >= address && end <= address + bytes;
+            it = inside ? landings.erase(it) : std::next(it);
+        }
+    }
+}
+
+void
+DataExchange::Land(const Landing& landing)
+{
+    const CommOp& op = landing.op;
+    bool local = Local(landing.nranks);
+    uint64_t bytes = op.count * uint64_t(op.typeSize);
+    std::vector<Contribution> from(size_t(landing.nranks));
+    bool any = false;
+    for (int q = 0; q < landing.nranks; ++q)
+    {
+        if (!landing.keys[size_t(q)].empty())
+        {
+            Take(landing.keys[size_t(q)], local, &from[size_t(q)]);
+        }
+        any = any || from[size_t(q)].backed;
+    }
+    if (!any)
+    {
+        return; // nobody sent data: nothing moves
+    }
+    char* recv = static_cast<char*>(op.recvbuff);
+    switch (op.kind)
+    {
+    case CommOpKind::Broadcast:
+        m_access.Store(recv, from[size_t(op.root)].data.get(), bytes);
+        break;
+    case CommOpKind::Recv:
+        m_access.Store(recv, from[size_t(op.peer)].data.get(), bytes);
+        break;
+    case CommOpKind::AllGather:
+        for (int q = 0; q < landing.nranks; ++q)
+        {
+            if (from[size_t(q)].backed)
+            {
+                m_access.Store(recv + uint64_t(q) * bytes, from[size_t(q)].data.get(), bytes);
+            }
+        }
+        break;
+    case CommOpKind::AllReduce:
+    case CommOpKind::Reduce:
+    case CommOpKind::ReduceScatter:
+    {
+        // Ranks combined in rank order from rank 0, so every rank gets the same bits; a rank
+        // without data contributes zeros.
+        uint64_t slice = op.kind == CommOpKind::ReduceScatter ? uint64_t(landing.rank) * bytes : 0;
+        m_result.resize(std::max<size_t>(m_result.size(), bytes));
+        std::string error;
+        for (int q = 0; q < landing.nranks; ++q)
+        {
+            const Contribution& c = from[size_t(q)];
+            const char* input = nullptr;
+            if (c.backed && c.size >= slice + bytes)
+            {
+                input = c.data.get() + slice;
+            }
+            else
+            {
+                m_zeros.resize(std::max<size_t>(m_zeros.size(), bytes), 0);
+                input = m_zeros.data();
+            }
+            if (q == 0)
+            {
+                std::memcpy(m_result.data(), input, bytes);
+            }
+            else if (!Combine(op.dtype, op.redop, m_result.data(), input, op.count, &error))
+            {
+                WarnOnce("reduce:" + error, "NCCL reduction not computed (" + error +
+                                                "): its destination keeps its contents");
+                return;
+            }
+        }
+        Finish(op.dtype, op.redop, m_result.data(), op.count, landing.nranks);
+        m_access.Store(recv, m_result.data(), bytes);
+        break;
+    }
+    case CommOpKind::Send:
+        return;
+    }
+    m_stats.receivedBytes += bytes;
+}
+
+} // namespace eidolon::gpu

@@ -1,0 +1,147 @@
+// The bytes NCCL operations move between ranks (README "Device memory and data"). Ranks are
+// separate processes on one machine; payloads never go through the simulator. When a rank places
+// a communication record it first *posts* its contribution: for each operation that sends, a
+// snapshot of the send buffer (or a marker saying it holds no data) as a file in the run's data
+// directory (EIDOLON_DATA_DIR, which `eidolon run` creates per run on /dev/shm), written under a
+// temporary name and renamed, so a file that exists is complete. The receive side is *pending*
+// until its data is needed: reading or writing an overlapping range (a copy, a memset, a later
+// collective's send buffer) lands it, after asking the simulator for the record's end if a peer's
+// file is missing (the simulator ends a collective only after every rank placed it, and ranks post
+// before they place, so then every file exists); any answer from the simulator also lands what is
+// ready. Each file counts its readers down and the last one removes it.
+//
+// Operations of one-rank communicators use an in-process mailbox instead of files. Without a data
+// directory (a program not started by `eidolon run`), communicators of several ranks move no data.
+#pragma once
+
+#include "communication.h"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace eidolon::gpu
+{
+
+// How the exchange reaches a rank's memory (the emulator implements it).
+class DataAccess
+{
+public:
+    virtual ~DataAccess() = default;
+    // Whether [pointer, +bytes) holds data: host and managed memory always, device memory where
+    // the host wrote.
+    virtual bool HasData(const void* pointer, size_t bytes) = 0;
+    // Reads `bytes` at `pointer` (device, managed or host memory; zeros where device memory
+    // holds no data).
+    virtual void Load(const void* pointer, void* out, size_t bytes) = 0;
+    virtual void Store(void* pointer, const void* data, size_t bytes) = 0;
+};
+
+struct DataExchangeStats
+{
+    uint64_t postedBytes = 0;   // bytes of data this process posted
+    uint64_t receivedBytes = 0; // bytes of data landed from other ranks
+};
+
+class DataExchange
+{
+public:
+    // `directory`: where ranks of other processes meet ("" = in-process only).
+    DataExchange(std::string directory, DataAccess& access);
+
+    // Before the record of `ops` is placed: posts what this member sends.
+    void Post(const CommMember& member, const std::vector<CommOp>& ops);
+    // After it is placed: what this member receives becomes pending on `record` (0: the record's
+    // end is known locally, so every contribution must already be there).
+    void Expect(const CommMember& member, const std::vector<CommOp>& ops, uint64_t streamId,
+                uint64_t record);
+
+    // The oldest pending receive, if any: its id, stream and record.
+    struct PendingRef
+    {
+        uint64_t id;
+        uint64_t streamId;
+        uint64_t record;
+    };
+    bool Oldest(PendingRef* ref) const;
+    // The id of the newest pending receive whose destination overlaps [pointer, +bytes); 0: none.
+    uint64_t NewestOverlapping(const void* pointer, size_t bytes) const;
+    // Lands the oldest pending receive if all its contributions are there.
+    bool TryLandOldest();
+    // Gives up the oldest pending receive (its destination keeps its contents), with a warning.
+    void AbandonOldest(const std::string& why);
+    // Lands pending receives from the oldest on while they are complete.
+    void LandReady();
+    // Receives into freed memory are dropped.
+    void Forget(uint64_t address, uint64_t bytes);
+
+    const DataExchangeStats& Stats() const { return m_stats; }
+
+private:
+    // A send buffer as posted: its bytes in the reader's memory (a mapping of the file, or the
+    // mailbox's copy); copies share them.
+    struct Contribution
+    {
+        bool backed = false;
+        std::shared_ptr<const char> data;
+        size_t size = 0;
+    };
+    // One operation's receive: the keys of the contributions it combines, by comm rank, this
+    // rank's own included (a rank posts its send buffer for itself too: what it sent, whatever
+    // the buffer holds by the time the data lands).
+    struct Landing
+    {
+        CommOp op;
+        int nranks;
+        int rank;
+        std::vector<std::string> keys; // per comm rank ("" = none expected)
+    };
+    struct Pending
+    {
+        uint64_t id;
+        uint64_t streamId;
+        uint64_t record;
+        std::vector<Landing> landings;
+    };
+
+    std::string CollectiveKey(uint64_t commId, uint64_t index, int rank) const;
+    std::string P2pKey(uint64_t commId, int from, int to, uint64_t index) const;
+    // Posts `bytes` at `pointer` (or a marker that they hold no data) under `key` for `readers`
+    // reads. `local`: the in-process mailbox (one-rank communicators).
+    void Put(const std::string& key, const void* pointer, size_t bytes, int readers, bool local);
+    bool Present(const std::string& key, bool local) const;
+    // Reads (and counts down) the contribution under `key`; false if it is not there.
+    bool Take(const std::string& key, bool local, Contribution* out);
+    bool Local(int nranks) const { return nranks == 1; }
+    // Whether operations of `nranks` ranks move data here.
+    bool Moves(int nranks) const;
+    void Land(const Landing& landing);
+
+    std::string m_directory;
+    DataAccess& m_access;
+    // Counters that name contributions the same way on every rank: collectives per (comm, rank),
+    // sends and receives per (comm, from, to). A process may hold several ranks of a comm.
+    std::map<std::pair<uint64_t, int>, uint64_t> m_collectives;
+    std::map<std::tuple<uint64_t, int, int>, uint64_t> m_sends;
+    std::map<std::tuple<uint64_t, int, int>, uint64_t> m_receives;
+    // What the last Post left for Expect: each op's collective index.
+    std::vector<uint64_t> m_postedIndex;
+    std::vector<char> m_staging; // reused: a posted buffer on its way to its file
+    std::vector<char> m_result;  // reused: a reduction's result
+    std::vector<char> m_zeros;   // reused: the contribution of a rank without data
+    struct Mail
+    {
+        Contribution contribution;
+        int readers;
+    };
+    std::map<std::string, Mail> m_mailbox; // in-process contributions
+    std::deque<Pending> m_pending;
+    uint64_t m_nextId = 1;
+    DataExchangeStats m_stats;
+};
+
+} // namespace eidolon::gpu

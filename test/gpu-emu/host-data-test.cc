@@ -1,0 +1,171 @@
+// The pieces of the host-visible data rule (gpu-emu/README.md "Device memory and data") on their
+// own: HostBacking's page accounting and cap, and the reductions' arithmetic and conversions.
+// Every expected value is worked out by hand in the comment next to it.
+#define BOOST_TEST_MODULE gpu_emu_host_data
+#include <boost/test/unit_test.hpp>
+
+#include "host-backing.h"
+#include "reductions.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using eidolon::gpu::HostBacking;
+
+namespace
+{
+constexpr uint64_t kPage = HostBacking::kPage; // 4096
+constexpr uint64_t kBase = 0x100000000ull;     // a made-up device address, never dereferenced
+} // namespace
+
+BOOST_AUTO_TEST_CASE(backing_counts_whole_pages_and_reads_zeros_elsewhere)
+{
+    HostBacking backing(1ull << 30);
+    backing.Track(kBase, 1ull << 20, 0);
+    // 10 bytes straddling the first page boundary (4090..4099) back pages 0 and 1: 8192 bytes.
+    std::vector<char> data(10, 'x');
+    backing.Write(kBase + 4090, data.data(), data.size());
+    BOOST_TEST(backing.Stats().backedBytes == 2 * kPage);
+    std::vector<char> back(20, '?');
+    backing.Read(kBase + 4085, back.data(), back.size());
+    // 4085..4089 were backed (page 0) but never written: zeros; 4090..4099 'x'; 4100.. zeros.
+    BOOST_TEST(back[4] == 0);
+    BOOST_TEST(back[5] == 'x');
+    BOOST_TEST(back[14] == 'x');
+    BOOST_TEST(back[15] == 0);
+    // Far away, never written: zeros, and no page backed for reading.
+    backing.Read(kBase + 500000, back.data(), back.size());
+    BOOST_TEST(back[0] == 0);
+    BOOST_TEST(backing.Stats().backedBytes == 2 * kPage);
+    BOOST_TEST(!backing.AnyBacked(kBase + 3 * kPage, kPage));
+    BOOST_TEST(backing.AnyBacked(kBase + kPage, 1));
+}
+
+BOOST_AUTO_TEST_CASE(the_cap_keeps_what_fits_and_setting_zero_gives_pages_back)
+{
+    HostBacking backing(3 * kPage);
+    backing.Track(kBase, 16 * kPage, 1);
+    // 5 pages written, 3 fit: 2 pages (8192 bytes) dropped.
+    std::vector<char> data(5 * kPage, 7);
+    backing.Write(kBase, data.data(), data.size());
+    BOOST_TEST(backing.Stats().backedBytes == 3 * kPage);
+    BOOST_TEST(backing.Stats().droppedBytes == 2 * kPage);
+    BOOST_TEST(backing.DeviceStats(1).droppedBytes == 2 * kPage);
+    std::vector<char> back(5 * kPage);
+    backing.Read(kBase, back.data(), back.size());
+    BOOST_TEST(back[3 * kPage - 1] == 7);
+    BOOST_TEST(back[3 * kPage] == 0);
+    // Zeroing bytes 100 .. 2 pages + 100 frees the one whole page inside (page 1) and zeros the
+    // partial ones in place: 2 pages stay backed; the peak stays 3.
+    backing.Fill(kBase + 100, 0, 2 * kPage);
+    BOOST_TEST(backing.Stats().backedBytes == 2 * kPage);
+    BOOST_TEST(backing.Stats().peakBytes == 3 * kPage);
+    backing.Read(kBase, back.data(), 3 * kPage);
+    BOOST_TEST(back[99] == 7);
+    BOOST_TEST(back[100] == 0);
+    BOOST_TEST(back[2 * kPage + 99] == 0);
+    BOOST_TEST(back[2 * kPage + 100] == 7);
+    // Untracking gives everything back.
+    backing.Untrack(kBase);
+    BOOST_TEST(backing.Stats().backedBytes == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(large_writes_leave_a_quarter_of_the_cap_to_small_ones)
+{
+    HostBacking backing(8 * kPage);
+    backing.Track(kBase, 4ull << 20, 0);
+    // A 2 MiB write is large (> 1 MiB): it may fill 3/4 of 8 pages, 6 pages.
+    std::vector<char> big(2u << 20, 1);
+    backing.Write(kBase, big.data(), big.size());
+    BOOST_TEST(backing.Stats().backedBytes == 6 * kPage);
+    // Two small one-page writes elsewhere still fit: 8 pages; a third is dropped.
+    std::vector<char> page(kPage, 2);
+    backing.Write(kBase + (3u << 20), page.data(), kPage);
+    backing.Write(kBase + (3u << 20) + kPage, page.data(), kPage);
+    backing.Write(kBase + (3u << 20) + 2 * kPage, page.data(), kPage);
+    BOOST_TEST(backing.Stats().backedBytes == 8 * kPage);
+    BOOST_TEST(backing.Stats().droppedBytes == (2u << 20) - 6 * kPage + kPage);
+}
+
+BOOST_AUTO_TEST_CASE(moves_carry_data_and_zeros)
+{
+    HostBacking backing(1ull << 30);
+    backing.Track(kBase, 8 * kPage, 0);
+    backing.Track(kBase + 8 * kPage, 8 * kPage, 0);
+    uint32_t word = 0xA5A5A5A5u;
+    backing.Write(kBase + 16, &word, 4);
+    // Copy 64 bytes from 0 (bytes 16..19 written) to the second allocation.
+    backing.Move(kBase + 8 * kPage, kBase, 64);
+    uint32_t read = 0;
+    backing.Read(kBase + 8 * kPage + 16, &read, 4);
+    BOOST_TEST(read == word);
+    // Overlapping move by 2 bytes up: bytes 18..21 hold the word.
+    backing.Move(kBase + 2, kBase, 64);
+    backing.Read(kBase + 18, &read, 4);
+    BOOST_TEST(read == word);
+    // A move from never-written memory zeros the destination.
+    backing.Move(kBase + 8 * kPage, kBase + 4 * kPage, 64);
+    backing.Read(kBase + 8 * kPage + 16, &read, 4);
+    BOOST_TEST(read == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(half_and_bfloat16_conversions_round_to_nearest_even)
+{
+    using namespace eidolon::gpu;
+    BOOST_TEST(FloatToHalf(1.0f) == 0x3C00);          // exponent 15, mantissa 0
+    BOOST_TEST(FloatToHalf(-2.0f) == 0xC000);         // sign, exponent 16
+    BOOST_TEST(FloatToHalf(65504.0f) == 0x7BFF);      // the largest half
+    BOOST_TEST(FloatToHalf(70000.0f) == 0x7C00);      // overflow: infinity
+    BOOST_TEST(FloatToHalf(5.9604645e-8f) == 0x0001); // 2^-24, the smallest subnormal
+    // 1 + 2^-11 is halfway between 1 (0x3C00) and 1 + 2^-10 (0x3C01): to even, 0x3C00;
+    // 1 + 3 x 2^-11 is halfway between 0x3C01 and 0x3C02: to even, 0x3C02.
+    BOOST_TEST(FloatToHalf(1.0f + 1.0f / 2048) == 0x3C00);
+    BOOST_TEST(FloatToHalf(1.0f + 3.0f / 2048) == 0x3C02);
+    BOOST_TEST(HalfToFloat(0x3555) == 0.333251953125f); // 1.0101010101b x 2^-2
+    BOOST_TEST(HalfToFloat(0x0001) == 5.9604644775390625e-8f);
+    // bfloat16 keeps float's top 16 bits: 1 + 2^-8 (0x3F808000) is halfway: to even, 0x3F80;
+    // 1 + 3 x 2^-8 (0x3F81_8000) to even: 0x3F82.
+    BOOST_TEST(FloatToBfloat16(1.0f + 1.0f / 256) == 0x3F80);
+    BOOST_TEST(FloatToBfloat16(1.0f + 3.0f / 256) == 0x3F82);
+    BOOST_TEST(Bfloat16ToFloat(0xC040) == -3.0f);
+}
+
+BOOST_AUTO_TEST_CASE(reductions_compute_nccl_operators)
+{
+    using namespace eidolon::gpu;
+    std::string error;
+    // int32 sum (ncclInt32 = 2, ncclSum = 0): {1, -2} + {10, 20} = {11, 18}.
+    int32_t acc[2] = {1, -2}, in[2] = {10, 20};
+    BOOST_TEST(Combine(2, 0, reinterpret_cast<char*>(acc), reinterpret_cast<char*>(in), 2, &error));
+    BOOST_TEST(acc[0] == 11);
+    BOOST_TEST(acc[1] == 18);
+    // uint8 max (1, 2) and min (1, 3).
+    uint8_t bytes[2] = {5, 200}, other[2] = {9, 100};
+    Combine(1, 2, reinterpret_cast<char*>(bytes), reinterpret_cast<char*>(other), 2, &error);
+    BOOST_TEST(bytes[0] == 9);
+    BOOST_TEST(bytes[1] == 200);
+    Combine(1, 3, reinterpret_cast<char*>(bytes), reinterpret_cast<char*>(other), 2, &error);
+    BOOST_TEST(bytes[1] == 100);
+    // double product (8, 1): 1.5 x -4 = -6.
+    double d = 1.5, e = -4;
+    Combine(8, 1, reinterpret_cast<char*>(&d), reinterpret_cast<char*>(&e), 1, &error);
+    BOOST_TEST(d == -6.0);
+    // float average (7, 4) over 4 ranks of 1, 2, 3, 4: sum 10, / 4 = 2.5.
+    float f = 1;
+    for (float x : {2.0f, 3.0f, 4.0f})
+    {
+        Combine(7, 4, reinterpret_cast<char*>(&f), reinterpret_cast<const char*>(&x), 1, &error);
+    }
+    Finish(7, 4, reinterpret_cast<char*>(&f), 1, 4);
+    BOOST_TEST(f == 2.5f);
+    // half sum (6): 1 + 2 = 3 (0x4200).
+    uint16_t h = 0x3C00, h2 = 0x4000;
+    Combine(6, 0, reinterpret_cast<char*>(&h), reinterpret_cast<char*>(&h2), 1, &error);
+    BOOST_TEST(h == 0x4200);
+    // Not computed: a PreMulSum operator (ncclNumOps = 5) and float8 (10).
+    BOOST_TEST(!Combine(7, 5, reinterpret_cast<char*>(&f), reinterpret_cast<char*>(&f), 1, &error));
+    BOOST_TEST(
+        !Combine(10, 0, reinterpret_cast<char*>(&h), reinterpret_cast<char*>(&h), 1, &error));
+}
