@@ -354,8 +354,8 @@ cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttrib
 }
 
 // Reads an attribute: up to `requested` elements into `elements` (descriptor-valued ones are
-// copied into the caller's descriptors), the number there is into `count`. An attribute never
-// set reads as zero elements.
+// copied into the caller's descriptors) and how many were written into `count`; asked for none,
+// `count` is how many there are. An attribute never set reads as zero elements.
 EIDOLON_EXPORT cudnnStatus_t
 cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
                          cudnnBackendAttributeType_t type, int64_t requested, int64_t* count,
@@ -368,6 +368,12 @@ cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttrib
     }
     const AttributeValue* v = Find(*d, name);
     const int64_t available = v ? v->count : 0;
+    if (TraceEnabled())
+    {
+        Warn("cudnnBackendGetAttribute(type " + std::to_string(int(d->type)) + ", attribute " +
+             std::to_string(int(name)) + ", requested " + std::to_string(requested) +
+             "): " + std::to_string(available) + (v ? "" : " (never set)"));
+    }
     if (count)
     {
         *count = available;
@@ -377,6 +383,11 @@ cudnnBackendGetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttrib
         return CUDNN_STATUS_SUCCESS;
     }
     const int64_t n = std::min(requested, available);
+    if (count)
+    {
+        *count = n; // what was written; the total only when asked with no room (cudnn-frontend
+                    // resizes its result list to this)
+    }
     if (v->type == CUDNN_TYPE_BACKEND_DESCRIPTOR || type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
     {
         if (type != v->type)

@@ -168,6 +168,9 @@ std::string GemmLabel(const std::string& name, const GemmShape& shape);
 WorkPart ConvolutionPart(const std::string& name, const GemmShape& shape, const TensorFacts& x,
                          const TensorFacts& w, const TensorFacts& y);
 
+// EIDOLON_CUDNN_TRACE=1: every operation graph and attribute read is written to stderr.
+bool TraceEnabled();
+
 const char* StatusName(cudnnStatus_t status);
 
 // Warns once per API and reason, then returns `status`.

@@ -12,6 +12,7 @@
 #include "cudnn-common.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <sstream>
 
@@ -154,6 +155,17 @@ ConvolutionGemm(ConvDirection direction, const TensorFacts& x, const TensorFacts
     return g;
 }
 
+bool
+TraceEnabled()
+{
+    static const bool enabled = []
+    {
+        const char* v = std::getenv("EIDOLON_CUDNN_TRACE");
+        return v && *v && *v != '0';
+    }();
+    return enabled;
+}
+
 std::string
 GemmLabel(const std::string& name, const GemmShape& shape)
 {
@@ -219,8 +231,14 @@ OpName(cudnnBackendDescriptorType_t type)
         return "resample_fwd";
     case CUDNN_BACKEND_OPERATION_RESAMPLE_BWD_DESCRIPTOR:
         return "resample_bwd";
+    case CUDNN_BACKEND_OPERATION_DIAGONAL_BAND_MASK_DESCRIPTOR:
+        return "diagonal_band_mask";
+    case CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR:
+        return "reshape";
+    case CUDNN_BACKEND_OPERATION_TRANSPOSE_DESCRIPTOR:
+        return "transpose";
     default:
-        return "operation";
+        return nullptr;
     }
 }
 
@@ -321,14 +339,56 @@ ReadConvolution(GraphOps& g, const Descriptor& op, ConvDirection direction,
     g.convs.push_back({direction, {*tx, *tw, *ty}});
 }
 
+GraphOps ReadOps(const std::vector<DescriptorPtr>& ops);
+
+// The score-modifier subgraph of a fused SDPA operation (cuDNN 9.21+) masks causally.
+bool
+SubgraphIsCausal(const Descriptor& sdpa, cudnnBackendAttributeName_t attribute)
+{
+    DescriptorPtr subgraph = Child(sdpa, attribute);
+    return subgraph && ReadOps(Children(*subgraph, CUDNN_ATTR_OPERATIONGRAPH_OPS)).causal;
+}
+
+// Set EIDOLON_CUDNN_TRACE=1 to see every operation graph and the attributes of its operations.
+void
+Trace(const std::vector<DescriptorPtr>& ops)
+{
+    if (!TraceEnabled())
+    {
+        return;
+    }
+    std::ostringstream out;
+    out << "cudnn graph:";
+    for (const DescriptorPtr& op : ops)
+    {
+        out << " [type " << int(op->type) << ":";
+        for (const auto& [name, value] : op->attributes)
+        {
+            out << " " << int(name) << "/" << int(value.type) << "x" << value.count;
+        }
+        out << "]";
+    }
+    Warn(out.str());
+}
+
 GraphOps
 ReadOps(const std::vector<DescriptorPtr>& ops)
 {
+    Trace(ops);
     GraphOps g;
     std::ostringstream pattern;
     for (const DescriptorPtr& op : ops)
     {
-        pattern << (pattern.tellp() > 0 ? " " : "") << OpName(op->type);
+        const char* name = OpName(op->type);
+        pattern << (pattern.tellp() > 0 ? " " : "");
+        if (name)
+        {
+            pattern << name;
+        }
+        else
+        {
+            pattern << "descriptor-type-" << int(op->type);
+        }
         switch (op->type)
         {
         case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
@@ -373,15 +433,21 @@ ReadOps(const std::vector<DescriptorPtr>& ops)
             AddMemoryTensors(g, *op);
             break;
         case CUDNN_BACKEND_OPERATION_DIAGONAL_BAND_MASK_DESCRIPTOR:
+            // PyTorch's causal mask (a band without a left bound). A sliding window (a left bound)
+            // is priced as causal too: an upper bound of its work.
             g.causal = true;
             break;
-        case CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR: // dropout inside attention
+        case CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR:     // dropout inside attention
+        case CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR: // K^T, P^T, dS^T inside attention
+        case CUDNN_BACKEND_OPERATION_TRANSPOSE_DESCRIPTOR:
             break;
         case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR:
             g.sdpaFwd.push_back(op);
+            g.causal |= SubgraphIsCausal(*op, CUDNN_ATTR_OPERATION_SDPA_FWD_SUBGRAPH);
             break;
         case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR:
             g.sdpaBwd.push_back(op);
+            g.causal |= SubgraphIsCausal(*op, CUDNN_ATTR_OPERATION_SDPA_BWD_SUBGRAPH);
             break;
         case CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR:
         case CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR:
@@ -397,9 +463,16 @@ ReadOps(const std::vector<DescriptorPtr>& ops)
     return g;
 }
 
+// An attention's shape and the bytes of an element of Q, K, V and O.
+struct AttentionFacts
+{
+    AttentionShape shape;
+    int elementBytes = 2;
+};
+
 // b, h, s_q, s_kv, d of attention from Q [b, h, s_q, d] and K^T [b, h_kv, d, s_kv] (K given as
-// [b, h_kv, s_kv, d] when `kIsRowMajor`).
-std::optional<AttentionShape>
+// [b, h_kv, s_kv, d] when not `kTransposed`).
+std::optional<AttentionFacts>
 AttentionFrom(const TensorFacts& q, const TensorFacts& k, bool kTransposed)
 {
     if (q.dims.size() < 3 || k.dims.size() != q.dims.size())
@@ -415,12 +488,28 @@ AttentionFrom(const TensorFacts& q, const TensorFacts& k, bool kTransposed)
     a.seqQ = q.dims[r - 2];
     a.headDim = q.dims[r - 1];
     a.seqK = kTransposed ? k.dims[r - 1] : k.dims[r - 2];
-    return a;
+    return AttentionFacts{a, BytesOf(q.dataType)};
 }
 
-std::shared_ptr<GraphWork>
-AttentionWork(AttentionShape a, bool backward, bool causal)
+WorkPart
+MemoryPart(double bytes, std::string label)
 {
+    WorkPart part;
+    part.model = WorkPart::Model::Memory;
+    part.bytes = bytes;
+    part.label = std::move(label);
+    return part;
+}
+
+// Forward: one flash kernel. Backward, as cuDNN runs it (validation/measurements/h100-2026-11-24
+// torch-kernels.jsonl, sdpa-cudnn.bwd): a kernel computing the softmax's row sums D = dO.O (reads
+// dO and O, writes one fp32 a row), the flash backward kernel (dQ accumulated in fp32 in the
+// workspace) and a kernel converting dQ to the input type (reads 4 bytes, writes 2 an element).
+std::shared_ptr<GraphWork>
+AttentionWork(const AttentionFacts& facts, bool backward, bool causal)
+{
+    AttentionShape a = facts.shape;
+    const int elementBytes = facts.elementBytes;
     a.backward = backward;
     a.causal = causal;
     auto work = std::make_shared<GraphWork>();
@@ -431,23 +520,32 @@ AttentionWork(AttentionShape a, bool backward, bool causal)
                  " b=" + std::to_string(a.batch) + " h=" + std::to_string(a.heads) +
                  " sq=" + std::to_string(a.seqQ) + " skv=" + std::to_string(a.seqK) +
                  " d=" + std::to_string(a.headDim) + (causal ? " causal" : "");
-    work->parts.push_back(part);
-    if (backward)
+    if (!backward)
     {
-        // dQ accumulates in fp32 across the key blocks, and the softmax's dO.O row sums.
-        work->workspaceBytes =
-            a.batch * a.heads * a.seqQ * (a.headDim + 1) * int64_t(sizeof(float));
+        work->parts.push_back(part);
+        return work;
     }
+    const double rows = double(a.batch) * a.heads * a.seqQ;
+    const double elements = rows * a.headDim;
+    work->parts.push_back(MemoryPart(2 * elements * elementBytes + rows * sizeof(float),
+                                     "cudnn sdpa_bwd dot(dO, O)"));
+    work->parts.push_back(part);
+    work->parts.push_back(
+        MemoryPart(elements * (sizeof(float) + elementBytes), "cudnn sdpa_bwd convert dQ"));
+    // dQ accumulates in fp32 across the key blocks, and the row sums D.
+    work->workspaceBytes = int64_t(elements + rows) * int64_t(sizeof(float));
     return work;
 }
 
-// The Q.K^T matmul: both its inputs are real tensors (the other matmuls read a virtual P or dS).
-std::optional<AttentionShape>
+// The shape comes from Q.K^T: its A is the real Q. The other matmul reading a real A is dO.V^T
+// (backward), of the same shape; the rest read a virtual P, P^T, dS or dS^T. K^T may be a real
+// tensor with transposed strides or the output of a reshape.
+std::optional<AttentionFacts>
 DecomposedAttention(const GraphOps& g)
 {
     for (const MatmulFacts& m : g.matmuls)
     {
-        if (!m.a.isVirtual && !m.b.isVirtual)
+        if (!m.a.isVirtual)
         {
             return AttentionFrom(m.a, m.b, true);
         }
@@ -455,11 +553,11 @@ DecomposedAttention(const GraphOps& g)
     return AttentionFrom(g.matmuls.front().a, g.matmuls.front().b, true);
 }
 
-std::optional<AttentionShape>
+std::optional<AttentionFacts>
 FusedAttention(const Descriptor& op, bool backward)
 {
-    auto q = TensorOf(Child(*&op, backward ? CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC
-                                           : CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC));
+    auto q = TensorOf(Child(op, backward ? CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC
+                                         : CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC));
     auto k = TensorOf(Child(op, backward ? CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC
                                          : CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC));
     return q && k ? AttentionFrom(*q, *k, false) : std::nullopt;
@@ -560,6 +658,13 @@ ClassifyGraph(const std::vector<DescriptorPtr>& ops, bool tensorCores)
         part.gemm = *shape;
         part.label = GemmLabel("cudnn matmul", *shape);
         result.work = GemmWork(part);
+        return result;
+    }
+    if (g.matmuls.empty() && g.convs.empty() && g.norms.empty() && g.memoryBytes == 0)
+    {
+        // Only virtual tensors: the score-modifier subgraph of a fused SDPA operation (a causal
+        // mask, a soft cap), whose cost is part of the attention kernel's.
+        result.work = std::make_shared<GraphWork>();
         return result;
     }
     if (g.matmuls.empty() && g.convs.empty() && g.memoryBytes > 0)
