@@ -696,6 +696,10 @@ Submit(cudnnHandle_t handle, const GraphWork& work)
         spec.pricing.kernelMinNs > 0 ? spec.pricing.kernelMinNs : emu.Settings().minKernelNs;
     for (const WorkPart& part : work.parts)
     {
+        if (TraceEnabled())
+        {
+            Warn("cudnn execute: " + part.label);
+        }
         emu.Clock().Charge(stream->legacy ? spec::HostCall::LaunchKernelLegacyStream
                                           : spec::HostCall::LaunchKernel);
         switch (part.model)
