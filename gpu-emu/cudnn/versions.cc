@@ -13,8 +13,19 @@ using namespace eidolon::gpu::dnn;
 
 namespace
 {
-// The last error message a call left (cudnnGetLastErrorString), per thread as in cuDNN.
-thread_local std::string t_lastError;
+// The last error message a call left (cudnnGetLastErrorString), per thread as in cuDNN. A plain
+// array: a thread_local with a destructor registers it through the dynamic loader's lock on first
+// use, which deadlocks against a dlopen in progress (issue 15).
+constexpr size_t kLastErrorBytes = 512;
+thread_local char t_lastError[kLastErrorBytes];
+
+void
+SetLastError(const std::string& message)
+{
+    const size_t n = std::min(kLastErrorBytes - 1, message.size());
+    std::memcpy(t_lastError, message.data(), n);
+    t_lastError[n] = '\0';
+}
 } // namespace
 
 namespace eidolon::gpu::dnn
@@ -86,7 +97,7 @@ Unsupported(const char* api, cudnnStatus_t status, const std::string& why)
     static auto* warned = new std::set<std::string>(); // never destroyed: atexit paths still warn
     std::string message = std::string(api) + " is not supported by eidolon" +
                           (why.empty() ? "" : ": " + why) + " (returns " + StatusName(status) + ")";
-    t_lastError = message;
+    SetLastError(message);
     std::lock_guard<std::mutex> lock(mutex);
     if (warned->insert(message).second)
     {
@@ -161,10 +172,10 @@ cudnnGetLastErrorString(char* message, size_t maxSize)
     {
         return;
     }
-    const size_t n = std::min(maxSize - 1, t_lastError.size());
-    std::memcpy(message, t_lastError.data(), n);
+    const size_t n = std::min(maxSize - 1, std::strlen(t_lastError));
+    std::memcpy(message, t_lastError, n);
     message[n] = '\0';
-    t_lastError.clear();
+    t_lastError[0] = '\0';
 }
 
 // The sub-libraries are all this one library: their version checks always pass.
