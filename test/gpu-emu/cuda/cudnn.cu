@@ -171,6 +171,13 @@ PlanFor(cudnnHandle_t handle, Desc graph, int64_t* workspace)
     CHECK_DNN(cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
     CHECK(count == 2);
+    // Asked for fewer, the count is what was written (cudnn-frontend resizes its list to it).
+    Desc first = Make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    int64_t written = -1;
+    CHECK_DNN(cudnnBackendGetAttribute(heuristics, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &written, &first));
+    CHECK(written == 1);
+    cudnnBackendDestroyDescriptor(first);
     std::vector<Desc> configs(count);
     for (Desc& c : configs)
     {
