@@ -215,7 +215,7 @@ FinalizeEngine(Descriptor& engine)
         return CUDNN_STATUS_NOT_SUPPORTED;
     }
     finalized->attributes.insert(engine.attributes.begin(), engine.attributes.end());
-    static_cast<Descriptor&>(engine) = *finalized;
+    engine = *finalized;
     return CUDNN_STATUS_SUCCESS;
 }
 
