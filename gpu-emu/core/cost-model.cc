@@ -268,7 +268,7 @@ PlanWith(const GemmShape& s, const GpuSpec& spec, const Tile& tile, int split, N
 } // namespace
 
 GemmPlan
-PlanGemm(const GemmShape& s, const GpuSpec& spec, Ns minKernelNs)
+PlanGemm(const GemmShape& s, const GpuSpec& spec, Ns minKernelNs, double operandBytes)
 {
     const PricingSpec& p = spec.pricing;
     const Ns floor = KernelFloor(spec, minKernelNs) + p.kernelGapNs;
@@ -284,6 +284,10 @@ PlanGemm(const GemmShape& s, const GpuSpec& spec, Ns minKernelNs)
     if (s.epilogue == GemmEpilogue::Bias || s.epilogue == GemmEpilogue::GeluBias)
     {
         bytes += double(s.m) * s.outputBytes;
+    }
+    if (operandBytes >= 0)
+    {
+        bytes = operandBytes;
     }
     const Ns memoryNs = bytes / BandwidthFor(bytes, p.hbmEfficiency, spec) * 1e9;
     GemmPlan best;

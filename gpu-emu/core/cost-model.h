@@ -155,7 +155,10 @@ Ns PeerCopyNs(uint64_t bytes, const GpuSpec& spec);
 // copy reached the stream; what is left, never less than the DMA itself at the pinned rate.
 Ns PageableCopyNs(uint64_t bytes, bool toDevice, Ns stagedNs, const GpuSpec& spec);
 // The GEMM model's plan (see GemmModel).
-GemmPlan PlanGemm(const GemmShape& shape, const GpuSpec& spec, Ns minKernelNs);
+// `operandBytes` >= 0 replaces the operand and output traffic the shape implies (an implicit-GEMM
+// convolution reads its tensors, not the im2col matrix its GEMM's A would be).
+GemmPlan PlanGemm(const GemmShape& shape, const GpuSpec& spec, Ns minKernelNs,
+                  double operandBytes = -1);
 // Price of one attention kernel from its FLOPs at the spec's attention rates.
 Ns AttentionNs(const AttentionShape& shape, const GpuSpec& spec, Ns minKernelNs);
 

@@ -56,6 +56,15 @@ if [ -f "$ours/libnccl.so.2" ]; then
   echo "ok: libnccl.so.2 nccl*/pnccl* pairs are aliases ($(echo "$aliases" | tail -1))"
 fi
 
+# cuDNN 9 (built only where its headers were found) and the math libraries PyTorch links; the
+# toolkit's own math libraries, where installed, are a reference for their exports.
+[ -f "$ours/libcudnn.so.9" ] && check libcudnn.so.9 libcudnn.so.9 libcudnn.so.9
+check libcusparse.so.12 libcusparse.so.12 libcusparse.so.12 "$nvidia/libcusparse.so.12"
+check libcufft.so.12 libcufft.so.12 libcufft.so.12 "$nvidia/libcufft.so.12"
+check libcusolver.so.12 libcusolver.so.12 libcusolver.so.12 "$nvidia/libcusolver.so.12"
+check libnvrtc.so.13 libnvrtc.so.13 libnvrtc.so.13 "$nvidia/libnvrtc.so.13"
+check libcusparseLt.so.0 libcusparseLt.so.0 -
+
 # The clock interposers must bind the versioned references programs have to glibc.
 nm -D --defined-only "$ours/libcudart.so.13" | grep -q "clock_gettime@@GLIBC_2.17" ||
   fail "libcudart.so.13 does not define clock_gettime@@GLIBC_2.17"

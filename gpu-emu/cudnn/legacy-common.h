@@ -1,0 +1,66 @@
+// The legacy (descriptor-and-call) API's descriptors, shared by legacy-cnn.cc and legacy-norm.cc.
+#pragma once
+
+#include "cudnn-common.h"
+
+struct cudnnTensorStruct
+{
+    cudnnDataType_t dataType = CUDNN_DATA_FLOAT;
+    std::vector<int> dims;
+    std::vector<int> strides;
+};
+
+struct cudnnFilterStruct
+{
+    cudnnDataType_t dataType = CUDNN_DATA_FLOAT;
+    cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW;
+    std::vector<int> dims; // K, C/groups, spatial... whatever the format
+};
+
+struct cudnnConvolutionStruct
+{
+    std::vector<int> padding, strides, dilations;
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    cudnnDataType_t computeType = CUDNN_DATA_FLOAT;
+    int groups = 1;
+    cudnnMathType_t mathType = CUDNN_DEFAULT_MATH;
+};
+
+struct cudnnActivationStruct
+{
+    cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+    cudnnNanPropagation_t nan = CUDNN_NOT_PROPAGATE_NAN;
+    double coef = 0;
+};
+
+namespace eidolon::gpu::dnn
+{
+
+inline TensorFacts
+FactsOf(const cudnnTensorStruct& t)
+{
+    TensorFacts f;
+    f.dims.assign(t.dims.begin(), t.dims.end());
+    f.dataType = t.dataType;
+    return f;
+}
+
+inline TensorFacts
+FactsOf(const cudnnFilterStruct& w)
+{
+    TensorFacts f;
+    f.dims.assign(w.dims.begin(), w.dims.end());
+    f.dataType = w.dataType;
+    return f;
+}
+
+// Places one kernel on the handle's stream.
+inline cudnnStatus_t
+SubmitOne(cudnnHandle_t handle, WorkPart part)
+{
+    GraphWork work;
+    work.parts.push_back(std::move(part));
+    return Submit(handle, work) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_EXECUTION_FAILED;
+}
+
+} // namespace eidolon::gpu::dnn

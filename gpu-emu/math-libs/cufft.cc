@@ -1,0 +1,94 @@
+// libcufft.so.12: plan handles (create, destroy, stream, work area), version; making or executing
+// a plan returns CUFFT_NOT_SUPPORTED. A cufftHandle is an integer, numbered from 1.
+#include "math-libs-common.h"
+
+#include <cufft.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+
+using namespace eidolon::gpu;
+
+namespace
+{
+std::mutex g_mutex;
+std::set<cufftHandle> g_plans;
+std::atomic<cufftHandle> g_nextPlan{1};
+
+bool
+IsPlan(cufftHandle plan)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_plans.count(plan) != 0;
+}
+} // namespace
+
+EIDOLON_EXPORT int
+eidolonCufftUnsupported(const char* api)
+{
+    WarnUnsupportedOnce(api, "CUFFT_NOT_SUPPORTED");
+    return CUFFT_NOT_SUPPORTED;
+}
+
+EIDOLON_EXPORT cufftResult
+cufftCreate(cufftHandle* plan)
+{
+    if (!plan)
+    {
+        return CUFFT_INVALID_VALUE;
+    }
+    *plan = g_nextPlan++;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_plans.insert(*plan);
+    return CUFFT_SUCCESS;
+}
+
+EIDOLON_EXPORT cufftResult
+cufftDestroy(cufftHandle plan)
+{
+    std::lock_guard<std::mutex> lock(g_mutex);
+    return g_plans.erase(plan) ? CUFFT_SUCCESS : CUFFT_INVALID_PLAN;
+}
+
+EIDOLON_EXPORT cufftResult
+cufftSetStream(cufftHandle plan, cudaStream_t)
+{
+    return IsPlan(plan) ? CUFFT_SUCCESS : CUFFT_INVALID_PLAN;
+}
+
+EIDOLON_EXPORT cufftResult
+cufftSetAutoAllocation(cufftHandle plan, int)
+{
+    return IsPlan(plan) ? CUFFT_SUCCESS : CUFFT_INVALID_PLAN;
+}
+
+EIDOLON_EXPORT cufftResult
+cufftSetWorkArea(cufftHandle plan, void*)
+{
+    return IsPlan(plan) ? CUFFT_SUCCESS : CUFFT_INVALID_PLAN;
+}
+
+EIDOLON_EXPORT cufftResult
+cufftGetVersion(int* version)
+{
+    if (!version)
+    {
+        return CUFFT_INVALID_VALUE;
+    }
+    *version = CUFFT_VERSION;
+    return CUFFT_SUCCESS;
+}
+
+EIDOLON_EXPORT cufftResult
+cufftGetProperty(libraryPropertyType type, int* value)
+{
+    if (!value)
+    {
+        return CUFFT_INVALID_VALUE;
+    }
+    *value = type == MAJOR_VERSION   ? CUFFT_VER_MAJOR
+             : type == MINOR_VERSION ? CUFFT_VER_MINOR
+                                     : CUFFT_VER_PATCH;
+    return CUFFT_SUCCESS;
+}

@@ -1,0 +1,236 @@
+// libcusparse.so.12: handles, matrix descriptors, version and error strings; every sparse
+// computation returns CUSPARSE_STATUS_NOT_SUPPORTED.
+#include "math-libs-common.h"
+
+#include <cusparse.h>
+
+using namespace eidolon::gpu;
+
+struct cusparseContext
+{
+    cudaStream_t stream = nullptr;
+    cusparsePointerMode_t pointerMode = CUSPARSE_POINTER_MODE_HOST;
+};
+
+struct cusparseMatDescr
+{
+    cusparseMatrixType_t type = CUSPARSE_MATRIX_TYPE_GENERAL;
+    cusparseFillMode_t fill = CUSPARSE_FILL_MODE_LOWER;
+    cusparseDiagType_t diag = CUSPARSE_DIAG_TYPE_NON_UNIT;
+    cusparseIndexBase_t base = CUSPARSE_INDEX_BASE_ZERO;
+};
+
+EIDOLON_EXPORT int
+eidolonCusparseUnsupported(const char* api)
+{
+    WarnUnsupportedOnce(api, "CUSPARSE_STATUS_NOT_SUPPORTED");
+    return CUSPARSE_STATUS_NOT_SUPPORTED;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseCreate(cusparseHandle_t* handle)
+{
+    if (!handle)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    *handle = new cusparseContext();
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseDestroy(cusparseHandle_t handle)
+{
+    if (!handle)
+    {
+        return CUSPARSE_STATUS_NOT_INITIALIZED;
+    }
+    delete handle;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseSetStream(cusparseHandle_t handle, cudaStream_t stream)
+{
+    if (!handle)
+    {
+        return CUSPARSE_STATUS_NOT_INITIALIZED;
+    }
+    handle->stream = stream;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseGetStream(cusparseHandle_t handle, cudaStream_t* stream)
+{
+    if (!handle || !stream)
+    {
+        return handle ? CUSPARSE_STATUS_INVALID_VALUE : CUSPARSE_STATUS_NOT_INITIALIZED;
+    }
+    *stream = handle->stream;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseSetPointerMode(cusparseHandle_t handle, cusparsePointerMode_t mode)
+{
+    if (!handle)
+    {
+        return CUSPARSE_STATUS_NOT_INITIALIZED;
+    }
+    handle->pointerMode = mode;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseGetPointerMode(cusparseHandle_t handle, cusparsePointerMode_t* mode)
+{
+    if (!handle || !mode)
+    {
+        return handle ? CUSPARSE_STATUS_INVALID_VALUE : CUSPARSE_STATUS_NOT_INITIALIZED;
+    }
+    *mode = handle->pointerMode;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseGetVersion(cusparseHandle_t, int* version)
+{
+    if (!version)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    *version = CUSPARSE_VERSION;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseGetProperty(libraryPropertyType type, int* value)
+{
+    if (!value)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    *value = type == MAJOR_VERSION   ? CUSPARSE_VER_MAJOR
+             : type == MINOR_VERSION ? CUSPARSE_VER_MINOR
+                                     : CUSPARSE_VER_PATCH;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT const char*
+cusparseGetErrorName(cusparseStatus_t status)
+{
+    switch (status)
+    {
+    case CUSPARSE_STATUS_SUCCESS:
+        return "CUSPARSE_STATUS_SUCCESS";
+    case CUSPARSE_STATUS_NOT_INITIALIZED:
+        return "CUSPARSE_STATUS_NOT_INITIALIZED";
+    case CUSPARSE_STATUS_ALLOC_FAILED:
+        return "CUSPARSE_STATUS_ALLOC_FAILED";
+    case CUSPARSE_STATUS_INVALID_VALUE:
+        return "CUSPARSE_STATUS_INVALID_VALUE";
+    case CUSPARSE_STATUS_EXECUTION_FAILED:
+        return "CUSPARSE_STATUS_EXECUTION_FAILED";
+    case CUSPARSE_STATUS_INTERNAL_ERROR:
+        return "CUSPARSE_STATUS_INTERNAL_ERROR";
+    case CUSPARSE_STATUS_NOT_SUPPORTED:
+        return "CUSPARSE_STATUS_NOT_SUPPORTED";
+    default:
+        return "CUSPARSE_STATUS_UNKNOWN";
+    }
+}
+
+EIDOLON_EXPORT const char*
+cusparseGetErrorString(cusparseStatus_t status)
+{
+    return status == CUSPARSE_STATUS_NOT_SUPPORTED
+               ? "the operation is not supported by eidolon (a simulated GPU computes nothing)"
+               : cusparseGetErrorName(status);
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseCreateMatDescr(cusparseMatDescr_t* descr)
+{
+    if (!descr)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    *descr = new cusparseMatDescr();
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseDestroyMatDescr(cusparseMatDescr_t descr)
+{
+    delete descr;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseSetMatType(cusparseMatDescr_t descr, cusparseMatrixType_t type)
+{
+    if (!descr)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    descr->type = type;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseMatrixType_t
+cusparseGetMatType(const cusparseMatDescr_t descr)
+{
+    return descr ? descr->type : CUSPARSE_MATRIX_TYPE_GENERAL;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseSetMatFillMode(cusparseMatDescr_t descr, cusparseFillMode_t fill)
+{
+    if (!descr)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    descr->fill = fill;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseFillMode_t
+cusparseGetMatFillMode(const cusparseMatDescr_t descr)
+{
+    return descr ? descr->fill : CUSPARSE_FILL_MODE_LOWER;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseSetMatDiagType(cusparseMatDescr_t descr, cusparseDiagType_t diag)
+{
+    if (!descr)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    descr->diag = diag;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseDiagType_t
+cusparseGetMatDiagType(const cusparseMatDescr_t descr)
+{
+    return descr ? descr->diag : CUSPARSE_DIAG_TYPE_NON_UNIT;
+}
+
+EIDOLON_EXPORT cusparseStatus_t
+cusparseSetMatIndexBase(cusparseMatDescr_t descr, cusparseIndexBase_t base)
+{
+    if (!descr)
+    {
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    }
+    descr->base = base;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+EIDOLON_EXPORT cusparseIndexBase_t
+cusparseGetMatIndexBase(const cusparseMatDescr_t descr)
+{
+    return descr ? descr->base : CUSPARSE_INDEX_BASE_ZERO;
+}
