@@ -5,9 +5,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${EIDOLON_BUILD_DIR:-$root/build}
-"$root/scripts/build.sh" "$@"
+# PyTorch first: the build takes cuDNN's headers from the wheels for libcudnn.so.9.
 if ! "$root/scripts/setup-pytorch.sh"; then
   echo "test.sh: no PyTorch environment: the torch-* tests will be skipped" >&2
 fi
+"$root/scripts/build.sh" "$@"
 cd "$build"
 ctest --output-on-failure -j "${EIDOLON_JOBS:-$(nproc)}"
