@@ -3,6 +3,7 @@
 #include "bridge-client.h"
 #include "diagnostics.h"
 #include "host-time.h"
+#include "per-thread.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 
 namespace eidolon::gpu
 {
@@ -20,7 +22,7 @@ namespace
 {
 
 thread_local int t_currentDevice = 0;
-thread_local std::vector<Stream*> t_perThreadStreams; // per device
+PerThread<std::vector<Stream*>> g_perThreadStreams; // per device (per-thread.h: no thread_local)
 thread_local const void* t_polledObject = nullptr;
 thread_local int t_pollCount = 0;
 
@@ -35,7 +37,14 @@ RoundUp(uint64_t value, uint64_t granule)
 void
 WriteReportAtExit()
 {
-    Emulator& emulator = Emulator::Get();
+    // A process that only registered kernels (importing torch, torchrun's agent) never joined
+    // the simulator and has nothing to report.
+    Emulator* joined = Emulator::IfCreated();
+    if (!joined)
+    {
+        return;
+    }
+    Emulator& emulator = *joined;
     // A thread still inside a call at exit must not make exit hang: report without the lock then.
     std::unique_lock<std::mutex> lock(emulator.Mutex(), std::try_to_lock);
     ++ApiDepth(); // clocks read from here on (ZeroMQ's too) are real: we hold the lock
@@ -161,17 +170,37 @@ private:
 } // namespace
 
 Emulator&
-Emulator::Get()
+Emulator::Local()
 {
     static Emulator* instance = []
     {
         ++ApiDepth(); // a clock read while the state is being built passes through to libc
         auto* emulator = new Emulator(); // never destroyed: atexit handlers still use it
         --ApiDepth();
-        g_instance.store(emulator, std::memory_order_release);
         return emulator;
     }();
     return *instance;
+}
+
+Emulator&
+Emulator::Get()
+{
+    Emulator& emulator = Local();
+    if (!g_instance.load(std::memory_order_acquire))
+    {
+        // Joining waits for the simulator (and so for ZeroMQ's I/O thread): never inside the
+        // registrations a dlopen() runs, only at the first call that needs the GPUs.
+        static std::once_flag joined;
+        std::call_once(joined,
+                       [&emulator]
+                       {
+                           ++ApiDepth();
+                           emulator.JoinSimulator();
+                           --ApiDepth();
+                           g_instance.store(&emulator, std::memory_order_release);
+                       });
+    }
+    return emulator;
 }
 
 Emulator*
@@ -227,6 +256,12 @@ Emulator::Emulator()
     m_costs.Add(std::make_unique<GemmModel>(m_config.minKernelNs));
     m_costs.Add(std::make_unique<KernelFamilyModel>(m_config.minKernelNs));
     m_costs.Add(std::make_unique<RooflineModel>(m_config.minKernelNs));
+    std::atexit(WriteReportAtExit);
+}
+
+void
+Emulator::JoinSimulator()
+{
     if (m_ready && !m_config.simEndpoint.empty())
     {
         std::string error;
@@ -236,7 +271,7 @@ Emulator::Emulator()
                               m_config.node,
                               m_config.rankName,
                               m_spec.name,
-                              count,
+                              static_cast<int>(m_devices.size()),
                               m_config.simEndpoint,
                               m_config.simConnectTimeoutSeconds};
         m_rankHost = std::make_unique<EmulatorRankHost>(*this, std::move(identity));
@@ -244,16 +279,17 @@ Emulator::Emulator()
         if (!sink)
         {
             // Without the simulator the program would print numbers that mean nothing: no GPU.
+            std::lock_guard<std::mutex> lock(m_mutex); // registrations may run meanwhile
             m_ready = false;
             m_initError = "cannot join eidolon-sim at " + m_config.simEndpoint + ": " + error;
             Warn(m_initError + "; the program sees no GPU");
         }
         else
         {
+            std::lock_guard<std::mutex> lock(m_mutex);
             m_sink = std::move(sink);
         }
     }
-    std::atexit(WriteReportAtExit);
 }
 
 int
@@ -431,11 +467,12 @@ Emulator::ResolveStream(void* handle, bool perThreadDefault)
             return nullptr;
         }
         int device = CurrentDevice();
-        if (t_perThreadStreams.size() <= size_t(device))
+        std::vector<Stream*>& streams = g_perThreadStreams.Get();
+        if (streams.size() <= size_t(device))
         {
-            t_perThreadStreams.resize(m_devices.size(), nullptr);
+            streams.resize(m_devices.size(), nullptr);
         }
-        Stream*& stream = t_perThreadStreams[device];
+        Stream*& stream = streams[device];
         if (!stream)
         {
             stream = CreateStream(device, 0, 0); // blocking: it orders with the legacy stream

@@ -164,10 +164,16 @@ struct CopyStaging
 class Emulator
 {
 public:
-    // The process-wide instance (created on first use, never destroyed).
+    // The process-wide instance (created on first use, never destroyed), joined to the simulator
+    // (EIDOLON_SIM_ENDPOINT) on first use.
     static Emulator& Get();
-    // The instance if it has been created, else null (never creates it: for the clock interposers,
-    // which may run inside allocators and loaders).
+    // The same instance without joining the simulator: for kernel and variable registrations,
+    // which run inside dlopen() with the dynamic loader's lock held and must never wait for the
+    // simulator (or for ZeroMQ's I/O thread, which may need that lock).
+    static Emulator& Local();
+    // The instance once it has joined (or found no simulator to join), else null (never creates
+    // it: for the clock interposers, which may run inside allocators and loaders). Clocks stay
+    // real until then.
     static Emulator* IfCreated();
 
     std::mutex& Mutex() { return m_mutex; }
@@ -290,6 +296,7 @@ public:
 
 private:
     Emulator();
+    void JoinSimulator(); // connects the bridge sink when EIDOLON_SIM_ENDPOINT is set
     // The time and the pending records implicit legacy-stream order makes `stream` wait for.
     Ns ImplicitOrder(const Stream& stream, std::vector<uint64_t>* deps);
     // Applies answers already known to a stream's or event's pending record.
@@ -328,8 +335,9 @@ int& ApiDepth();
 class ApiCall
 {
 public:
-    explicit ApiCall(CallKind kind)
-        : m_emulator(Emulator::Get())
+    // `join`: false only for registrations (Emulator::Local).
+    explicit ApiCall(CallKind kind, bool join = true)
+        : m_emulator(join ? Emulator::Get() : Emulator::Local())
         , m_lock(m_emulator.Mutex())
         , m_timed(kind != CallKind::Untimed)
     {

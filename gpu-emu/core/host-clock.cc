@@ -1,6 +1,7 @@
 #include "host-clock.h"
 
 #include "host-calibration.h"
+#include "per-thread.h"
 
 #include <algorithm>
 #include <atomic>
@@ -74,7 +75,9 @@ ReadNs(clockid_t clock)
     return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-thread_local ThreadClockState t_thread;
+// Not a thread_local object: its destructor would make a thread's first clock read take the
+// dynamic loader's lock (per-thread.h). Created at the thread's first intercepted call.
+PerThread<ThreadClockState> g_threads;
 
 bool
 IsMainThread()
@@ -164,7 +167,7 @@ HostClock::ThreadCpuNs()
 void
 HostClock::Enter(CallKind kind)
 {
-    ThreadClockState& thread = t_thread;
+    ThreadClockState& thread = g_threads.Get();
     bool startsDriving = false;
     if (!thread.known)
     {
@@ -229,7 +232,7 @@ HostClock::Enter(CallKind kind)
 void
 HostClock::Leave()
 {
-    ThreadClockState& thread = t_thread;
+    ThreadClockState& thread = g_threads.Get();
     if (!thread.drives)
     {
         return;
@@ -257,7 +260,7 @@ HostClock::DrivingThreads() const
 void
 HostClock::Rebase()
 {
-    ThreadClockState& thread = t_thread;
+    ThreadClockState& thread = g_threads.Get();
     if (thread.drives && m_model.mode == HostTimeMode::CpuTime && m_model.cpuScale > 0)
     {
         thread.cpuAtEnter = ThreadCpuNs();
@@ -268,8 +271,9 @@ HostClock::Rebase()
 bool
 HostClock::CallingThreadDrives() const
 {
-    const ThreadClockState& thread = t_thread;
-    return thread.known ? thread.drives : IsMainThread();
+    // Runs on every clock read of every thread: it neither allocates nor takes a lock.
+    const ThreadClockState* thread = g_threads.IfCreated();
+    return thread && thread->known ? thread->drives : IsMainThread();
 }
 
 } // namespace eidolon::gpu

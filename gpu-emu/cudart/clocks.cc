@@ -1,7 +1,8 @@
 // The clocks a program times itself with show virtual time on the threads that drive GPUs
 // (DESIGN.md "Virtual time"). clock_gettime and gettimeofday are interposed here, in libcudart,
-// because a library the program links directly comes before libc in symbol lookup. CPU-time
-// clocks always pass through; EIDOLON_VIRTUAL_CLOCKS=0 makes every clock real.
+// because a library the program links directly comes before libc in symbol lookup; the same file
+// is libeidolon-clocks.so, which `eidolon run` preloads for programs that dlopen CUDA (Python).
+// CPU-time clocks always pass through; EIDOLON_VIRTUAL_CLOCKS=0 makes every clock real.
 #include "runtime-common.h"
 
 #include <dlfcn.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <sys/time.h>
@@ -21,21 +23,29 @@ namespace
 
 using ClockGettime = int (*)(clockid_t, struct timespec*);
 using GetTimeOfDay = int (*)(struct timeval*, void*);
+using ClockNanosleep = int (*)(clockid_t, int, const struct timespec*, struct timespec*);
 
 // libc's functions, resolved once when libcudart is loaded (resolving them lazily could allocate
 // inside an allocator that reads the clock); until then the system call is used.
 ClockGettime g_realClockGettime = nullptr;
 GetTimeOfDay g_realGetTimeOfDay = nullptr;
+ClockNanosleep g_realClockNanosleep = nullptr;
 
+// libc's own, not RTLD_NEXT's: these interposers are in libcudart and in libeidolon-clocks.so,
+// and when the latter is preloaded the next definition after it is libcudart's.
 __attribute__((constructor)) void
 ResolveRealClocks()
 {
-    void* clock = dlvsym(RTLD_NEXT, "clock_gettime", "GLIBC_2.17");
+    void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void* clock = libc ? dlvsym(libc, "clock_gettime", "GLIBC_2.17") : nullptr;
     g_realClockGettime =
         reinterpret_cast<ClockGettime>(clock ? clock : dlsym(RTLD_NEXT, "clock_gettime"));
-    void* day = dlvsym(RTLD_NEXT, "gettimeofday", "GLIBC_2.2.5");
+    void* day = libc ? dlvsym(libc, "gettimeofday", "GLIBC_2.2.5") : nullptr;
     g_realGetTimeOfDay =
         reinterpret_cast<GetTimeOfDay>(day ? day : dlsym(RTLD_NEXT, "gettimeofday"));
+    void* sleep = libc ? dlvsym(libc, "clock_nanosleep", "GLIBC_2.17") : nullptr;
+    g_realClockNanosleep =
+        reinterpret_cast<ClockNanosleep>(sleep ? sleep : dlsym(RTLD_NEXT, "clock_nanosleep"));
 }
 
 int
@@ -161,4 +171,35 @@ gettimeofday(struct timeval* tv, void* tz)
     tv->tv_sec = static_cast<time_t>(ns / 1000000000);
     tv->tv_usec = static_cast<suseconds_t>(ns % 1000000000 / 1000);
     return 0;
+}
+
+// clock_nanosleep: a deadline (TIMER_ABSTIME) on a clock this thread sees virtual was computed from
+// the virtual clock, which the kernel does not know: sleep for what is left of it in virtual time,
+// as real time. (Python's time.sleep sleeps to such a deadline: without this it would return at
+// once while the virtual clock is behind the real one, and block for the difference once it is
+// ahead.) The sleep itself is the program's own host time: it moves the virtual clock only as the
+// host-time mode counts such time (in `calls` mode, not at all).
+EIDOLON_EXPORT int
+clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, struct timespec* remain)
+{
+    if (!g_realClockNanosleep)
+    {
+        return ENOSYS; // before our constructor ran: nothing sleeps that early
+    }
+    if ((flags & TIMER_ABSTIME) && request)
+    {
+        int64_t now = VirtualNs(clock);
+        if (now >= 0)
+        {
+            int64_t left = ToNs(*request) - now;
+            if (left <= 0)
+            {
+                return 0;
+            }
+            timespec relative{static_cast<time_t>(left / 1000000000),
+                              static_cast<long>(left % 1000000000)};
+            return g_realClockNanosleep(clock, 0, &relative, remain);
+        }
+    }
+    return g_realClockNanosleep(clock, flags, request, remain);
 }

@@ -1,6 +1,7 @@
 // Launch API family: registration of the program's kernels (what nvcc's generated code calls at
 // start-up), the <<<>>> path, cudaLaunchKernel/ExC, host functions, function attributes.
 #include "../core/fatbin.h"
+#include "../core/per-thread.h"
 #include "runtime-common.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ struct CallConfiguration
     cudaStream_t stream;
 };
 
-thread_local std::vector<CallConfiguration> t_callConfigurations;
+PerThread<std::vector<CallConfiguration>> g_callConfigurations; // per-thread.h: no thread_local
 
 // What __cudaRegisterFatBinary returns as the module handle.
 struct Module
@@ -138,7 +139,7 @@ EIDOLON_EXPORT void
 __cudaRegisterFunction(void** handle, const char* hostFun, char*, const char* deviceName, int,
                        uint3*, uint3*, dim3*, dim3*, int*)
 {
-    ApiCall call(CallKind::Untimed);
+    ApiCall call(CallKind::Untimed, /*join=*/false); // inside dlopen: never the simulator
     std::string name = deviceName ? deviceName : "";
     int64_t argBytes = -1;
     if (auto* module = reinterpret_cast<Module*>(handle))
@@ -153,7 +154,7 @@ __cudaRegisterFunction(void** handle, const char* hostFun, char*, const char* de
 EIDOLON_EXPORT void
 __cudaRegisterVar(void**, char* hostVar, char*, const char*, int, size_t size, int, int)
 {
-    ApiCall call(CallKind::Untimed);
+    ApiCall call(CallKind::Untimed, /*join=*/false); // inside dlopen: never the simulator
     call.Emu().Symbols()[hostVar] = Symbol{size, {}};
 }
 
@@ -192,7 +193,7 @@ EIDOLON_EXPORT unsigned
 __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
                             struct CUstream_st* stream)
 {
-    t_callConfigurations.push_back({gridDim, blockDim, sharedMem, stream});
+    g_callConfigurations.Get().push_back({gridDim, blockDim, sharedMem, stream});
     return 0;
 }
 
@@ -200,12 +201,13 @@ __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
 EIDOLON_EXPORT cudaError_t
 __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void* stream)
 {
-    if (t_callConfigurations.empty())
+    std::vector<CallConfiguration>& configurations = g_callConfigurations.Get();
+    if (configurations.empty())
     {
         return Fail(cudaErrorInvalidConfiguration);
     }
-    CallConfiguration configuration = t_callConfigurations.back();
-    t_callConfigurations.pop_back();
+    CallConfiguration configuration = configurations.back();
+    configurations.pop_back();
     *gridDim = configuration.grid;
     *blockDim = configuration.block;
     *sharedMem = configuration.sharedMem;

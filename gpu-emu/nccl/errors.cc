@@ -72,14 +72,14 @@ WarnOnce(const std::string& key, const std::string& message)
 
 using namespace eidolon::gpu::nccl;
 
-// NCCL_VERSION_CODE of the header the library was built against (2.28.9: 22809).
+// The emulated NCCL version (version.cc): 2.30.7 (23007) unless EIDOLON_NCCL_VERSION says another.
 NCCL_API(ncclResult_t, ncclGetVersion, int* version)
 {
     if (!version)
     {
         return ncclInvalidArgument; // NCCL returns this without a message
     }
-    *version = NCCL_VERSION_CODE;
+    *version = EmulatedVersionCode();
     return ncclSuccess;
 }
 

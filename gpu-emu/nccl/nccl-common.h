@@ -66,6 +66,14 @@ const char* ResultName(ncclResult_t code);
 // Warns on stderr once per `key` ("eidolon: <message>") without touching the last error.
 void WarnOnce(const std::string& key, const std::string& message);
 
+// ---- version (version.cc): the one place the reported NCCL version comes from
+// NCCL_VERSION(major, minor, patch) as nccl.h computes it.
+int VersionCode(int major, int minor, int patch);
+// "2.30.7" or a code ("23007") into a code; false when `text` is neither.
+bool ParseVersion(const std::string& text, int* code);
+// The version ncclGetVersion reports: EIDOLON_NCCL_VERSION, else 2.30.7 (23007).
+int EmulatedVersionCode();
+
 // ---- communicators (communicators.cc)
 bool IsLive(const ncclComm* comm);
 // Null or unknown communicator: ncclInvalidArgument. A pending nonblocking communicator becomes

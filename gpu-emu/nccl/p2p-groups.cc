@@ -3,6 +3,7 @@
 // one (groups nest, per thread) it waits for the outermost ncclGroupEnd, which places, for each
 // communicator in the order it first appeared, its collectives in issue order (one record each)
 // and then all its sends and receives as one record.
+#include "../core/per-thread.h"
 #include "nccl-common.h"
 
 #include <algorithm>
@@ -31,7 +32,7 @@ struct GroupState
     std::vector<SplitRequest> splits;
 };
 
-thread_local GroupState t_group;
+PerThread<GroupState> g_groups; // per-thread.h: no thread_local with a destructor
 
 bool
 IsP2p(const CommOp& op)
@@ -146,15 +147,15 @@ Flush(ApiCall& call, std::vector<Task> tasks)
 bool
 InGroup()
 {
-    return t_group.depth > 0;
+    return g_groups.Get().depth > 0;
 }
 
 ncclResult_t
 GroupError(ncclResult_t code)
 {
-    if (t_group.depth > 0 && t_group.error == ncclSuccess && code != ncclSuccess)
+    if (g_groups.Get().depth > 0 && g_groups.Get().error == ncclSuccess && code != ncclSuccess)
     {
-        t_group.error = code;
+        g_groups.Get().error = code;
     }
     return code;
 }
@@ -162,7 +163,7 @@ GroupError(ncclResult_t code)
 void
 AddSplit(const SplitRequest& request)
 {
-    t_group.splits.push_back(request);
+    g_groups.Get().splits.push_back(request);
 }
 
 ncclResult_t
@@ -194,9 +195,9 @@ Submit(ApiCall& call, ncclComm* comm, cudaStream_t handle, const CommOp& op, con
     {
         return ncclSuccess; // NCCL discards empty collectives (sends/receives of 0 still match)
     }
-    if (t_group.depth > 0)
+    if (g_groups.Get().depth > 0)
     {
-        t_group.tasks.push_back(Task{comm, stream, op, api});
+        g_groups.Get().tasks.push_back(Task{comm, stream, op, api});
         return ncclSuccess;
     }
     return Place(call, comm, stream, {op}, api);
@@ -205,27 +206,27 @@ Submit(ApiCall& call, ncclComm* comm, cudaStream_t handle, const CommOp& op, con
 void
 GroupStartInternal()
 {
-    if (t_group.depth++ == 0)
+    if (g_groups.Get().depth++ == 0)
     {
-        t_group.error = ncclSuccess;
+        g_groups.Get().error = ncclSuccess;
     }
 }
 
 ncclResult_t
 GroupEndInternal(ApiCall& call)
 {
-    if (t_group.depth == 0)
+    if (g_groups.Get().depth == 0)
     {
         return Fail(ncclInvalidUsage, "groupend:nogroup", "ncclGroupEnd: not in a group call.");
     }
-    if (--t_group.depth > 0)
+    if (--g_groups.Get().depth > 0)
     {
         return ncclSuccess;
     }
-    std::vector<Task> tasks = std::move(t_group.tasks);
-    std::vector<SplitRequest> splits = std::move(t_group.splits);
-    ncclResult_t error = t_group.error;
-    t_group = GroupState();
+    std::vector<Task> tasks = std::move(g_groups.Get().tasks);
+    std::vector<SplitRequest> splits = std::move(g_groups.Get().splits);
+    ncclResult_t error = g_groups.Get().error;
+    g_groups.Get() = GroupState();
     if (error != ncclSuccess)
     {
         // As NCCL: an error inside the group fails the whole group; nothing of it is issued.
@@ -250,7 +251,8 @@ namespace
 CallKind
 GroupEndKind()
 {
-    return t_group.depth == 1 && !t_group.tasks.empty() ? CallKind::Submit : CallKind::Untimed;
+    return g_groups.Get().depth == 1 && !g_groups.Get().tasks.empty() ? CallKind::Submit
+                                                                      : CallKind::Untimed;
 }
 
 ncclResult_t
@@ -310,7 +312,7 @@ NCCL_API(ncclResult_t, ncclGroupEnd)
 NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo)
 {
     ApiCall call(CallKind::Untimed);
-    if (t_group.depth == 0)
+    if (g_groups.Get().depth == 0)
     {
         return Fail(ncclInvalidUsage, "groupsimend:nogroup",
                     "ncclGroupSimulateEnd: not in a group call.");
@@ -320,15 +322,15 @@ NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo)
         return Fail(ncclInvalidArgument, "groupsimend:info",
                     "ncclSimInfo_t argument not initialized via NCCL_SIM_INFO_INITIALIZER");
     }
-    if (--t_group.depth > 0)
+    if (--g_groups.Get().depth > 0)
     {
         return ncclSuccess;
     }
-    for (const SplitRequest& request : t_group.splits)
+    for (const SplitRequest& request : g_groups.Get().splits)
     {
         *request.out = nullptr;
     }
-    t_group = GroupState();
+    g_groups.Get() = GroupState();
     if (simInfo)
     {
         simInfo->estimatedTime = NCCL_UNDEF_FLOAT;

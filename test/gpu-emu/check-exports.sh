@@ -60,5 +60,21 @@ fi
 nm -D --defined-only "$ours/libcudart.so.13" | grep -q "clock_gettime@@GLIBC_2.17" ||
   fail "libcudart.so.13 does not define clock_gettime@@GLIBC_2.17"
 
+# libeidolon-clocks.so (preloaded by eidolon run) carries the same interposers.
+nm -D --defined-only "$ours/libeidolon-clocks.so" | grep -q "clock_gettime@@GLIBC_2.17" ||
+  fail "libeidolon-clocks.so does not define clock_gettime@@GLIBC_2.17"
+# The audit module eidolon run gives every rank (LD_AUDIT) answers the loader's two calls.
+for hook in la_version la_objsearch; do
+  nm -D --defined-only "$ours/libeidolon-redirect.so" | grep -qw "$hook" ||
+    fail "libeidolon-redirect.so does not define $hook"
+done
+# No thread_local with a destructor anywhere in gpu-emu: registering one takes the dynamic loader's
+# lock on a thread's first use, which deadlocks against dlopen (gpu-emu/core/per-thread.h).
+for lib in "$ours"/*.so*; do
+  if nm -D --undefined-only "$lib" | grep -q "__cxa_thread_atexit"; then
+    fail "$(basename "$lib") has a thread_local with a destructor (__cxa_thread_atexit)"
+  fi
+done
+
 echo "check-exports: $failures failures"
 [ "$failures" -eq 0 ]

@@ -30,6 +30,26 @@ SelfDirectory()
     return error ? std::string(".") : self.parent_path().string();
 }
 
+// `value` ahead of what the variable `name` already holds (`separator` between).
+std::string
+Prepend(const char* name, const std::string& value, char separator)
+{
+    const char* old = std::getenv(name);
+    return old && *old ? value + separator + old : value;
+}
+
+// How a rank process loads gpu-emu's libraries instead of NVIDIA's (gpu-emu/loader/README.md):
+// the search path for programs linked against them; the audit module for programs that reach
+// NVIDIA's by RPATH or full path (PyTorch's wheels); the clock interposers preloaded for programs
+// that dlopen CUDA (Python). What the user set is kept, after ours.
+std::map<std::string, std::string>
+LoaderEnvironment(const std::string& libDir)
+{
+    return {{"LD_LIBRARY_PATH", Prepend("LD_LIBRARY_PATH", libDir, ':')},
+            {"LD_AUDIT", Prepend("LD_AUDIT", libDir + "/libeidolon-redirect.so", ':')},
+            {"LD_PRELOAD", Prepend("LD_PRELOAD", libDir + "/libeidolon-clocks.so", ' ')}};
+}
+
 } // namespace
 
 namespace
@@ -94,10 +114,8 @@ PlanRanks(const RunArguments& args, const std::string& address, sim::SimOptions&
     {
         return processes;
     }
-    std::map<std::string, std::string> common;
-    std::string libDir = SelfDirectory() + "/../lib/gpu-emu";
-    const char* oldPath = std::getenv("LD_LIBRARY_PATH");
-    common["LD_LIBRARY_PATH"] = libDir + (oldPath && *oldPath ? ":" + std::string(oldPath) : "");
+    std::map<std::string, std::string> common =
+        LoaderEnvironment(SelfDirectory() + "/../lib/gpu-emu");
     common["EIDOLON_SIM_ENDPOINT"] = address;
     common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
     common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;

@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
@@ -51,11 +52,59 @@ CheckLibrary()
     }
     // The profiling names are the same functions.
     CHECK(dlsym(RTLD_DEFAULT, "pncclAllReduce") == dlsym(RTLD_DEFAULT, "ncclAllReduce"));
+    // NCCL 2.30.7 by default (PyTorch 2.15's), whatever nccl.h this program was built with
+    // (2.28.9): NCCL_VERSION(2, 30, 7) = 2 * 10000 + 30 * 100 + 7 = 23007.
     int version = 0;
     CHECK_NCCL(ncclGetVersion(&version));
-    CHECK(version == 22809);
-    CHECK(version == NCCL_VERSION_CODE);
+    CHECK(version == 23007);
     CHECK_NCCL_EQ(ncclGetVersion(nullptr), ncclInvalidArgument);
+    // EIDOLON_NCCL_VERSION emulates another release: 2.28.9 is 2 * 10000 + 28 * 100 + 9 = 22809,
+    // 2.8.4 (before the code's scheme changed) 2 * 1000 + 8 * 100 + 4 = 2804; a bad value warns and
+    // reports the default.
+    setenv("EIDOLON_NCCL_VERSION", "2.28.9", 1);
+    CHECK_NCCL(ncclGetVersion(&version));
+    CHECK(version == 22809);
+    setenv("EIDOLON_NCCL_VERSION", "2.8.4", 1);
+    CHECK_NCCL(ncclGetVersion(&version));
+    CHECK(version == 2804);
+    setenv("EIDOLON_NCCL_VERSION", "22703", 1);
+    CHECK_NCCL(ncclGetVersion(&version));
+    CHECK(version == 22703);
+    setenv("EIDOLON_NCCL_VERSION", "two.thirty", 1);
+    CHECK_NCCL(ncclGetVersion(&version));
+    CHECK(version == 23007);
+    unsetenv("EIDOLON_NCCL_VERSION");
+}
+
+// ncclConfig_t as NCCL 2.30's nccl.h lays it out: 2.28's fields (80 bytes, no tail padding), then
+// graphUsageMode, numRmaCtx, maxP2pPeers and graphStreamOrdering (ints): 96 bytes. A program built
+// against 2.30 passes this size and version.
+struct Config230
+{
+    ncclConfig_t v228;
+    int graphUsageMode;
+    int numRmaCtx;
+    int maxP2pPeers;
+    int graphStreamOrdering;
+};
+
+static void
+CheckConfig230()
+{
+    static_assert(sizeof(ncclConfig_t) == 80 && sizeof(Config230) == 96, "NCCL 2.28 / 2.30 sizes");
+    Config230 config{NCCL_CONFIG_INITIALIZER, NCCL_CONFIG_UNDEF_INT, 4, 8, NCCL_CONFIG_UNDEF_INT};
+    config.v228.size = sizeof(Config230);
+    config.v228.version = 23007;
+    config.v228.blocking = 1;
+    ncclUniqueId id;
+    CHECK_NCCL(ncclGetUniqueId(&id));
+    ncclComm_t comm = nullptr;
+    CHECK_NCCL(ncclCommInitRankConfig(&comm, 1, id, 0, &config.v228));
+    CHECK(comm != nullptr);
+    if (comm)
+    {
+        CHECK_NCCL(ncclCommDestroy(comm));
+    }
 }
 
 static void
@@ -491,6 +540,7 @@ main(int argc, char** argv)
 {
     std::string mode = argc > 1 ? argv[1] : "single";
     CheckLibrary();
+    CheckConfig230();
     if (mode == "multi")
     {
         CheckMulti();
