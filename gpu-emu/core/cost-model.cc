@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace eidolon::gpu
 {
@@ -470,6 +473,25 @@ AttentionNs(const AttentionShape& a, const GpuSpec& spec, Ns minKernelNs)
     return KernelFloor(spec, minKernelNs) + flops / rate * 1e9 + p.kernelGapNs;
 }
 
+// EIDOLON_PRICING_TRACE=1: one stderr line a priced kernel launch (provider, ns, grid, block,
+// name), to find the kernels that fall to a fallback (`sort | uniq -c` over the lines).
+static void
+TracePrice(const KernelLaunch& launch, const char* provider, Ns duration)
+{
+    static const bool enabled = []
+    {
+        const char* value = std::getenv("EIDOLON_PRICING_TRACE");
+        return value && *value && std::string(value) != "0";
+    }();
+    if (!enabled || !launch.kernel)
+    {
+        return;
+    }
+    std::fprintf(stderr, "eidolon-price\t%s\t%.0f\t%ux%ux%u\t%ux%ux%u\t%s\n", provider, duration,
+                 launch.grid.x, launch.grid.y, launch.grid.z, launch.block.x, launch.block.y,
+                 launch.block.z, launch.kernel->name.c_str());
+}
+
 Price
 CostModel::PriceKernel(const KernelLaunch& launch, const GpuSpec& spec)
 {
@@ -477,6 +499,7 @@ CostModel::PriceKernel(const KernelLaunch& launch, const GpuSpec& spec)
     {
         if (auto duration = provider->PriceKernel(launch, spec))
         {
+            TracePrice(launch, provider->Name(), *duration);
             return {*duration, provider->Name()};
         }
     }

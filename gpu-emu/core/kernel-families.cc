@@ -562,25 +562,28 @@ TorchReduce(const KernelLaunch& launch, const std::string& name, const GpuSpec& 
 // Instructions"), so the kernel is issue-bound: 4 warp schedulers per SM each issue one warp
 // instruction a clock (NVIDIA Hopper/Ampere architecture whitepapers). The metadata struct is
 // `T* input[n]; IndexType offset[n], dimSize[n], nElements[n]; bool isContiguous[n]; ...`.
+// CatArrayBatchedCopy_vectorized<T, IndexType, Dims, batch_size, stride_size, alignment,
+// elems_per_vec>(char* out, the same metadata, ...), used for contiguous inputs (PyTorch 2.6 on),
+// moves a vector of elems_per_vec elements an iteration: one offset computation a vector.
 std::optional<Ns>
 TorchCat(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
 {
-    constexpr const char* kCat = "CatArrayBatchedCopy<";
-    if (name.find(kCat) == std::string::npos || name.find("_contig<") != std::string::npos ||
-        !launch.args || !launch.args[1])
+    if (name.find("CatArrayBatchedCopy") == std::string::npos ||
+        name.find("_contig<") != std::string::npos || !launch.args || !launch.args[1])
     {
         return std::nullopt;
     }
-    // <OpaqueType<bytes>, unsigned int, Dims, batch_size, stride_size>
+    // <OpaqueType<bytes>, unsigned int, Dims, batch_size, stride_size[, alignment, elems_per_vec]>
     static const std::regex cat(
-        R"(CatArrayBatchedCopy<[^<]*OpaqueType<(\d+)u?>, unsigned int, (\d+), (\d+), (\d+)>)");
+        R"(CatArrayBatchedCopy(_vectorized)?<[^<]*OpaqueType<(\d+)u?>, unsigned int, (\d+), (\d+), (\d+)(?:, (\d+), (\d+))?>)");
     std::smatch m;
-    if (!std::regex_search(name, m, cat))
+    if (!std::regex_search(name, m, cat) || (m[1].matched && !m[7].matched))
     {
         return std::nullopt;
     }
-    const double element = std::stod(m[1]);
-    const long dims = std::stol(m[2]), batch = std::stol(m[3]);
+    const double element = std::stod(m[2]);
+    const long dims = std::stol(m[3]), batch = std::stol(m[4]);
+    const double perVector = m[1].matched ? std::max(1.0, std::stod(m[7])) : 1.0;
     const long inputs = std::min<long>(launch.grid.y, batch);
     const char* meta = static_cast<const char*>(launch.args[1]);
     const size_t countsAt = size_t(batch) * (8 + 4 + 4),
@@ -602,7 +605,8 @@ TorchCat(const KernelLaunch& launch, const std::string& name, const GpuSpec& spe
         std::memcpy(&contiguous, meta + contiguousAt + size_t(i), sizeof contiguous);
         const double offsets = contiguous ? 1 : 2;
         elements += n;
-        instructions += n * (kPerElement + offsets * (double(dims - 1) * kPerDimension + 2));
+        instructions +=
+            n / perVector * (kPerElement + offsets * (double(dims - 1) * kPerDimension + 2));
     }
     if (elements <= 0)
     {
@@ -818,6 +822,89 @@ TorchGeometryKernel(const KernelLaunch& launch, const std::string& name, const G
         return AttentionNs(a, spec, floor);
     }
     return std::nullopt;
+}
+
+// ------------------------------------------------------------------ FSDP2's copy kernels
+
+// FSDP2 packs gradients for its reduce-scatter with torch._chunk_cat and unpacks its all-gathered
+// parameters with split_with_sizes_copy (aten/src/ATen/native/cuda/TensorShape.cu). Both are
+// byte copies over a "jagged grid" of 128-thread blocks (BLOCK_SIZE) moving 16 bytes a thread
+// (BYTES_PER_THREAD); the per-tensor sizes sit in device arrays, but the totals are arguments:
+//  - chunk_cat_cuda_kernel: grid (blocks per chunk, num_chunks, leading_dim), each tensor's chunk
+//    padded to whole 2048-byte tiles. Its `long slice_size` (bytes of one leading slice of the
+//    output, padding included) is parameter 8 in every version: (char** src, char* dst, 6 x
+//    int64_t*, slice_size, chunk_size, bool bf162float) in PyTorch 2.4-2.11, templated
+//    <dst_t, src_t>(src_t** src, dst_t* dst, 6 x long*, slice_size, chunk_size, long
+//    dst_to_src_ratio) in 2.15 (slice_size = num_chunks x chunk_size, in bytes). It writes
+//    leading_dim x slice_size bytes and reads sizeof(src) / sizeof(dst) of that (bf16 gradients
+//    widened to an fp32 reduce-scatter buffer: half). Without arguments the tiles bound it.
+//  - split_with_sizes_copy_out_contiguous_no_cast_kernel(char** dst, char** src, 3 x int64_t*,
+//    long src_stride, long num_chunks): the splits cover the source's dimension, so their chunk
+//    sizes add up to src_stride and it reads and writes num_chunks x src_stride bytes.
+std::optional<Ns>
+TorchJaggedCopy(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
+{
+    constexpr double kTileBytes = 128 * 16;
+    double read = 0, written = 0;
+    if (name.find("chunk_cat_cuda_kernel") != std::string::npos)
+    {
+        const double tiles = double(launch.grid.Count()) * kTileBytes;
+        const double slice = SizeArgument(launch, name, 8).value_or(0);
+        written = slice > 0 && slice * launch.grid.z <= tiles ? slice * launch.grid.z : tiles;
+        read = written;
+        const size_t types = name.find("chunk_cat_cuda_kernel<");
+        const size_t comma = types == std::string::npos ? types : name.find(", ", types);
+        if (comma != std::string::npos)
+        {
+            // <dst_t, src_t>: the first type named is the destination's, the next the source's.
+            read =
+                written * ElementBytes(name.substr(comma + 2)) / ElementBytes(name.substr(types));
+        }
+        else if (launch.args && launch.args[10])
+        {
+            bool widen = false; // bf162float: bf16 read, fp32 written
+            std::memcpy(&widen, launch.args[10], sizeof widen);
+            read = widen ? written / 2 : written;
+        }
+    }
+    else if (name.find("split_with_sizes_copy_out_contiguous_no_cast_kernel(") != std::string::npos)
+    {
+        const auto stride = SizeArgument(launch, name, 5), chunks = SizeArgument(launch, name, 6);
+        if (!stride || !chunks)
+        {
+            return std::nullopt;
+        }
+        read = written = *stride * *chunks;
+    }
+    else
+    {
+        return std::nullopt;
+    }
+    return MemoryBoundNs(read + written, read + written, spec.pricing.hbmEfficiency, spec, floor);
+}
+
+// distribution_elementwise_grid_stride_kernel<accscalar_t, unroll_factor, ...>(long numel,
+// PhiloxCudaState, dist_func, transform_func) (aten/src/ATen/native/cuda/DistributionTemplates.h):
+// random fills (torch.randint, nn.init's normal_/uniform_). Each thread draws unroll_factor values
+// with one Philox call and stores them: a write of numel elements, priced at the accumulation
+// type's size (the output's for float; for bf16 outputs twice theirs, for randint's int64 drawn as
+// unsigned int half of theirs).
+std::optional<Ns>
+TorchRandomFill(const KernelLaunch& launch, const std::string& name, const GpuSpec& spec, Ns floor)
+{
+    if (name.find("distribution_elementwise_grid_stride_kernel<") == std::string::npos)
+    {
+        return std::nullopt;
+    }
+    const auto numel = SizeArgument(launch, name, 0);
+    if (!numel)
+    {
+        return std::nullopt;
+    }
+    const double bytes =
+        *numel *
+        ElementBytes(name.substr(name.find("distribution_elementwise_grid_stride_kernel<")));
+    return MemoryBoundNs(bytes, bytes, spec.pricing.hbmEfficiency, spec, floor);
 }
 
 // ------------------------------------------------------------------ train-gpt's kernels
@@ -1069,6 +1156,14 @@ KernelFamilyModel::PriceKernel(const KernelLaunch& launch, const GpuSpec& spec)
         return price;
     }
     if (auto price = TorchGeometryKernel(launch, name, spec, floor))
+    {
+        return price;
+    }
+    if (auto price = TorchJaggedCopy(launch, name, spec, floor))
+    {
+        return price;
+    }
+    if (auto price = TorchRandomFill(launch, name, spec, floor))
     {
         return price;
     }

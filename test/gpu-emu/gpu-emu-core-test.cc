@@ -506,6 +506,102 @@ BOOST_AUTO_TEST_CASE(pytorch_cat_is_bound_by_its_integer_divisions)
                boost::test_tools::tolerance(1e-9));
 }
 
+BOOST_AUTO_TEST_CASE(pytorch_vectorized_cat_takes_one_offset_a_vector)
+{
+    // PyTorch 2.15's CatArrayBatchedCopy_vectorized<OpaqueType<2u>, unsigned int, 4, 128, 1, 16,
+    // 8>: metadata `T* input[128]; unsigned offset[128], dimSize[128], nElements[128]; bool
+    // isContiguous[128]` (counts at 128 x 16 = 2048, flags at 2560). Two contiguous inputs of 2^24
+    // elements move as 2^22 vectors of 8, each 8 + (3 x 23 + 2) = 79 instructions: 2^22 x 79 / 32
+    // at 4e11 warp instructions/s = 25.9 us, under the memory bound 2 x 2^25 x 2 B = 134217728 B
+    // at 0.8 TB/s = 167.8 us (the scalar kernel would be issue-bound at 207 us).
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo cat{"",
+                   "at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<at::native::"
+                   "(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 128, 1, 16, 8>(char*, "
+                   "at::native::(anonymous namespace)::CatArrInputTensorMetadata<at::native::"
+                   "(anonymous namespace)::OpaqueType<2u>, unsigned int, 128, 1>, at::native::"
+                   "(anonymous namespace)::TensorSizeStride<unsigned int, 4u>, int, unsigned int)",
+                   nullptr, -1};
+    std::vector<char> metadata(128 * 21 + 128 * 8, 0);
+    const uint32_t half = 1u << 24;
+    std::memcpy(&metadata[128 * 16], &half, 4);
+    std::memcpy(&metadata[128 * 16 + 4], &half, 4);
+    metadata[128 * 20] = metadata[128 * 20 + 1] = 1;
+    void* out = nullptr;
+    void* args[5] = {&out, metadata.data(), nullptr, nullptr, nullptr};
+    KernelLaunch launch{&cat, {200, 2, 1}, {128, 1, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 134217728.0 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+}
+
+BOOST_AUTO_TEST_CASE(fsdp_copy_kernels_read_their_totals)
+{
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    // PyTorch 2.15's chunk_cat_cuda_kernel<float, c10::BFloat16>: FSDP2 packs bf16 gradients into
+    // an fp32 reduce-scatter buffer. grid (16384, 2, 1) of 2048-byte tiles bounds it at 64 MiB;
+    // slice_size (parameter 8) = 64 MiB - 4096 = 67104768 B written, half of it read (bf16):
+    // 100657152 B at 0.8 TB/s = 125.82 us, plus the 1 us floor and 1 us gap.
+    KernelInfo chunkCat{"",
+                        "at::native::detail::chunk_cat_cuda_kernel<float, c10::BFloat16>(c10::"
+                        "BFloat16**, float*, long*, long*, long*, long*, long*, long*, long, "
+                        "long, long)",
+                        nullptr, -1};
+    void* pointer = nullptr;
+    int64_t slice = 67104768, chunk = slice / 2, ratio = 2;
+    void* args[11] = {&pointer, &pointer, &pointer, &pointer, &pointer, &pointer,
+                      &pointer, &pointer, &slice,   &chunk,   &ratio};
+    KernelLaunch launch{&chunkCat, {16384, 2, 1}, {128, 1, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 100657152.0 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    // Without arguments the tiles: 32768 x 2048 = 67108864 B written, 33554432 B read.
+    launch.args = nullptr;
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 100663296.0 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    // split_with_sizes_copy_out_contiguous_no_cast_kernel: FSDP2's all-gather copy-out of 4 ranks'
+    // 8 MiB shards (src_stride 8388608 B, num_chunks 4): 32 MiB read and 32 MiB written =
+    // 67108864 B at 0.8 TB/s = 83.89 us.
+    KernelInfo split{"",
+                     "at::native::detail::split_with_sizes_copy_out_contiguous_no_cast_kernel("
+                     "char**, char**, long*, long*, long*, long, long)",
+                     nullptr, -1};
+    int64_t stride = 8388608, chunks = 4;
+    void* splitArgs[7] = {&pointer, &pointer, &pointer, &pointer, &pointer, &stride, &chunks};
+    KernelLaunch copyOut{&split, {4096, 4, 1}, {128, 1, 1}, 0, -1, splitArgs};
+    BOOST_TEST(*families.PriceKernel(copyOut, spec) == 2000 + 67108864.0 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    // Its totals are only in its arguments: without them, left to the next provider.
+    copyOut.args = nullptr;
+    BOOST_TEST(!families.PriceKernel(copyOut, spec));
+}
+
+BOOST_AUTO_TEST_CASE(pytorch_random_fill_writes_its_elements)
+{
+    // distribution_elementwise_grid_stride_kernel<float, 4, ...>(long numel, PhiloxCudaState,
+    // ...): nn.init.normal_ of 2^24 floats writes 67108864 B: at 0.8 TB/s 83.89 us; 2^20 floats
+    // (4 MiB, inside the 10 MiB L2-resident size) at 2 TB/s: 2.10 us.
+    GpuSpec spec = PricedGpu();
+    KernelFamilyModel families(1000);
+    KernelInfo normal{"",
+                      "at::native::(anonymous namespace)::distribution_elementwise_grid_stride_"
+                      "kernel<float, 4, at::native::templates::cuda::normal_and_transform<float, "
+                      "float>::{lambda(curandStatePhilox4_32_10*)#1}, at::native::normal_kernel::"
+                      "{lambda(float)#1}>(long, at::PhiloxCudaState, at::native::templates::cuda::"
+                      "normal_and_transform<float, float>::{lambda(curandStatePhilox4_32_10*)#1}, "
+                      "at::native::normal_kernel::{lambda(int, float)#1})",
+                      nullptr, -1};
+    int64_t numel = int64_t(1) << 24;
+    void* pointer = nullptr;
+    void* args[4] = {&numel, &pointer, &pointer, &pointer};
+    KernelLaunch launch{&normal, {1056, 1, 1}, {256, 1, 1}, 0, -1, args};
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 67108864.0 / 0.8e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+    numel = int64_t(1) << 20;
+    BOOST_TEST(*families.PriceKernel(launch, spec) == 2000 + 4194304.0 / 2e12 * 1e9,
+               boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_CASE(same_address_atomics_serialise)
 {
     // train-gpt's grad_norm_sumsq: one atomicAdd a block on one float. 4096 blocks of 256 x 8 =
