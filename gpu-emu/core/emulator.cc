@@ -29,6 +29,10 @@ constexpr uint64_t kReserveGranule = 2ull << 20;
 uint64_t
 RoundUp(uint64_t value, uint64_t granule)
 {
+    if (value > UINT64_MAX - (granule - 1))
+    {
+        return UINT64_MAX; // would wrap to a small size: more than any capacity
+    }
     return (value + granule - 1) / granule * granule;
 }
 
