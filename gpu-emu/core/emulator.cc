@@ -722,6 +722,7 @@ Emulator::Resolve(const Completion& completion, const char* what)
     {
         std::vector<Ns> ends =
             m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), what, m_mutex);
+        m_runOver = m_runOver || m_sink->RunOver();
         m_clock.Rebase();
         for (size_t i = 0; i < ask.size() && i < ends.size(); ++i)
         {

@@ -23,6 +23,7 @@ struct RunArguments
     bool optimistic = false;
     double graceSeconds = 10;
     std::string progress = "auto"; // auto | on | off
+    bool curve = false;            // attach over tcp://: ZeroMQ CURVE with keys made for the run
     std::vector<std::string> command;
 };
 
