@@ -74,6 +74,8 @@ public:
     int Blocked() const;
     int Connected() const { return int(m_timelines.Processes().size()); }
     bool IsLive(int process) const { return m_timelines.Process(process).Live(); }
+    // A joined process (index from its Welcome), for checks at the edge (bridge/server).
+    const RankProcess& Process(int process) const { return m_timelines.Process(process); }
     uint64_t RecordsIngested() const { return m_stats.RecordsIngested(); }
     // The end the simulator decided for a process's record (-1: not decided yet or unknown).
     double RecordEndNs(int process, uint64_t record) const;

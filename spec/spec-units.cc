@@ -129,7 +129,12 @@ ParseLatencyNs(const std::string& text)
     {
         throw SpecError("latency '" + text + "' has no unit (write e.g. 500ns or 1us)");
     }
-    return static_cast<int64_t>(std::llround(value * it->second));
+    const double ns = value * it->second;
+    if (!(ns < 9e18)) // beyond int64 nanoseconds (or not a number): llround's result is undefined
+    {
+        throw SpecError("latency '" + text + "' is too large (write at most a few seconds)");
+    }
+    return static_cast<int64_t>(std::llround(ns));
 }
 
 uint64_t

@@ -68,6 +68,9 @@ RegisterRunCommands(CLI::App& app)
                     "where ranks connect, e.g. tcp://127.0.0.1:5555")
         ->required();
     sim->add_option("--ranks", attach->ranks, "processes that will connect")->required();
+    sim->add_flag("--curve", attach->curve,
+                  "tcp:// endpoint: ZeroMQ CURVE authentication and encryption, keys made for this "
+                  "run and written (mode 0600) to a file the ranks' environment takes them from");
     sim->callback([attach] { std::exit(eidolon::tools::RunSimulation(*attach)); });
 }
 } // namespace eidolon::tools

@@ -5,6 +5,7 @@
 
 #include <zmq.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -13,6 +14,7 @@ extern char** environ;
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -104,6 +106,18 @@ public:
         std::random_device random;
         m_token =
             std::to_string(getpid()) + "-" + std::to_string(random()) + std::to_string(random());
+        if (const char* pid = std::getenv("EIDOLON_SIM_PID"))
+        {
+            m_simulatorPid = std::atoi(pid);
+        }
+        // A simulator bound to tcp:// with --curve: its public key and this run's client pair.
+        for (auto [name, key] : {std::pair{"EIDOLON_SIM_CURVE_SERVER_KEY", &m_curveServer},
+                                 std::pair{"EIDOLON_SIM_CURVE_PUBLIC_KEY", &m_curvePublic},
+                                 std::pair{"EIDOLON_SIM_CURVE_SECRET_KEY", &m_curveSecret}})
+        {
+            const char* value = std::getenv(name);
+            *key = value ? value : "";
+        }
     }
 
     bool Join(std::string* error)
@@ -169,6 +183,8 @@ public:
     }
 
     bool Remote() const override { return true; }
+
+    bool RunOver() const override { return m_simulatorGone; }
 
     std::string Hostname() const override { return m_welcome.hostname(); }
 
@@ -325,6 +341,11 @@ public:
         std::string error;
         while (true)
         {
+            if (!AwaitSimulator(socket, &error))
+            {
+                m_host.Warn(error + " (" + what + ")");
+                break;
+            }
             if (!Receive(socket, &reply, &error))
             {
                 m_host.Warn("bridge: " + error);
@@ -349,7 +370,8 @@ public:
                 m_host.Warn("eidolon-sim: " + reply.error().message());
                 if (reply.error().fatal())
                 {
-                    break; // the run is over; the launcher stops this process
+                    m_simulatorGone = true; // the run is over: later CUDA calls fail
+                    break;                  // (and a launcher stops this process)
                 }
             }
         }
@@ -383,6 +405,10 @@ public:
         std::string problem;
         while (true)
         {
+            if (!AwaitSimulator(socket, error))
+            {
+                break;
+            }
             if (!Receive(socket, &reply, &problem))
             {
                 m_host.Warn("bridge: " + problem);
@@ -460,6 +486,12 @@ private:
     {
         auto socket = std::make_unique<zmq::socket_t>(m_context, zmq::socket_type::dealer);
         socket->set(zmq::sockopt::linger, 2000);
+        if (!m_curveServer.empty())
+        {
+            socket->set(zmq::sockopt::curve_serverkey, m_curveServer);
+            socket->set(zmq::sockopt::curve_publickey, m_curvePublic);
+            socket->set(zmq::sockopt::curve_secretkey, m_curveSecret);
+        }
         socket->connect(m_endpoint);
         zmq::socket_t& ref = *socket;
         m_sockets[std::this_thread::get_id()] = std::move(socket);
@@ -487,6 +519,30 @@ private:
         std::string bytes;
         envelope.SerializeToString(&bytes);
         socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+    }
+
+    // Waits until `socket` has a message. While none comes, checks every second that the
+    // simulator still runs (EIDOLON_SIM_PID, which `eidolon run` sets): false with `error` once it
+    // has ended, and at once for every later wait, so that no rank waits for good for answers
+    // that cannot come.
+    bool AwaitSimulator(zmq::socket_t& socket, std::string* error)
+    {
+        while (!m_simulatorGone)
+        {
+            zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+            if (zmq::poll(&item, 1, std::chrono::milliseconds(1000)) > 0)
+            {
+                return true;
+            }
+            if (m_simulatorPid > 0 && ::kill(m_simulatorPid, 0) != 0 && errno == ESRCH)
+            {
+                m_simulatorGone = true;
+            }
+        }
+        *error = "eidolon-sim (pid " + std::to_string(m_simulatorPid) +
+                 ") has ended: the simulated run is over; CUDA calls fail from now on "
+                 "(cudaErrorNoDevice)";
+        return false;
     }
 
     bool Receive(zmq::socket_t& socket, wire::Envelope* envelope, std::string* error)
@@ -649,6 +705,9 @@ private:
     Ns m_reportedClock = -1;
     std::atomic<bool> m_exiting{false};
     std::thread m_flusher;
+    int m_simulatorPid = 0; // EIDOLON_SIM_PID: 0 when not known (attached over tcp://)
+    std::string m_curveServer, m_curvePublic, m_curveSecret; // EIDOLON_SIM_CURVE_*
+    std::atomic<bool> m_simulatorGone{false};
 };
 
 } // namespace

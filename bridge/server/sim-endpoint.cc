@@ -7,6 +7,7 @@
 
 #include <google/protobuf/arena.h>
 
+#include <cerrno>
 #include <stdexcept>
 
 namespace eidolon::bridge
@@ -23,22 +24,78 @@ NewEnvelope()
 }
 } // namespace
 
+CurveKeys
+CurveKeys::Generate()
+{
+    if (!zmq_has("curve"))
+    {
+        throw std::runtime_error("--curve: this ZeroMQ was built without CURVE (libsodium)");
+    }
+    CurveKeys keys;
+    for (auto [pub, sec] : {std::pair{&keys.serverPublic, &keys.serverSecret},
+                            std::pair{&keys.clientPublic, &keys.clientSecret}})
+    {
+        char publicKey[41] = {};
+        char secretKey[41] = {};
+        if (zmq_curve_keypair(publicKey, secretKey) != 0)
+        {
+            throw std::runtime_error("--curve: cannot generate a CURVE key pair");
+        }
+        *pub = publicKey;
+        *sec = secretKey;
+    }
+    return keys;
+}
+
+std::vector<std::pair<std::string, std::string>>
+CurveKeys::Environment() const
+{
+    return {{"EIDOLON_SIM_CURVE_SERVER_KEY", serverPublic},
+            {"EIDOLON_SIM_CURVE_PUBLIC_KEY", clientPublic},
+            {"EIDOLON_SIM_CURVE_SECRET_KEY", clientSecret}};
+}
+
 SimEndpoint::SimEndpoint(const sim::SimOptions& options, const std::string& address,
-                         std::ostream& log)
+                         std::ostream& log, const CurveKeys* curve)
     : m_log(log)
     , m_simulation(
           std::make_unique<sim::Simulation>(options, log, static_cast<sim::ReplySink&>(*this)))
 {
+    m_run.gpus = m_simulation->GetTopology()->GpuCount();
     if (!address.empty())
     {
         m_context = std::make_unique<zmq::context_t>(1);
         m_router = std::make_unique<zmq::socket_t>(*m_context, zmq::socket_type::router);
         m_router->set(zmq::sockopt::linger, 0);
+        // A larger message is dropped by ZeroMQ (and its connection closed) before it is read.
+        m_router->set(zmq::sockopt::maxmsgsize, int64_t(WireLimits::kMaxMessageBytes));
+        if (curve)
+        {
+            // ZeroMQ asks the handler bound at this inproc address about every handshake.
+            m_zap = std::make_unique<zmq::socket_t>(*m_context, zmq::socket_type::rep);
+            m_zap->set(zmq::sockopt::linger, 0);
+            m_zap->bind("inproc://zeromq.zap.01");
+            m_admittedKey.resize(32);
+            if (!zmq_z85_decode(reinterpret_cast<uint8_t*>(m_admittedKey.data()),
+                                curve->clientPublic.c_str()))
+            {
+                throw std::runtime_error("CURVE client key is not Z85 text of 40 characters");
+            }
+            m_router->set(zmq::sockopt::curve_server, true);
+            m_router->set(zmq::sockopt::curve_secretkey, curve->serverSecret);
+            m_router->set(zmq::sockopt::zap_domain, std::string("eidolon"));
+        }
         m_router->bind(address);
     }
 }
 
 SimEndpoint::~SimEndpoint() = default;
+
+std::string
+SimEndpoint::BoundAddress() const
+{
+    return m_router ? m_router->get(zmq::sockopt::last_endpoint) : std::string();
+}
 
 // ------------------------------------------------------------------ receiving
 
@@ -50,11 +107,35 @@ SimEndpoint::Step(std::chrono::milliseconds timeout, std::vector<zmq::pollitem_t
     {
         items.push_back(zmq::pollitem_t{m_router->handle(), 0, ZMQ_POLLIN, 0});
     }
+    if (m_zap)
+    {
+        items.push_back(zmq::pollitem_t{m_zap->handle(), 0, ZMQ_POLLIN, 0});
+    }
+    const size_t own = items.size();
     items.insert(items.end(), extra.begin(), extra.end());
-    zmq::poll(items.data(), items.size(), timeout);
+    try
+    {
+        zmq::poll(items.data(), items.size(), timeout);
+    }
+    catch (const zmq::error_t& e)
+    {
+        if (e.num() != EINTR)
+        {
+            throw;
+        }
+        // A signal (SIGINT, SIGTERM: the run loop's handler noted it): nothing is ready.
+        for (auto& item : items)
+        {
+            item.revents = 0;
+        }
+    }
     for (size_t i = 0; i < extra.size(); ++i)
     {
-        extra[i].revents = items[i + (m_router ? 1 : 0)].revents;
+        extra[i].revents = items[i + own].revents;
+    }
+    if (m_zap && (items[1].revents & ZMQ_POLLIN))
+    {
+        Authenticate();
     }
     if (m_router && (items[0].revents & ZMQ_POLLIN))
     {
@@ -79,12 +160,66 @@ SimEndpoint::ReceiveAll()
         {
             continue;
         }
-        while (payload.more())
+        // A bridge message is one frame. ZeroMQ hands over a multi-part message only whole, so
+        // its further frames are all there: drain them (the more flag of the frame just read,
+        // not of the first) and refuse the message, or the next message's frames would be
+        // taken for this one's.
+        size_t frames = 1;
+        for (bool more = payload.more(); more; ++frames)
         {
             zmq::message_t extraFrame;
-            (void)m_router->recv(extraFrame, zmq::recv_flags::none);
+            if (!m_router->recv(extraFrame, zmq::recv_flags::dontwait))
+            {
+                break;
+            }
+            more = extraFrame.more();
+        }
+        if (frames > 1)
+        {
+            SendError(
+                identity.to_string(),
+                fmt::format("malformed message ({} frames): a bridge message is one frame", frames),
+                false);
+            continue;
         }
         Deliver(identity.to_string(), payload.to_string());
+    }
+}
+
+void
+SimEndpoint::Authenticate()
+{
+    // A ZAP request (RFC 27): version, request id, domain, address, identity, mechanism, then
+    // the mechanism's credentials (CURVE: the client's 32-byte public key).
+    for (;;)
+    {
+        std::vector<zmq::message_t> frames;
+        for (bool more = true; more;)
+        {
+            zmq::message_t frame;
+            if (!m_zap->recv(frame, zmq::recv_flags::dontwait))
+            {
+                return;
+            }
+            more = frame.more();
+            frames.push_back(std::move(frame));
+        }
+        bool admitted = frames.size() == 7 && frames[5].to_string() == "CURVE" &&
+                        frames[6].to_string() == m_admittedKey;
+        if (!admitted && frames.size() >= 4)
+        {
+            m_log << "eidolon-sim: refused a connection from " << frames[3].to_string()
+                  << ": it did not present this run's CURVE key\n";
+        }
+        std::string requestId = frames.size() >= 2 ? frames[1].to_string() : std::string();
+        m_zap->send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
+        m_zap->send(zmq::buffer(requestId), zmq::send_flags::sndmore);
+        m_zap->send(admitted ? zmq::str_buffer("200") : zmq::str_buffer("400"),
+                    zmq::send_flags::sndmore);
+        m_zap->send(admitted ? zmq::str_buffer("OK") : zmq::str_buffer("unknown key"),
+                    zmq::send_flags::sndmore);
+        m_zap->send(zmq::str_buffer(""), zmq::send_flags::sndmore); // user id
+        m_zap->send(zmq::str_buffer(""), zmq::send_flags::none);    // metadata
     }
 }
 
@@ -113,7 +248,7 @@ SimEndpoint::Deliver(const std::string& routingId, const std::string& bytes)
     }
     try
     {
-        Dispatch(routingId, envelope);
+        Dispatch(routingId, envelope, bytes.size());
     }
     catch (const sim::ProgramError& e)
     {
@@ -130,15 +265,27 @@ SimEndpoint::Deliver(const std::string& routingId, const std::string& bytes)
 }
 
 void
-SimEndpoint::Dispatch(const std::string& routingId, const wire::Envelope& envelope)
+SimEndpoint::Dispatch(const std::string& routingId, const wire::Envelope& envelope, size_t bytes)
 {
     if (envelope.has_hello())
     {
+        try
+        {
+            CheckHello(envelope.hello(), m_run);
+        }
+        catch (const WireError& e)
+        {
+            throw sim::RefusedProcess(e.what());
+        }
         Welcome(routingId, envelope.hello());
         return;
     }
     if (envelope.has_thread_hello())
     {
+        if (envelope.thread_hello().process_token().size() > WireLimits::kMaxNameBytes)
+        {
+            throw WireError("ThreadHello.process_token: longer than any process token");
+        }
         auto it = m_processOfToken.find(envelope.thread_hello().process_token());
         if (it == m_processOfToken.end())
         {
@@ -154,9 +301,13 @@ SimEndpoint::Dispatch(const std::string& routingId, const wire::Envelope& envelo
     }
     sim::Peer peer = it->second;
     int process = m_peers[peer].process;
+    auto early = m_early.find(process);
+    CheckRequest(envelope, m_simulation->Process(process), m_run,
+                 early == m_early.end() ? 0 : early->second.second, bytes);
     if (envelope.has_batch())
     {
         m_simulation->Batch(process, envelope.batch());
+        AccountEarly(process, envelope.batch().seq(), bytes);
     }
     else if (envelope.has_sync())
     {
@@ -186,6 +337,32 @@ SimEndpoint::Welcome(const std::string& routingId, const wire::Hello& hello)
     Bind(routingId, process);
     m_processOfToken[hello.process_token()] = process;
     Send(routingId, reply);
+}
+
+void
+SimEndpoint::AccountEarly(int process, uint64_t seq, size_t bytes)
+{
+    uint64_t next = m_simulation->Process(process).nextBatch;
+    auto found = m_early.find(process);
+    if (seq < next && found == m_early.end())
+    {
+        return; // taken at once, as nearly every batch is
+    }
+    auto& [held, total] = m_early[process];
+    if (seq >= next)
+    {
+        held.emplace(seq, bytes);
+        total += bytes;
+    }
+    while (!held.empty() && held.begin()->first < next)
+    {
+        total -= held.begin()->second;
+        held.erase(held.begin());
+    }
+    if (held.empty())
+    {
+        m_early.erase(process);
+    }
 }
 
 sim::Peer

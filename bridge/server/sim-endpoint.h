@@ -6,27 +6,52 @@
 #pragma once
 
 #include "simulation.h"
+#include "wire-limits.h"
 #include "wire.pb.h"
 
 #include <zmq.hpp>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace eidolon::bridge
 {
+
+// ZeroMQ CURVE for a tcp:// endpoint: the simulator's key pair and the one client public key it
+// admits (every rank of a run presents the same client pair, handed to it in the environment:
+// CurveKeys::Environment). Keys are Z85 text, 40 characters.
+struct CurveKeys
+{
+    std::string serverPublic;
+    std::string serverSecret;
+    std::string clientPublic;
+    std::string clientSecret;
+
+    // Fresh key pairs for one run (zmq_curve_keypair). Throws when ZeroMQ has no CURVE.
+    static CurveKeys Generate();
+    // EIDOLON_SIM_CURVE_SERVER_KEY, EIDOLON_SIM_CURVE_PUBLIC_KEY, EIDOLON_SIM_CURVE_SECRET_KEY:
+    // what a rank needs to connect (bridge/client reads them).
+    std::vector<std::pair<std::string, std::string>> Environment() const;
+};
 
 class SimEndpoint : private sim::ReplySink
 {
 public:
     // Builds the simulation (throws std::runtime_error naming the file or field on bad input)
     // and binds `address` (ipc://... or tcp://HOST:PORT; empty: no socket, for tests and
-    // benchmarks that hand messages to Deliver).
-    SimEndpoint(const sim::SimOptions& options, const std::string& address, std::ostream& log);
+    // benchmarks that hand messages to Deliver). With `curve`, the socket is a CURVE server that
+    // admits only peers presenting curve->clientPublic.
+    SimEndpoint(const sim::SimOptions& options, const std::string& address, std::ostream& log,
+                const CurveKeys* curve = nullptr);
+
+    // The address bound (tcp://127.0.0.1:* resolved to its port); empty without a socket.
+    std::string BoundAddress() const;
     ~SimEndpoint() override;
 
     // One turn of the loop: waits up to `timeout` for messages (and for `extra` poll items, whose
@@ -47,7 +72,12 @@ private:
     };
 
     void ReceiveAll();
-    void Dispatch(const std::string& routingId, const wire::Envelope& envelope);
+    // Answers the ZeroMQ authentication (ZAP) requests of CURVE handshakes.
+    void Authenticate();
+    void Dispatch(const std::string& routingId, const wire::Envelope& envelope, size_t bytes);
+    // A batch of `process` that arrived ahead of its turn is held by the core: count its bytes
+    // (WireLimits::kMaxEarlyBytes) until the core has taken it.
+    void AccountEarly(int process, uint64_t seq, size_t bytes);
     void Welcome(const std::string& routingId, const wire::Hello& hello);
     // The socket `routingId` belongs to `process` from now on.
     sim::Peer Bind(const std::string& routingId, int process);
@@ -63,9 +93,14 @@ private:
     std::vector<PeerSocket> m_peers;                     // by sim::Peer
     std::unordered_map<std::string, sim::Peer> m_peerOf; // routing id -> peer
     std::unordered_map<std::string, int> m_processOfToken;
+    RunShape m_run;
+    // By process: wire bytes of each batch held ahead of its turn, and their sum.
+    std::unordered_map<int, std::pair<std::map<uint64_t, size_t>, size_t>> m_early;
     std::unique_ptr<sim::Simulation> m_simulation;
     std::unique_ptr<zmq::context_t> m_context;
     std::unique_ptr<zmq::socket_t> m_router;
+    std::unique_ptr<zmq::socket_t> m_zap; // with CURVE: the ZAP handler's socket
+    std::string m_admittedKey;            // with CURVE: the client public key (32 bytes)
 };
 
 } // namespace eidolon::bridge

@@ -100,6 +100,9 @@ public:
 
     // Whether communicators with more than one rank can exist (a simulator is attached).
     virtual bool Remote() const { return false; }
+    // The simulator has gone or ended the run: no time can be simulated any more, and the
+    // emulator fails every later CUDA call instead of going on or waiting.
+    virtual bool RunOver() const { return false; }
 
     // All calls below are made under the emulator lock.
 

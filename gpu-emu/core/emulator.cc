@@ -31,6 +31,10 @@ constexpr uint64_t kReserveGranule = 2ull << 20;
 uint64_t
 RoundUp(uint64_t value, uint64_t granule)
 {
+    if (value > UINT64_MAX - (granule - 1))
+    {
+        return UINT64_MAX; // would wrap to a small size: more than any capacity
+    }
     return (value + granule - 1) / granule * granule;
 }
 
@@ -829,6 +833,7 @@ Emulator::Resolve(const Completion& completion, const char* what)
     {
         std::vector<Ns> ends =
             m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), what, m_mutex);
+        m_runOver = m_runOver || m_sink->RunOver();
         m_clock.Rebase();
         for (size_t i = 0; i < ask.size() && i < ends.size(); ++i)
         {

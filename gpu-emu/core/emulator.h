@@ -14,6 +14,7 @@
 #include "profile-db.h"
 #include "rank-host.h"
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -185,7 +186,8 @@ public:
     HostClock& Clock() { return m_clock; }
     const Config& Settings() const { return m_config; }
     const GpuSpec& Spec() const { return m_spec; }
-    bool Ready() const { return m_ready; }
+    // False before a successful start, and once the simulator has gone (DeviceOpSink::RunOver).
+    bool Ready() const { return m_ready && !m_runOver; }
     const std::string& InitError() const { return m_initError; }
     void SetSink(std::unique_ptr<DeviceOpSink> sink) { m_sink = std::move(sink); }
     const DeviceOpSink& Sink() const { return *m_sink; }
@@ -323,6 +325,7 @@ private:
     HostClock m_clock;
     GpuSpec m_spec;
     bool m_ready = false;
+    std::atomic<bool> m_runOver{false}; // read by CUDA calls without the lock
     std::string m_initError;
     std::vector<std::unique_ptr<Device>> m_devices;
     std::unordered_set<Stream*> m_streams;

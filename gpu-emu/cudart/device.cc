@@ -400,7 +400,7 @@ cudaDeviceSynchronize()
     }
     call.Emu().SyncTo(call.Emu().DeviceCompletion(call.Emu().CurrentDevice()), "cudaDeviceSynchronize");
     call.Emu().Clock().Charge(spec::HostCall::DeviceSynchronize); // from completion to return
-    return cudaSuccess;
+    return CheckReady(call.Emu()); // the simulator may have gone while this call waited
 }
 
 // Deprecated alias of cudaDeviceSynchronize (CUDA 12 and earlier).

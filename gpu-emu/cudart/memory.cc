@@ -186,6 +186,10 @@ cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height)
     {
         return Fail(cudaErrorInvalidValue);
     }
+    if (width > SIZE_MAX - 511 || (height > 0 && (width + 511) / 512 * 512 > SIZE_MAX / height))
+    {
+        return Fail(cudaErrorMemoryAllocation); // pitch x height does not fit in a size_t
+    }
     *pitch = (width + 511) / 512 * 512;
     return Allocate(devPtr, *pitch * height, false);
 }

@@ -46,7 +46,7 @@ SynchronizeStream(cudaStream_t handle, bool perThread)
     }
     call.Emu().SyncTo(call.Emu().StreamCompletion(*stream), "cudaStreamSynchronize");
     call.Emu().Clock().Charge(spec::HostCall::StreamSynchronize); // from completion to return
-    return cudaSuccess;
+    return CheckReady(call.Emu()); // the simulator may have gone while this call waited
 }
 
 cudaError_t
@@ -358,7 +358,7 @@ cudaEventSynchronize(cudaEvent_t handle)
         emu.SyncTo(emu.EventCompletion(*event), "cudaEventSynchronize");
     }
     emu.Clock().Charge(spec::HostCall::EventSynchronize); // from completion to return
-    return cudaSuccess;
+    return CheckReady(emu); // the simulator may have gone while this call waited
 }
 
 // CUDA 12.8+'s name for cudaEventElapsedTime (same semantics; CUDA 13 drops the suffix).

@@ -60,7 +60,13 @@ ClusterHelper::ResolveTopologyPath(const std::string& nameOrPath)
 Ptr<Topology>
 ClusterHelper::ReadTopology(const std::string& path) const
 {
-    return eidolon::ReadTopology(ResolveTopologyPath(path));
+    TopologyReadOptions options;
+#ifdef EIDOLON_SOURCE_DIR
+    // A file outside topologies/ (with no gpus/ beside it) still finds the shipped GPU specs, as
+    // `eidolon topo check` does: `eidolon run` and eidolon-sim read topologies here.
+    options.fallbackGpuSpecDir = std::string(EIDOLON_SOURCE_DIR) + "/topologies/gpus";
+#endif
+    return eidolon::ReadTopology(ResolveTopologyPath(path), options);
 }
 
 Ptr<NetworkModel>

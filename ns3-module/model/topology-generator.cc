@@ -344,6 +344,55 @@ AddFabric(Topology& topo, const FabricTemplate& f, uint32_t nodes, uint32_t nics
     }
 }
 
+GeneratedSize
+GeneratedSizeOf(const NodeTemplate& node, uint32_t nodes, const FabricTemplate& f)
+{
+    // As AddNodes: per node a host, the NVSwitch or a PCIe root complex, and per GPU the GPU, its
+    // PCIe switch and NIC with four links (NVLink or root complex, GPU-PCIe, PCIe-NIC, PCIe-host).
+    GeneratedSize size;
+    const uint64_t n = nodes;
+    const uint64_t gpus = node.gpus;
+    size.devices = n * (2 + 3 * gpus);
+    size.links = n * 4 * gpus;
+    if (f.kind == FabricKind::None || nodes == 0)
+    {
+        return size;
+    }
+    const uint64_t nics = n * gpus; // AddFabric's nicsPerNode is the GPU count
+    size.links += nics;             // every NIC to its leaf
+    if (f.kind == FabricKind::SingleSwitch)
+    {
+        size.devices += 1;
+        return size;
+    }
+    // As AddFabric (its comments say why each count is what it is).
+    const uint64_t perLeaf = f.nodesPerLeaf ? f.nodesPerLeaf : std::min<uint64_t>(n, 32);
+    const uint64_t units = (n + perLeaf - 1) / perLeaf;
+    const uint64_t rails = f.railOptimized ? gpus : 1;
+    const uint64_t downPorts = f.railOptimized ? perLeaf : perLeaf * gpus;
+    const uint64_t spines =
+        f.spines ? f.spines
+                 : std::max<uint64_t>(
+                       1, static_cast<uint64_t>(std::ceil(double(downPorts) / f.oversubscription)));
+    const bool threeTier = f.kind == FabricKind::ThreeTier;
+    const uint64_t unitsPerPod = threeTier ? (f.unitsPerPod ? f.unitsPerPod : 4) : units;
+    const uint64_t pods = (units + unitsPerPod - 1) / unitsPerPod;
+    size.devices += units * rails;
+    if (units == 1 && !f.railOptimized)
+    {
+        return size;
+    }
+    size.devices += pods * spines;
+    size.links += units * rails * spines;
+    if (threeTier)
+    {
+        const uint64_t cores = f.cores ? f.cores : spines;
+        size.devices += cores;
+        size.links += pods * spines * cores;
+    }
+    return size;
+}
+
 Ptr<Topology>
 GenerateCluster(const std::string& name, const NodeTemplate& node, uint32_t nodes,
                 const FabricTemplate& fabric)

@@ -96,6 +96,16 @@ void AddNodes(Topology& topo, const NodeTemplate& node, uint32_t firstNode, uint
 void AddFabric(Topology& topo, const FabricTemplate& fabric, uint32_t nodes, uint32_t nicsPerNode,
                double nicBandwidth);
 
+/// How many devices and links AddNodes + AddFabric would make, worked out without making them
+/// (64-bit: no count wraps), so that a reader can refuse a size before allocating anything.
+struct GeneratedSize
+{
+    uint64_t devices = 0;
+    uint64_t links = 0;
+};
+GeneratedSize GeneratedSizeOf(const NodeTemplate& node, uint32_t nodes,
+                              const FabricTemplate& fabric);
+
 /// A whole cluster: nodes of one template plus a fabric. GPU specs are not attached.
 Ptr<Topology> GenerateCluster(const std::string& name, const NodeTemplate& node, uint32_t nodes,
                               const FabricTemplate& fabric);

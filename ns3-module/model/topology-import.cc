@@ -35,6 +35,15 @@ NS_LOG_COMPONENT_DEFINE("EidolonTopologyImport");
 namespace
 {
 constexpr const char* kDefaultHpccGpu = "H100-SXM5-80GB";
+/// What an imported file may hold (doc/topology.md, "Limits"), checked before anything is sized
+/// by the header: as many boxes and links as a generated cluster, links of 1 Mb/s to 1 Pb/s and
+/// at most 1 s.
+constexpr int64_t kMaxImportedNodes = int64_t(1) << 21;
+constexpr int64_t kMaxImportedLinks = int64_t(1) << 22;
+constexpr int64_t kMaxGpusPerServer = 1024;
+constexpr double kMinLinkBandwidth = 1e6 / 8;  // bytes/s
+constexpr double kMaxLinkBandwidth = 1e15 / 8; // bytes/s
+constexpr int64_t kMaxLinkLatencyNs = 1000000000;
 
 struct Token
 {
@@ -88,6 +97,16 @@ public:
                             "': " + message);
     }
 
+    int64_t Integer(const Token& t, const std::string& field, int64_t min, int64_t max) const
+    {
+        const int64_t v = Integer(t, field, min);
+        if (v > max)
+        {
+            Fail(t.line, field, "must be at most " + std::to_string(max) + ", got " + t.text);
+        }
+        return v;
+    }
+
     int64_t Integer(const Token& t, const std::string& field, int64_t min) const
     {
         size_t used = 0;
@@ -128,7 +147,7 @@ public:
         }
         TextTopology out;
         out.format = simai ? "simai" : "hpcc";
-        const int64_t nodeNum = Integer(head[0], "node_num", 1);
+        const int64_t nodeNum = Integer(head[0], "node_num", 1, kMaxImportedNodes);
         int64_t gpusPerServer = 1;
         int64_t nvswitchNum = 0;
         int64_t switchNum = 0;
@@ -136,10 +155,10 @@ public:
         std::string model;
         if (simai)
         {
-            gpusPerServer = Integer(head[1], "gpus_per_server", 1);
-            nvswitchNum = Integer(head[2], "nvswitch_num", 0);
-            switchNum = Integer(head[3], "switch_num", 0);
-            linkNum = Integer(head[4], "link_num", 1);
+            gpusPerServer = Integer(head[1], "gpus_per_server", 1, kMaxGpusPerServer);
+            nvswitchNum = Integer(head[2], "nvswitch_num", 0, kMaxImportedNodes);
+            switchNum = Integer(head[3], "switch_num", 0, kMaxImportedNodes);
+            linkNum = Integer(head[4], "link_num", 1, kMaxImportedLinks);
             const std::string& type = head[5].text;
             model = SimAiModel(type);
             if (model.empty())
@@ -153,8 +172,8 @@ public:
         }
         else
         {
-            switchNum = Integer(head[1], "switch_num", 0);
-            linkNum = Integer(head[2], "link_num", 1);
+            switchNum = Integer(head[1], "switch_num", 0, kMaxImportedNodes);
+            linkNum = Integer(head[2], "link_num", 1, kMaxImportedLinks);
             model = defaultGpuModel.empty() ? kDefaultHpccGpu : defaultGpuModel;
             out.modelLine = head[0].line;
             out.modelField = "node_num";
@@ -251,6 +270,11 @@ public:
             {
                 Fail(line, "rate", e.what());
             }
+            if (!(l.rate >= kMinLinkBandwidth && l.rate <= kMaxLinkBandwidth))
+            {
+                Fail(line, "rate",
+                     "'" + f[2].text + "' is outside what a link can be (1 Mb/s to 1 Pb/s)");
+            }
             try
             {
                 l.delayNs = ParseLatencyNs(f[3].text);
@@ -258,6 +282,10 @@ public:
             catch (const TopologyError& e)
             {
                 Fail(line, "delay", e.what());
+            }
+            if (l.delayNs < 0 || l.delayNs > kMaxLinkLatencyNs)
+            {
+                Fail(line, "delay", "'" + f[3].text + "' is outside what a link can be (0 to 1 s)");
             }
             // The error rate drives packet loss in HPCC's simulations; eidolon's links are
             // lossless, so it is checked for form and otherwise ignored.

@@ -37,11 +37,62 @@ namespace
 {
 /// 2^16 nodes of 8 GPUs is half a million GPUs, beyond any cluster built so far.
 constexpr uint32_t kMaxGeneratedNodes = 65536;
+/// Switch counts of a generated fabric (spines, cores, nodes per leaf, units per pod): far above
+/// any switch radix, and small enough that the counts below are worked out without wrapping.
+constexpr int64_t kMaxGeneratedSwitchCount = 65536;
+/// What a generated graph may hold in all (doc/topology.md, "Limits"): checked before anything
+/// is made, so that a typo (`spines: 99999999`) is an error, not minutes of work and gigabytes.
+constexpr uint64_t kMaxGeneratedDevices = 1u << 21;
+constexpr uint64_t kMaxGeneratedLinks = 1u << 22;
+/// A link's bandwidth and latency (doc/topology.md, "Limits"): 1 Mb/s to 1 Pb/s, at most 1 s.
+/// Beyond them a file holds a unit slip (1e-30 GB/s); the run would stall or overflow its clock.
+constexpr double kMinLinkBandwidth = 1e6 / 8;  // bytes/s
+constexpr double kMaxLinkBandwidth = 1e15 / 8; // bytes/s
+constexpr int64_t kMaxLinkLatencyNs = 1000000000;
 
 using ::eidolon::spec::Fields;
 using ::eidolon::spec::LoadYaml;
 using ::eidolon::spec::ReadFile;
 using ::eidolon::spec::Where;
+
+/// A link bandwidth field, within [kMinLinkBandwidth, kMaxLinkBandwidth].
+double
+LinkBandwidth(const Fields& f, const char* key)
+{
+    const double bandwidth = f.Bandwidth(key);
+    if (!(bandwidth >= kMinLinkBandwidth && bandwidth <= kMaxLinkBandwidth))
+    {
+        std::ostringstream message;
+        message << bandwidth << " bytes/s is outside what a link can be (1 Mb/s to 1 Pb/s)";
+        f.Fail(key, message.str());
+    }
+    return bandwidth;
+}
+
+/// A link latency field, at most kMaxLinkLatencyNs.
+int64_t
+LinkLatency(const Fields& f, const char* key)
+{
+    const int64_t latency = f.Latency(key);
+    if (latency < 0 || latency > kMaxLinkLatencyNs)
+    {
+        f.Fail(key, std::to_string(latency) + " ns is outside what a link can be (0 to 1 s)");
+    }
+    return latency;
+}
+
+/// A generated fabric's switch count (0: the generator's default).
+uint32_t
+SwitchCount(const Fields& f, const char* key)
+{
+    const int64_t count = f.Int(key, 1, 0);
+    if (count > kMaxGeneratedSwitchCount)
+    {
+        f.Fail(key, std::to_string(count) + " is more than the " +
+                        std::to_string(kMaxGeneratedSwitchCount) + " a generated fabric may have");
+    }
+    return static_cast<uint32_t>(count);
+}
 
 /// Where GPU specs come from, in order of precedence (doc/topology.md, "GPU specs").
 std::string
@@ -215,7 +266,7 @@ Finish(Topology& topo, const std::string& file, const std::string& specDir,
     for (uint32_t g = 1; g < topo.GpuCount(); ++g)
     {
         const uint32_t id = topo.GpuDevice(g);
-        if (topo.PathCount(id, first) == 0)
+        if (!topo.Reaches(id, first))
         {
             const std::string& name = topo.GetDevice(id).name;
             auto it = deviceWhere.find(name);
@@ -331,23 +382,23 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
         t.nvswitch = node.Bool("nvswitch", t.nvswitch);
         if (node.Has("nvlink_bandwidth"))
         {
-            t.nvlinkBandwidth = node.Bandwidth("nvlink_bandwidth");
+            t.nvlinkBandwidth = LinkBandwidth(node, "nvlink_bandwidth");
         }
         if (node.Has("nvlink_latency"))
         {
-            t.nvlinkLatencyNs = node.Latency("nvlink_latency");
+            t.nvlinkLatencyNs = LinkLatency(node, "nvlink_latency");
         }
         if (node.Has("pcie_bandwidth"))
         {
-            t.pcieBandwidth = node.Bandwidth("pcie_bandwidth");
+            t.pcieBandwidth = LinkBandwidth(node, "pcie_bandwidth");
         }
         if (node.Has("pcie_latency"))
         {
-            t.pcieLatencyNs = node.Latency("pcie_latency");
+            t.pcieLatencyNs = LinkLatency(node, "pcie_latency");
         }
         if (node.Has("nic_bandwidth"))
         {
-            t.nicBandwidth = node.Bandwidth("nic_bandwidth");
+            t.nicBandwidth = LinkBandwidth(node, "nic_bandwidth");
         }
         const std::string modelField = node.Has("gpu_model") ? "gpu_model" : "type";
         uses.push_back(
@@ -379,23 +430,23 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
                 }
             }
             fab.railOptimized = fb.Bool("rail_optimized", fab.railOptimized);
-            fab.nodesPerLeaf = static_cast<uint32_t>(fb.Int("nodes_per_leaf", 1, 0));
-            fab.spines = static_cast<uint32_t>(fb.Int("spines", 1, 0));
-            fab.unitsPerPod = static_cast<uint32_t>(fb.Int("units_per_pod", 1, 0));
-            fab.cores = static_cast<uint32_t>(fb.Int("cores", 1, 0));
+            fab.nodesPerLeaf = SwitchCount(fb, "nodes_per_leaf");
+            fab.spines = SwitchCount(fb, "spines");
+            fab.unitsPerPod = SwitchCount(fb, "units_per_pod");
+            fab.cores = SwitchCount(fb, "cores");
             fab.oversubscription = fb.Ratio("oversubscription", 1.0);
             fab.spineOversubscription = fb.Ratio("spine_oversubscription", 1.0);
             if (fb.Has("nic_leaf_latency"))
             {
-                fab.nicLeafLatencyNs = fb.Latency("nic_leaf_latency");
+                fab.nicLeafLatencyNs = LinkLatency(fb, "nic_leaf_latency");
             }
             if (fb.Has("leaf_spine_latency"))
             {
-                fab.leafSpineLatencyNs = fb.Latency("leaf_spine_latency");
+                fab.leafSpineLatencyNs = LinkLatency(fb, "leaf_spine_latency");
             }
             if (fb.Has("spine_core_latency"))
             {
-                fab.spineCoreLatencyNs = fb.Latency("spine_core_latency");
+                fab.spineCoreLatencyNs = LinkLatency(fb, "spine_core_latency");
             }
             if (fab.kind != FabricKind::ThreeTier)
             {
@@ -408,6 +459,17 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
                     }
                 }
             }
+        }
+        const GeneratedSize size = GeneratedSizeOf(t, nodes, fab);
+        if (size.devices > kMaxGeneratedDevices || size.links > kMaxGeneratedLinks)
+        {
+            gen.Fail(gen.Has("fabric") ? "fabric" : "nodes",
+                     std::to_string(nodes) + " nodes of " + std::to_string(t.gpus) +
+                         " GPUs with this fabric make " + std::to_string(size.devices) +
+                         " devices and " + std::to_string(size.links) +
+                         " links; a generated cluster may have at most " +
+                         std::to_string(kMaxGeneratedDevices) + " and " +
+                         std::to_string(kMaxGeneratedLinks));
         }
         try
         {
@@ -536,8 +598,8 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
             {
                 f.Fail("b", "a link cannot join '" + f.String("a") + "' to itself");
             }
-            l.bandwidth = f.Bandwidth("bandwidth");
-            l.latencyNs = f.Latency("latency");
+            l.bandwidth = LinkBandwidth(f, "bandwidth");
+            l.latencyNs = LinkLatency(f, "latency");
             if (f.Has("type"))
             {
                 try

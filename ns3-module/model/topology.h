@@ -172,6 +172,10 @@ public:
     /// Smallest per-direction bandwidth along a path (bytes/s).
     double PathBandwidth(const std::vector<uint32_t>& path) const;
 
+    /// Whether src reaches dst through forwarding devices (one search per dst, cached: checking
+    /// every GPU against one is linear, where PathCount for each would be quadratic).
+    bool Reaches(uint32_t src, uint32_t dst) const;
+
     /// Structural checks (dangling ids, non-positive bandwidth, negative latency, every GPU can
     /// reach every other GPU); throws TopologyError naming the device or link.
     void Validate() const;

@@ -154,6 +154,7 @@ public:
     void UnreachableGpu();
     void UnreachableGeneratedNodes();
     void NonPositiveBandwidth();
+    void SizesAndRatesOutOfBounds();
     void UnknownGpuModel();
     void WrongTypes();
     void DuplicateDeviceAndNoGpu();
@@ -813,6 +814,50 @@ links:
     CheckNames(ErrorOf(q), q, 5, "field 'nvlink_bandwidth'", "not a positive bandwidth");
 }
 
+// Generator counts and link rates have documented limits (doc/topology.md, "Limits"), checked
+// before anything is allocated. Before, `spines: 99999999` ran for minutes in gigabytes, and a
+// 1e-30 GB/s link was accepted and the run then reported a deadlock.
+void
+TopologyTestCase::SizesAndRatesOutOfBounds()
+{
+    std::string p = Tmp().Write("spines.yaml", WithSpecs(R"(generate:
+  nodes: 2
+  node: {type: dgx-h100}
+  fabric:
+    spines: 99999999
+)"));
+    CheckNames(ErrorOf(p), p, 7, "field 'spines'", "99999999 is more than the 65536");
+    // 65536 spines pass their own bound, but not the total: 8 nodes of 8 GPUs, one node per
+    // leaf, rail-optimized: 8 units x 8 rails = 64 leaves, each linked to all 65536 spines
+    // (4194304 links) + 8 x 8 NIC links + 8 nodes x 32 links inside a node = 4194624 links, over
+    // the 4194304 allowed; devices: 8 x (host + NVSwitch + 8 x 3) + 64 + 65536 = 65808.
+    std::string q = Tmp().Write("links.yaml", WithSpecs(R"(generate:
+  nodes: 8
+  node: {type: dgx-h100}
+  fabric: {nodes_per_leaf: 1, spines: 65536}
+)"));
+    CheckNames(ErrorOf(q), q, 6, "field 'fabric'", "make 65808 devices and 4194624 links");
+    std::string slow = Tmp().Write("slow.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
+devices:
+  - {name: g0, type: gpu, node: 0}
+  - {name: g1, type: gpu, node: 0}
+links:
+  - {a: g0, b: g1, latency: 250ns,
+     bandwidth: 1e-30GB/s}
+)"));
+    CheckNames(ErrorOf(slow), slow, 9, "field 'bandwidth'", "outside what a link can be");
+    std::string far = Tmp().Write("far.yaml", WithSpecs(R"(generate:
+  nodes: 1
+  node: {type: dgx-h100, nvlink_latency: 2s}
+)"));
+    CheckNames(ErrorOf(far), far, 5, "field 'nvlink_latency'", "outside what a link can be");
+    // An imported file's header is bounded before anything is sized by it.
+    TopologyReadOptions o;
+    o.gpuSpecDir = kGpuSpecs;
+    std::string huge = Tmp().Write("simai/huge.txt", "1000000000000 8 1 1 1 H100\n0 1\n");
+    CheckNames(ErrorOf(huge, o), huge, 1, "field 'node_num'", "must be at most 2097152");
+}
+
 void
 TopologyTestCase::UnknownGpuModel()
 {
@@ -1096,6 +1141,8 @@ public:
             {"bad_input.unreachable_gpu", &TopologyTestCase::UnreachableGpu},
             {"bad_input.unreachable_generated_nodes", &TopologyTestCase::UnreachableGeneratedNodes},
             {"bad_input.non_positive_bandwidth", &TopologyTestCase::NonPositiveBandwidth},
+            {"bad_input.sizes_and_rates_out_of_bounds",
+             &TopologyTestCase::SizesAndRatesOutOfBounds},
             {"bad_input.unknown_gpu_model", &TopologyTestCase::UnknownGpuModel},
             {"bad_input.wrong_types", &TopologyTestCase::WrongTypes},
             {"bad_input.duplicate_device_and_no_gpu", &TopologyTestCase::DuplicateDeviceAndNoGpu},

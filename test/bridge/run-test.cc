@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -26,6 +27,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -486,4 +488,176 @@ BOOST_AUTO_TEST_CASE(mpirun_ranks_attach_over_tcp)
     }
     BOOST_TEST(Slurp((s.dir / "sim.status").string()) == "0\n");
     BOOST_TEST(s.Summary()["gpus"].size() == 2u);
+}
+
+namespace
+{
+
+// Processes whose environment names simulator `simPid` (EIDOLON_SIM_PID, which `eidolon run`
+// gives its ranks).
+std::vector<int>
+RanksOf(int simPid)
+{
+    std::vector<int> pids;
+    std::string tag = "EIDOLON_SIM_PID=" + std::to_string(simPid);
+    for (const auto& entry : fs::directory_iterator("/proc"))
+    {
+        std::string name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+        {
+            continue;
+        }
+        std::string environ = Slurp((entry.path() / "environ").string());
+        for (size_t at = 0; at < environ.size(); at = environ.find('\0', at) + 1)
+        {
+            if (environ.compare(at, tag.size() + 1, tag + '\0') == 0)
+            {
+                pids.push_back(std::stoi(name));
+                break;
+            }
+            if (environ.find('\0', at) == std::string::npos)
+            {
+                break;
+            }
+        }
+    }
+    return pids;
+}
+
+// Whether `pid` is gone (or a zombie nobody reaps yet, which runs nothing).
+bool
+Gone(int pid)
+{
+    std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+    size_t close = stat.rfind(')');
+    return stat.empty() || (close != std::string::npos && stat.compare(close + 2, 1, "Z") == 0);
+}
+
+// Starts `eidolon run` on the "stuck" program (rank 0 waits in a sync for rank 1, which sleeps
+// 1000 s) in the background of a non-interactive shell, as a script would (SIGINT ignored), with
+// TMPDIR in the scratch directory; returns eidolon's pid once both ranks are running.
+int
+StartStuckRun(const Scratch& s)
+{
+    std::string command =
+        "cd " + s.dir.string() + " && TMPDIR=" + s.dir.string() + " " + s.Env() + kBin +
+        "/eidolon run --topology " + kTopology + " --gpus 2 --progress off --watchdog 0 --out " +
+        (s.dir / "out").string() + " -- " + kRanks + " stuck >" + (s.dir / "stdout").string() +
+        " 2>" + (s.dir / "stderr").string() + " & echo $! >" + (s.dir / "pid").string() +
+        "; wait $!; echo $? >" + (s.dir / "status").string();
+    BOOST_REQUIRE(std::system(("sh -c '" + command + "' &").c_str()) == 0);
+    int pid = 0;
+    // Bounded waits (600 x 50 ms): they end as soon as what they wait for is there.
+    for (int i = 0; i < 600 && pid == 0; ++i)
+    {
+        usleep(50000);
+        std::string text = Slurp((s.dir / "pid").string());
+        pid = text.empty() ? 0 : std::stoi(text);
+    }
+    BOOST_REQUIRE(pid > 0);
+    for (int i = 0; i < 600 && RanksOf(pid).size() < 2; ++i)
+    {
+        usleep(50000);
+    }
+    BOOST_REQUIRE(RanksOf(pid).size() == 2u);
+    return pid;
+}
+
+int
+WaitForStatus(const Scratch& s)
+{
+    for (int i = 0; i < 600 && !fs::exists(s.dir / "status"); ++i)
+    {
+        usleep(50000);
+    }
+    std::string text = Slurp((s.dir / "status").string());
+    return text.empty() ? -1 : std::stoi(text);
+}
+
+bool
+RunDirectoryLeft(const Scratch& s)
+{
+    for (const auto& entry : fs::directory_iterator(s.dir))
+    {
+        if (entry.path().filename().string().rfind("eidolon-run-", 0) == 0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+// SIGTERM, SIGINT (even where a shell started eidolon with SIGINT ignored) and SIGHUP stop the
+// run: the ranks are stopped, the summary is written marked partial with the reason, the run's
+// private socket directory is removed, and eidolon exits with 128 + the signal. Before, SIGTERM
+// killed eidolon at once (no summary, ranks left running under init) and SIGINT was ignored.
+BOOST_AUTO_TEST_CASE(a_signal_stops_the_ranks_and_writes_a_partial_summary)
+{
+    for (int signal : {SIGTERM, SIGINT, SIGHUP})
+    {
+        Scratch s;
+        int pid = StartStuckRun(s);
+        std::vector<int> ranks = RanksOf(pid);
+        BOOST_TEST(RunDirectoryLeft(s)); // the socket's directory exists while the run does
+        BOOST_REQUIRE(kill(pid, signal) == 0);
+        BOOST_TEST(WaitForStatus(s) == 128 + signal);
+        nlohmann::json summary = s.Summary();
+        BOOST_TEST(summary["partial"] == true);
+        BOOST_TEST(Has(summary["error"].get<std::string>(),
+                       "stopped by signal " + std::to_string(signal)));
+        BOOST_TEST(Has(Slurp((s.dir / "stderr").string()), "PARTIAL: stopped by signal"));
+        for (int rank : ranks)
+        {
+            BOOST_TEST(Gone(rank), "rank pid " << rank << " still runs");
+        }
+        BOOST_TEST(!RunDirectoryLeft(s));
+    }
+}
+
+// eidolon killed outright (SIGKILL: nothing of it runs any more) does not leave its ranks running
+// under init: they get SIGTERM when it dies.
+BOOST_AUTO_TEST_CASE(ranks_do_not_outlive_a_killed_eidolon)
+{
+    Scratch s;
+    int pid = StartStuckRun(s);
+    std::vector<int> ranks = RanksOf(pid);
+    BOOST_REQUIRE(kill(pid, SIGKILL) == 0);
+    BOOST_TEST(WaitForStatus(s) == 128 + SIGKILL);
+    for (int rank : ranks)
+    {
+        for (int i = 0; i < 200 && !Gone(rank); ++i)
+        {
+            usleep(50000);
+        }
+        BOOST_TEST(Gone(rank), "rank pid " << rank << " outlived eidolon");
+    }
+}
+
+// A rank whose simulator dies (SIGKILL: no error reply, no goodbye) does not wait for good: it
+// notices within a second or so that the simulator's pid (EIDOLON_SIM_PID) is gone, says so, and
+// its later CUDA calls fail (cudaErrorNoDevice), so the program ends with a CUDA error. Before,
+// it waited in cudaStreamSynchronize for ever.
+BOOST_AUTO_TEST_CASE(a_rank_whose_simulator_dies_ends_with_a_cuda_error)
+{
+    Scratch s;
+    std::string endpoint = "ipc://" + (s.dir / "sim.sock").string();
+    std::string sim = kBin + "/eidolon-sim --topology " + kTopology + " --endpoint " + endpoint +
+                      " --ranks 2 --watchdog 0 --progress off --out " + (s.dir / "out").string();
+    std::string rank =
+        "LD_LIBRARY_PATH=" EIDOLON_GPU_LIB_DIR " EIDOLON_SIM_ENDPOINT=" + endpoint +
+        " EIDOLON_NUM_GPUS=2 EIDOLON_GPU=TEST-GPU WORLD_SIZE=2 EIDOLON_SIM_PID=$sim ";
+    std::string id = (s.dir / "id").string();
+    // Rank 0 has joined once it has written the NCCL id (its first CUDA call said Hello); rank 1
+    // sleeps outside CUDA ("stuck"), so rank 0 is left waiting in its all-reduce's sync.
+    Result r = s.Run("sh -c '" + sim + " >" + (s.dir / "sim.log").string() + " 2>&1 & sim=$!; " +
+                     rank + "RANK=0 " + kRanks + " stuck & r0=$!; " + rank + "RANK=1 " + kRanks +
+                     " stuck >/dev/null 2>&1 & r1=$!; i=0; while [ ! -e " + id +
+                     " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; kill -9 $sim; "
+                     "wait $r0; echo rank0-status=$?; kill $r1; wait $r1'");
+    BOOST_TEST(Has(r.err, "eidolon-sim (pid "));
+    BOOST_TEST(Has(r.err, "has ended: the simulated run is over; CUDA calls fail from now on"));
+    BOOST_TEST(!Has(r.out, "rank0-status=0"));
+    BOOST_TEST(Has(r.out, "rank0-status="));
 }

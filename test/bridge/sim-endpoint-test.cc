@@ -9,6 +9,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <sstream>
 
 using namespace eidolon;
@@ -298,4 +301,219 @@ BOOST_AUTO_TEST_CASE(a_collective_nobody_else_joins_is_a_named_deadlock)
     BOOST_TEST(simulation.Error().find("rank0: blocked in cudaStreamSynchronize(stream 1)") !=
                std::string::npos);
     BOOST_TEST(simulation.Error().find("never joined by rank1(comm rank 1)") != std::string::npos);
+}
+
+// A message of two frames (the bridge sends one) gets an error reply, and the endpoint goes on
+// serving: the Hello sent right after it is welcomed. Before the fix, draining the extra frames
+// tested the first frame's more flag, so the endpoint blocked in recv for good and swallowed the
+// Hello (this test then hung until ctest's timeout).
+BOOST_AUTO_TEST_CASE(a_multi_frame_message_is_refused_and_the_endpoint_keeps_serving)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("eidolon-frames-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    std::string address = "ipc://" + (dir / "sim.sock").string();
+    std::ostringstream log;
+    bridge::SimEndpoint server(Options(), address, log);
+    zmq::context_t context;
+    zmq::socket_t rank(context, zmq::socket_type::dealer);
+    rank.set(zmq::sockopt::linger, 0);
+    rank.connect(address);
+    rank.send(zmq::str_buffer("first"), zmq::send_flags::sndmore);
+    rank.send(zmq::str_buffer("second"), zmq::send_flags::none);
+    std::string hello = Hello("rank0", 0, 1);
+    rank.send(zmq::buffer(hello), zmq::send_flags::none);
+    std::vector<wire::Envelope> replies;
+    std::vector<zmq::pollitem_t> none;
+    // Each Step waits at most 50 ms; 200 turns bound the test without depending on speed.
+    for (int turn = 0; turn < 200 && replies.size() < 2; ++turn)
+    {
+        server.Step(std::chrono::milliseconds(50), none);
+        zmq::message_t reply;
+        while (rank.recv(reply, zmq::recv_flags::dontwait))
+        {
+            replies.emplace_back();
+            BOOST_REQUIRE(replies.back().ParseFromArray(reply.data(), int(reply.size())));
+        }
+    }
+    BOOST_REQUIRE(replies.size() == 2u);
+    BOOST_TEST(replies[0].has_error());
+    BOOST_TEST(replies[0].error().message().find("malformed message (2 frames)") !=
+               std::string::npos);
+    BOOST_TEST(!replies[0].error().fatal());
+    BOOST_TEST(replies[1].has_welcome());
+    fs::remove_all(dir);
+}
+
+// Counts a peer claims are checked against the run (two GPUs here) before anything is sized by
+// them. Before the checks, each of these was accepted: world_size 1e7 made the run wait for ten
+// million processes, num_devices 1e7 a 100 MB Welcome, nranks 1e7 a 1.3 GB communicator.
+BOOST_AUTO_TEST_CASE(hello_counts_beyond_the_topology_are_refused_naming_the_field)
+{
+    std::ostringstream log;
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
+    server.Deliver("big-world", Hello("rank0", 0, 10000000));
+    BOOST_TEST(log.str().find("Hello.world_size 10000000: the topology has 2 GPUs") !=
+               std::string::npos);
+    wire::Envelope devices = Envelope();
+    devices.mutable_hello()->set_name("many-devices");
+    devices.mutable_hello()->set_world_rank(0);
+    devices.mutable_hello()->set_num_devices(10000000);
+    server.Deliver("many-devices", Bytes(devices));
+    // The bound is the topology's GPUs or 64, whichever is more: 64 here.
+    BOOST_TEST(log.str().find("Hello.num_devices 10000000: must be 0 to 64") != std::string::npos);
+    server.Deliver("far-rank", Hello("rank7", 7, 2));
+    BOOST_TEST(log.str().find("Hello.world_rank 7: must be below 2") != std::string::npos);
+    BOOST_TEST(simulation.Connected() == 0);
+    BOOST_TEST(!simulation.Failed());
+}
+
+BOOST_AUTO_TEST_CASE(communicator_sizes_beyond_the_topology_are_refused_naming_the_field)
+{
+    std::ostringstream log;
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
+    server.Deliver("p0", Hello("rank0", 0, 1));
+    BatchBuilder join(1, 0);
+    join.Join(5, 10000000, 0, 0);
+    server.Deliver("p0", join.Bytes());
+    BOOST_TEST(log.str().find("CommJoin.nranks 10000000: must be 1 to 2") != std::string::npos);
+    BatchBuilder call(1, 0); // batch 1 was refused whole: it is still the one expected
+    call.Join(6, 2, 0, 0);
+    call.Comm(1, 0, 0, 6, 0, 10000000, wire::COMM_ALL_REDUCE, 4);
+    server.Deliver("p0", call.Bytes());
+    BOOST_TEST(log.str().find("Communication.comm_size 10000000: must be 1 to 2") !=
+               std::string::npos);
+    BatchBuilder rank(1, 0);
+    rank.Join(6, 2, 2, 0);
+    server.Deliver("p0", rank.Bytes());
+    BOOST_TEST(log.str().find("CommJoin.rank 2: must be 0 to 1 (CommJoin.nranks 2)") !=
+               std::string::npos);
+    BOOST_TEST(!simulation.Failed());
+    // The process is still served in order.
+    BatchBuilder good(1, 0);
+    good.Chain(1, 0, {}, 3, 4, 0);
+    server.Deliver("p0", good.Bytes());
+    BOOST_TEST(simulation.RecordEndNs(0, 1) == 7.0); // ready 3 + 4
+}
+
+// Batches and requests parked on a batch far ahead were kept for good (17 GB in the report);
+// now a batch or request at most 1024 batches ahead is held, and at most 1024 requests wait.
+BOOST_AUTO_TEST_CASE(batches_and_requests_far_ahead_are_refused_and_held_ones_bounded)
+{
+    std::ostringstream log;
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
+    server.Deliver("p0", Hello("rank0", 0, 1));
+    BatchBuilder far(1000000000000000ull, 0);
+    far.Chain(1, 0, {}, 0, 1, 0);
+    server.Deliver("p0", far.Bytes());
+    BOOST_TEST(log.str().find("Batch.seq 1000000000000000: rank0 expects batch 1 next and "
+                              "holds at most 1024 batches ahead") != std::string::npos);
+    // Batch 1 + 1023 is the last one held; 1 + 1024 is refused.
+    BatchBuilder last(1024, 0);
+    last.Chain(2, 0, {}, 0, 1, 0);
+    server.Deliver("p0", last.Bytes());
+    BatchBuilder beyond(1025, 0);
+    server.Deliver("p0", beyond.Bytes());
+    BOOST_TEST(log.str().find("Batch.seq 1024:") == std::string::npos);
+    BOOST_TEST(log.str().find("Batch.seq 1025: rank0 expects batch 1 next") != std::string::npos);
+    wire::Envelope sync = Envelope();
+    sync.mutable_sync()->add_ops(1);
+    sync.mutable_sync()->set_driving_threads(1);
+    sync.mutable_sync()->set_after_batch(1000000000000000ull);
+    server.Deliver("p0", Bytes(sync));
+    BOOST_TEST(log.str().find("SyncRequest.after_batch 1000000000000000: rank0 expects batch 1") !=
+               std::string::npos);
+    // 1024 syncs wait for batch 5; the 1025th is refused.
+    sync.mutable_sync()->set_after_batch(5);
+    for (int i = 0; i < 1024; ++i)
+    {
+        sync.mutable_sync()->set_request(uint64_t(i + 1));
+        server.Deliver("p0", Bytes(sync));
+    }
+    BOOST_TEST(log.str().find("requests waiting") == std::string::npos);
+    server.Deliver("p0", Bytes(sync));
+    BOOST_TEST(log.str().find("SyncRequest.after_batch 5: rank0 already has 1024 requests "
+                              "waiting for batches (at most 1024)") != std::string::npos);
+    BOOST_TEST(simulation.Process(0).waitingForBatch.size() == 1024u);
+    BOOST_TEST(!simulation.Failed());
+}
+
+// `eidolon run` and eidolon-sim read a topology file kept anywhere, as `eidolon topo check` does:
+// a copy of the shipped default.yaml (2 DGX H100 nodes of 8 GPUs) with no gpus/ beside it finds
+// the shipped GPU specs. Before, it failed with "field 'gpu_specs': no GPU spec directory".
+BOOST_AUTO_TEST_CASE(a_topology_kept_elsewhere_finds_the_shipped_gpu_specs)
+{
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / ("eidolon-elsewhere-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    fs::copy_file(EIDOLON_BRIDGE_TEST_DIR "/../../topologies/default.yaml", dir / "mine.yaml",
+                  fs::copy_options::overwrite_existing);
+    unsetenv("EIDOLON_GPU_SPECS");
+    sim::SimOptions options = Options();
+    options.topologyPath = (dir / "mine.yaml").string();
+    std::ostringstream log;
+    bridge::SimEndpoint server(options, "", log);
+    BOOST_TEST(server.Simulation().GetTopology()->GpuCount() == 16u);
+    fs::remove_all(dir);
+}
+
+// A tcp:// endpoint with CURVE admits the peer presenting the run's client key and no other: a
+// peer with another key pair is refused in the handshake (and logged), one without CURVE never
+// gets through, and neither stops the endpoint from serving.
+BOOST_AUTO_TEST_CASE(a_curve_endpoint_admits_only_the_runs_key)
+{
+    bridge::CurveKeys keys = bridge::CurveKeys::Generate();
+    std::ostringstream log;
+    bridge::SimEndpoint server(Options(), "tcp://127.0.0.1:*", log, &keys);
+    std::string address = server.BoundAddress();
+    zmq::context_t context;
+    auto dealer = [&](const std::string& publicKey, const std::string& secretKey)
+    {
+        auto socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::dealer);
+        socket->set(zmq::sockopt::linger, 0);
+        if (!publicKey.empty())
+        {
+            socket->set(zmq::sockopt::curve_serverkey, keys.serverPublic);
+            socket->set(zmq::sockopt::curve_publickey, publicKey);
+            socket->set(zmq::sockopt::curve_secretkey, secretKey);
+        }
+        socket->connect(address);
+        return socket;
+    };
+    bridge::CurveKeys other = bridge::CurveKeys::Generate();
+    auto stranger = dealer(other.clientPublic, other.clientSecret);
+    auto plain = dealer("", "");
+    auto rank = dealer(keys.clientPublic, keys.clientSecret);
+    for (auto* socket : {stranger.get(), plain.get(), rank.get()})
+    {
+        std::string hello = Hello(socket == rank.get() ? "rank0" : "intruder", 0, 1);
+        socket->send(zmq::buffer(hello), zmq::send_flags::dontwait);
+    }
+    std::vector<zmq::pollitem_t> none;
+    wire::Envelope welcome;
+    bool answered = false;
+    // Bounded (200 x 50 ms); ends when the rank is welcomed and the stranger refused.
+    for (int turn = 0; turn < 200; ++turn)
+    {
+        server.Step(std::chrono::milliseconds(50), none);
+        zmq::message_t reply;
+        if (!answered && rank->recv(reply, zmq::recv_flags::dontwait))
+        {
+            answered = welcome.ParseFromArray(reply.data(), int(reply.size()));
+        }
+        if (answered && log.str().find("refused a connection") != std::string::npos)
+        {
+            break;
+        }
+    }
+    BOOST_TEST(answered);
+    BOOST_TEST(welcome.has_welcome());
+    BOOST_TEST(log.str().find("did not present this run's CURVE key") != std::string::npos);
+    zmq::message_t nothing;
+    BOOST_TEST(!stranger->recv(nothing, zmq::recv_flags::dontwait));
+    BOOST_TEST(!plain->recv(nothing, zmq::recv_flags::dontwait));
+    BOOST_TEST(server.Simulation().Connected() == 1); // the intruders' Hellos never arrived
 }

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdexcept>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -59,9 +60,17 @@ MoveFd(int from, int to)
 /// The child's side of Start(): never returns. Only async-signal-safe calls (the parent may have
 /// threads, e.g. ZeroMQ's).
 [[noreturn]] void
-ExecChild(char* const* argv, char* const* envp, int outFd, int errFd, int reportFd)
+ExecChild(char* const* argv, char* const* envp, int outFd, int errFd, int reportFd, pid_t parent)
 {
     ::setpgid(0, 0);
+    // If the launcher dies without stopping the rank (SIGKILL, a crash), the rank gets SIGTERM
+    // instead of living on under init (a launcher rank such as torchrun passes it to its
+    // workers). The launcher may have died before this line: then act as if it had just now.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent)
+    {
+        ::_exit(128 + SIGTERM);
+    }
     // Signals ignored or blocked by the launcher stay so across exec; the ranks get the defaults.
     sigset_t none;
     sigemptyset(&none);
@@ -197,10 +206,11 @@ RankLauncher::Start(const std::vector<RankProcess>& processes)
                 errno = e;
                 ThrowErrno(process.name + ": pipe");
             }
+            pid_t parent = ::getpid();
             pid_t pid = ::fork();
             if (pid == 0)
             {
-                ExecChild(argv.data(), envp.data(), outPipe[1], errPipe[1], reportPipe[1]);
+                ExecChild(argv.data(), envp.data(), outPipe[1], errPipe[1], reportPipe[1], parent);
             }
             int forkErrno = errno;
             ::close(outPipe[1]);

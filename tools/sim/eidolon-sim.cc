@@ -20,6 +20,9 @@ main(int argc, char** argv)
     app.add_option("--endpoint", args.endpoint, "where ranks connect, e.g. tcp://127.0.0.1:5555")
         ->required();
     app.add_option("--ranks", args.ranks, "processes that will connect")->required();
+    app.add_flag("--curve", args.curve,
+                 "tcp:// endpoint: ZeroMQ CURVE authentication and encryption, keys made for this "
+                 "run and written (mode 0600) to a file the ranks' environment takes them from");
     app.add_option("--model", args.model, "network model: flow or packet")
         ->check(CLI::IsMember({"flow", "packet"}))
         ->capture_default_str();

@@ -8,13 +8,20 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <optional>
+#include <system_error>
 
 namespace eidolon::tools
 {
@@ -86,6 +93,121 @@ private:
     std::string m_path;
 };
 
+// The signal that asked the run to stop (0: none yet). Set by the handler, read by the loop.
+volatile sig_atomic_t g_stopSignal = 0;
+
+void
+OnStopSignal(int signal)
+{
+    g_stopSignal = signal;
+}
+
+// SIGINT, SIGTERM and SIGHUP stop the run through the loop (ranks stopped, partial summary,
+// socket removed) instead of killing eidolon; restores the previous handlers when it goes. A
+// shell starts a background job with SIGINT ignored: the handler replaces that too.
+class StopSignals
+{
+public:
+    StopSignals()
+    {
+        g_stopSignal = 0;
+        struct sigaction action;
+        std::memset(&action, 0, sizeof action);
+        action.sa_handler = OnStopSignal;
+        sigemptyset(&action.sa_mask);
+        for (size_t i = 0; i < std::size(kSignals); ++i)
+        {
+            sigaction(kSignals[i], &action, &m_previous[i]);
+        }
+    }
+    ~StopSignals()
+    {
+        for (size_t i = 0; i < std::size(kSignals); ++i)
+        {
+            sigaction(kSignals[i], &m_previous[i], nullptr);
+        }
+    }
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+
+    static int Received() { return g_stopSignal; }
+
+private:
+    static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction m_previous[3];
+};
+
+// A private directory for one run: mode 0700 with a random name ($TMPDIR or /tmp), holding the
+// simulator's ipc:// socket; the ranks find it as EIDOLON_RUN_DIR. Removed with its contents when
+// the run ends, whatever the way (exception, signal, failure).
+class RunDirectory
+{
+public:
+    RunDirectory()
+    {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/eidolon-run-XXXXXX";
+        if (!::mkdtemp(pattern.data())) // 0700, a name nobody can guess or take first
+        {
+            throw std::system_error(errno, std::generic_category(),
+                                    "cannot create a run directory from " + pattern);
+        }
+        m_path = pattern;
+    }
+    ~RunDirectory()
+    {
+        std::error_code ignored;
+        std::filesystem::remove_all(m_path, ignored);
+    }
+    RunDirectory(const RunDirectory&) = delete;
+    RunDirectory& operator=(const RunDirectory&) = delete;
+
+    const std::string& Path() const { return m_path; }
+    std::string SocketAddress() const { return "ipc://" + m_path + "/sim.sock"; }
+
+private:
+    std::string m_path;
+};
+
+// Whether a tcp:// endpoint is bound beyond this machine's loopback (anyone who can reach the
+// port may join the run).
+bool
+BeyondLoopback(const std::string& address)
+{
+    if (address.rfind("tcp://", 0) != 0)
+    {
+        return false;
+    }
+    std::string host = address.substr(6, address.rfind(':') - 6);
+    return !(host == "127.0.0.1" || host == "localhost" || host == "[::1]" || host == "::1" ||
+             host.rfind("127.", 0) == 0);
+}
+
+// Writes `export NAME=VALUE` lines for the ranks' CURVE keys into DIR/curve.env (mode 0600, in
+// the run's private directory); returns its path.
+std::string
+WriteCurveEnvironment(const eidolon::bridge::CurveKeys& keys, const std::string& dir)
+{
+    std::string path = dir + "/curve.env";
+    std::string text;
+    for (const auto& [name, value] : keys.Environment())
+    {
+        text += "export " + name + "='" + value + "'\n";
+    }
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || ::write(fd, text.data(), text.size()) != ssize_t(text.size()))
+    {
+        int error = errno;
+        if (fd >= 0)
+        {
+            ::close(fd);
+        }
+        throw std::system_error(error, std::generic_category(), path);
+    }
+    ::close(fd);
+    return path;
+}
+
 } // namespace
 
 namespace
@@ -134,7 +256,8 @@ OptionsFrom(const RunArguments& args)
 // The processes to launch (none in attach mode), whose ranks connect to `address`; sets how many
 // the simulator expects.
 std::vector<eidolon::run::RankProcess>
-PlanRanks(const RunArguments& args, const std::string& address, sim::SimOptions& options)
+PlanRanks(const RunArguments& args, const std::string& address, const std::string& runDir,
+          sim::SimOptions& options)
 {
     // Which GPUs take part: the whole topology, the first N GPUs, or N nodes of M GPUs.
     auto topology = ns3::eidolon::ClusterHelper().ReadTopology(options.topologyPath);
@@ -162,6 +285,10 @@ PlanRanks(const RunArguments& args, const std::string& address, sim::SimOptions&
     std::map<std::string, std::string> common =
         LoaderEnvironment(SelfDirectory() + "/../lib/gpu-emu");
     common["EIDOLON_SIM_ENDPOINT"] = address;
+    // Who to watch while waiting: the ranks end with an error rather than wait for a simulator
+    // that is gone.
+    common["EIDOLON_SIM_PID"] = std::to_string(getpid());
+    common["EIDOLON_RUN_DIR"] = runDir;
     common["EIDOLON_NUM_GPUS"] = std::to_string(topoPerNode);
     common["EIDOLON_GPU"] = topology->GpuSpecOf(0).name;
     if (!topology->host.empty())
@@ -204,15 +331,22 @@ RunSimulation(const RunArguments& args)
 {
     bool attach = args.launch == "attach";
     sim::SimOptions options = OptionsFrom(args);
-    std::string address =
-        attach ? args.endpoint
-               : fmt::format("ipc:///tmp/eidolon-{}-{}.sock", getpid(),
-                             std::chrono::steady_clock::now().time_since_epoch().count());
+    std::unique_ptr<RunDirectory> runDir;
+    std::string address = args.endpoint;
+    if (!attach || args.curve)
+    {
+        runDir = std::make_unique<RunDirectory>();
+    }
+    if (!attach)
+    {
+        address = runDir->SocketAddress();
+    }
     if (address.empty())
     {
         throw std::runtime_error("attach mode needs --endpoint tcp://HOST:PORT");
     }
-    std::vector<eidolon::run::RankProcess> processes = PlanRanks(args, address, options);
+    std::vector<eidolon::run::RankProcess> processes =
+        PlanRanks(args, address, runDir ? runDir->Path() : std::string(), options);
     std::optional<RunDataDirectory> dataDir;
     if (!attach)
     {
@@ -229,7 +363,27 @@ RunSimulation(const RunArguments& args)
     }
 
     std::ostream& log = std::cerr;
-    eidolon::bridge::SimEndpoint endpoint(options, address, log);
+    std::unique_ptr<eidolon::bridge::CurveKeys> curve;
+    if (args.curve)
+    {
+        if (address.rfind("tcp://", 0) != 0)
+        {
+            throw std::runtime_error("--curve is for a tcp:// endpoint, not " + address);
+        }
+        curve =
+            std::make_unique<eidolon::bridge::CurveKeys>(eidolon::bridge::CurveKeys::Generate());
+        log << fmt::format("eidolon-sim: ranks need the CURVE keys in {} (readable by you alone; "
+                           "source it and pass the three variables on, e.g. mpirun -x)\n",
+                           WriteCurveEnvironment(*curve, runDir->Path()));
+    }
+    else if (BeyondLoopback(address))
+    {
+        log << fmt::format("eidolon-sim: warning: {} is reachable beyond this machine and any "
+                           "process that reaches it may join the run or send it messages\n",
+                           address);
+    }
+    StopSignals stopSignals;
+    eidolon::bridge::SimEndpoint endpoint(options, address, log, curve.get());
     sim::Simulation& simulation = endpoint.Simulation();
     std::filesystem::create_directories(args.out);
 
@@ -273,7 +427,18 @@ RunSimulation(const RunArguments& args)
         }
         else
         {
-            zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
+            try
+            {
+                zmq::poll(items.data(), items.size(), std::chrono::milliseconds(20));
+            }
+            catch (const zmq::error_t& e)
+            {
+                if (e.num() != EINTR)
+                {
+                    throw;
+                }
+                items.clear(); // a signal: the loop looks at it next
+            }
         }
         for (const auto& item : items)
         {
@@ -291,6 +456,13 @@ RunSimulation(const RunArguments& args)
     while (!simulation.Finished())
     {
         pump(true);
+        if (int signal = StopSignals::Received())
+        {
+            simulation.Fail(fmt::format("stopped by signal {} ({}): the ranks were stopped; the "
+                                        "summary holds what ran until then",
+                                        signal, ::strsignal(signal)));
+            break;
+        }
         if (!attach && !launchedDone && launcher.Running() == 0)
         {
             launchedDone = true;
@@ -312,7 +484,8 @@ RunSimulation(const RunArguments& args)
     // The ranks' last output (a program's stdout is flushed at exit) and exit statuses.
     auto drainUntil =
         std::chrono::steady_clock::now() + std::chrono::seconds(simulation.Failed() ? 0 : 10);
-    while (!attach && launcher.Running() > 0 && std::chrono::steady_clock::now() < drainUntil)
+    while (!attach && launcher.Running() > 0 && std::chrono::steady_clock::now() < drainUntil &&
+           !StopSignals::Received())
     {
         pump(false);
     }
@@ -331,6 +504,10 @@ RunSimulation(const RunArguments& args)
     sim::PrintSummaryTable(report, std::cerr);
     std::cerr << fmt::format("eidolon: wrote {}/summary.json and {}/trace.json\n", args.out,
                              args.out);
+    if (int signal = StopSignals::Received())
+    {
+        return 128 + signal; // as a shell reports a command a signal ended
+    }
     if (simulation.Failed())
     {
         return 1;

@@ -24,6 +24,7 @@ struct RunArguments
     double graceSeconds = 10;
     std::string progress = "auto"; // auto | on | off
     std::string ncclVersion;       // --nccl-version: sets EIDOLON_NCCL_VERSION for the run
+    bool curve = false;            // attach over tcp://: ZeroMQ CURVE with keys made for the run
     std::vector<std::string> command;
 };
 

@@ -22,6 +22,14 @@ main(int argc, char** argv)
     void* all = nullptr;
     CHECK_EQ_ERR(cudaMalloc(&all, capacity + 1), cudaErrorMemoryAllocation);
     CHECK_EQ_ERR(cudaGetLastError(), cudaErrorMemoryAllocation);
+    // Sizes whose round-up to the allocation granule would wrap around are refused as well
+    // (SIZE_MAX used to round to 0 bytes, succeed and charge nothing).
+    CHECK_EQ_ERR(cudaMalloc(&all, SIZE_MAX), cudaErrorMemoryAllocation);
+    CHECK_EQ_ERR(cudaMallocManaged(&all, SIZE_MAX - 1), cudaErrorMemoryAllocation);
+    size_t pitch = 0;
+    CHECK_EQ_ERR(cudaMallocPitch(&all, &pitch, SIZE_MAX - 10, 1), cudaErrorMemoryAllocation);
+    CHECK_EQ_ERR(cudaMallocPitch(&all, &pitch, 1024, SIZE_MAX / 512), cudaErrorMemoryAllocation);
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorMemoryAllocation);
     CHECK_CUDA(cudaMalloc(&all, capacity));
     CHECK(all != nullptr);
     void* more = nullptr;

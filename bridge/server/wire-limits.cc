@@ -1,0 +1,227 @@
+#include "wire-limits.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace eidolon::bridge
+{
+
+namespace
+{
+
+using L = WireLimits;
+
+// A process may see more devices than the topology has (gpu-emu's default is 8; the extra ones
+// are no GPU of the cluster), but not without bound: the Welcome lists one entry per device.
+constexpr uint32_t kMaxDevicesBeyondTopology = 64;
+
+[[noreturn]] void
+Refuse(const std::string& message)
+{
+    throw WireError(message);
+}
+
+void
+CheckString(const char* field, const std::string& value, size_t limit)
+{
+    if (value.size() > limit)
+    {
+        Refuse(fmt::format("{}: {} bytes, more than the {} allowed", field, value.size(), limit));
+    }
+}
+
+void
+CheckCount(const char* field, int64_t value, int64_t limit, const char* what)
+{
+    if (value > limit)
+    {
+        Refuse(fmt::format("{} {}: more than {} ({})", field, value, limit, what));
+    }
+}
+
+void
+CheckGroup(const char* sizeField, int64_t size, const char* rankField, int64_t rank,
+           const RunShape& run)
+{
+    if (size < 1 || size > int64_t(run.gpus))
+    {
+        Refuse(
+            fmt::format("{} {}: must be 1 to {} (the topology's GPUs)", sizeField, size, run.gpus));
+    }
+    if (rank < 0 || rank >= size)
+    {
+        Refuse(fmt::format("{} {}: must be 0 to {} ({} {})", rankField, rank, size - 1, sizeField,
+                           size));
+    }
+}
+
+void
+CheckCommunication(const wire::Communication& c, const RunShape& run)
+{
+    CheckCount("Communication.deps", c.deps_size(), L::kMaxDeps, "dependencies of a record");
+    CheckCount("Communication.ops", c.ops_size(), L::kMaxOps, "operations of a record");
+    CheckGroup("Communication.comm_size", c.comm_size(), "Communication.comm_rank", c.comm_rank(),
+               run);
+    for (const wire::CommOp& op : c.ops())
+    {
+        // Sizes the collective model can price: an element of at most 16 bytes (NCCL's largest
+        // is 8) and at most 2^48 of them (256 TiB of floats), so that count x size cannot wrap.
+        if (op.type_size() < 0 || op.type_size() > 16)
+        {
+            Refuse(fmt::format("CommOp.type_size {}: must be 0 to 16 bytes", op.type_size()));
+        }
+        CheckCount("CommOp.count", int64_t(std::min<uint64_t>(op.count(), INT64_MAX)),
+                   int64_t(1) << 48, "elements of one operation");
+    }
+}
+
+void
+CheckRecord(const wire::Record& record, const RunShape& run)
+{
+    switch (record.body_case())
+    {
+    case wire::Record::kChain:
+        CheckCount("Chain.deps", record.chain().deps_size(), L::kMaxDeps,
+                   "dependencies of a record");
+        break;
+    case wire::Record::kCommunication:
+        CheckCommunication(record.communication(), run);
+        break;
+    case wire::Record::kCommJoin:
+        CheckGroup("CommJoin.nranks", record.comm_join().nranks(), "CommJoin.rank",
+                   record.comm_join().rank(), run);
+        break;
+    default:
+        break; // spans carry no counts; an empty record is the core's to name
+    }
+}
+
+void
+CheckBatch(const wire::Batch& batch, const sim::RankProcess& process, const RunShape& run,
+           size_t earlyBytes, size_t messageBytes)
+{
+    CheckCount("Batch.records", batch.records_size(), L::kMaxRecordsPerBatch,
+               "records in one batch");
+    if (batch.seq() >= process.nextBatch + L::kBatchWindow)
+    {
+        Refuse(fmt::format("Batch.seq {}: {} expects batch {} next and holds at most {} batches "
+                           "ahead of it",
+                           batch.seq(), process.name, process.nextBatch, L::kBatchWindow));
+    }
+    if (batch.seq() > process.nextBatch && earlyBytes + messageBytes > L::kMaxEarlyBytes)
+    {
+        Refuse(fmt::format("Batch.seq {}: {} already holds {} bytes of batches waiting for batch "
+                           "{} (at most {})",
+                           batch.seq(), process.name, earlyBytes, process.nextBatch,
+                           L::kMaxEarlyBytes));
+    }
+    for (const wire::Record& record : batch.records())
+    {
+        CheckRecord(record, run);
+    }
+}
+
+// A request that follows batch `afterBatch`: held until it is in, within the window.
+void
+CheckAfterBatch(const char* field, uint64_t afterBatch, int drivingThreads,
+                const sim::RankProcess& process)
+{
+    if (afterBatch >= process.nextBatch + L::kBatchWindow)
+    {
+        Refuse(fmt::format("{} {}: {} expects batch {} next and holds requests at most {} "
+                           "batches ahead of it",
+                           field, afterBatch, process.name, process.nextBatch, L::kBatchWindow));
+    }
+    if (afterBatch >= process.nextBatch && process.waitingForBatch.size() >= L::kMaxDeferred)
+    {
+        Refuse(fmt::format("{} {}: {} already has {} requests waiting for batches (at most {})",
+                           field, afterBatch, process.name, process.waitingForBatch.size(),
+                           L::kMaxDeferred));
+    }
+    if (drivingThreads < 0 || drivingThreads > (1 << 16))
+    {
+        Refuse(fmt::format("driving_threads {}: must be 0 to 65536", drivingThreads));
+    }
+}
+
+void
+CheckExchange(const wire::ExchangeRequest& x, const sim::RankProcess& process, const RunShape& run)
+{
+    CheckAfterBatch("ExchangeRequest.after_batch", x.after_batch(), x.driving_threads(), process);
+    if (x.participants() < 1 || x.participants() > int64_t(run.gpus))
+    {
+        Refuse(fmt::format("ExchangeRequest.participants {}: must be 1 to {} (the topology's GPUs)",
+                           x.participants(), run.gpus));
+    }
+    CheckCount("ExchangeRequest.entries", x.entries_size(), x.participants(),
+               "ExchangeRequest.participants");
+    CheckString("ExchangeRequest.key", x.key(), L::kMaxNameBytes);
+    CheckString("ExchangeRequest.what", x.what(), L::kMaxNameBytes);
+    for (const wire::ExchangeEntry& entry : x.entries())
+    {
+        CheckString("ExchangeEntry.payload", entry.payload(), L::kMaxPayloadBytes);
+    }
+}
+
+} // namespace
+
+void
+CheckHello(const wire::Hello& hello, const RunShape& run)
+{
+    // 0 or -1: the process does not know (the run's own count stands).
+    if (hello.world_size() > int64_t(run.gpus))
+    {
+        Refuse(fmt::format("Hello.world_size {}: the topology has {} GPUs", hello.world_size(),
+                           run.gpus));
+    }
+    int64_t ranks = hello.world_size() > 0 ? hello.world_size() : int64_t(run.gpus);
+    if (hello.world_rank() >= ranks)
+    {
+        Refuse(fmt::format("Hello.world_rank {}: must be below {} ({})", hello.world_rank(), ranks,
+                           hello.world_size() > 0 ? "Hello.world_size" : "the topology's GPUs"));
+    }
+    uint32_t devices = std::max(run.gpus, kMaxDevicesBeyondTopology);
+    if (hello.num_devices() < 0 || hello.num_devices() > int64_t(devices))
+    {
+        Refuse(fmt::format("Hello.num_devices {}: must be 0 to {} (the topology has {} GPUs)",
+                           hello.num_devices(), devices, run.gpus));
+    }
+    CheckString("Hello.name", hello.name(), L::kMaxNameBytes);
+    CheckString("Hello.hostname", hello.hostname(), L::kMaxNameBytes);
+    CheckString("Hello.gpu", hello.gpu(), L::kMaxNameBytes);
+    CheckString("Hello.process_token", hello.process_token(), L::kMaxNameBytes);
+    CheckCount("Hello.nccl_env", hello.nccl_env_size(), L::kMaxNcclVariables, "variables");
+}
+
+void
+CheckRequest(const wire::Envelope& envelope, const sim::RankProcess& process, const RunShape& run,
+             size_t earlyBytes, size_t messageBytes)
+{
+    switch (envelope.body_case())
+    {
+    case wire::Envelope::kBatch:
+        CheckBatch(envelope.batch(), process, run, earlyBytes, messageBytes);
+        break;
+    case wire::Envelope::kSync:
+        CheckAfterBatch("SyncRequest.after_batch", envelope.sync().after_batch(),
+                        envelope.sync().driving_threads(), process);
+        CheckCount("SyncRequest.ops", envelope.sync().ops_size(), L::kMaxRecordsPerBatch,
+                   "records waited for");
+        CheckString("SyncRequest.what", envelope.sync().what(), L::kMaxNameBytes);
+        break;
+    case wire::Envelope::kExchange:
+        CheckExchange(envelope.exchange(), process, run);
+        break;
+    case wire::Envelope::kGoodbye:
+        CheckAfterBatch("Goodbye.after_batch", envelope.goodbye().after_batch(), 0, process);
+        CheckCount("Goodbye.usage", envelope.goodbye().usage_size(),
+                   std::max(run.gpus, kMaxDevicesBeyondTopology), "devices");
+        CheckCount("Goodbye.pricing", envelope.goodbye().pricing_size(), 256, "pricing providers");
+        break;
+    default:
+        break;
+    }
+}
+
+} // namespace eidolon::bridge
