@@ -816,6 +816,15 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
     NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[nvls][2], 43.0), true, t.latencyUs[nvls][2]);
     NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][2], 384.0 * 32 / 62), true,
                           t.bandwidthGBps[nvls][2]);
+    // NCCL 2.18.6's figures: CollNetChain 2 x 7 x 4.75 + 14 = 80.5 us, CollNetDirect
+    // 2 x (8.0 + 7 x 0.5) + 10.7 = 33.7 us; the same bandwidth formulas.
+    Bench old(path, {{"NCCL_COLLNET_ENABLE", "1"}});
+    old.model->SetAttribute("NcclVersion", UintegerValue(21806));
+    const NcclCostTable t218 = old.model->CostTable(big);
+    NS_TEST_EXPECT_MSG_EQ(Near(t218.latencyUs[chain][2], 80.5), true, t218.latencyUs[chain][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t218.latencyUs[direct][2], 33.7), true, t218.latencyUs[direct][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t218.bandwidthGBps[direct][2], 163.2), true,
+                          t218.bandwidthGBps[direct][2]);
     // CollNet has no LL/LL128 and no AllGather/ReduceScatter here (the model reduces AllReduce
     // only: NCCL's rule for a plugin without iallgather/ireducescatter).
     NS_TEST_EXPECT_MSG_LT(t.timeUs[chain][0], 0, "");
