@@ -117,7 +117,7 @@ void
 Simulation::AdoptNcclConfig(const e::NcclConfig& config)
 {
     m_collectives->SetConfig(config);
-    std::string warning = config.UnmodelledWarning();
+    std::string warning = config.UnmodelledWarning(m_topology->sharp.present);
     if (!warning.empty())
     {
         m_log << "eidolon-sim: warning: " << warning << "\n";

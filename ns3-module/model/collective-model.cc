@@ -272,6 +272,7 @@ CollectiveModel::GetSearchSettings() const
     s.nvlinkEfficiency = m_nvlinkEfficiency;
     s.nvlsEfficiency = m_nvlsEfficiency;
     s.nvlsMulticast = m_nvlsMulticast;
+    s.sharp = GetTopology()->sharp.present;
     return s;
 }
 

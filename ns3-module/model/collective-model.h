@@ -118,17 +118,20 @@ struct NcclConfig
     int nvlsEnable = -1;   //!< NCCL_NVLS_ENABLE (-1 unset = NCCL's default)
     int nvlsChannels = -1; //!< NCCL_NVLS_NCHANNELS (-1 unset)
     int patEnable = -1;    //!< NCCL_PAT_ENABLE (-1 unset = 2, auto)
+    /// NCCL_COLLNET_ENABLE (-1 unset = 0: NCCL leaves CollNet off unless it is 1)
+    int collnetEnable = -1;
     /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
     /// the variable on a value NCCL would reject.
     static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);
     /// Checks every field as FromEnvironment would; throws std::invalid_argument naming the
     /// variable (SetConfig calls it, so a hand-built config is checked too).
     void Validate() const;
-    /// A warning naming the algorithms and protocols that NCCL_ALGO / NCCL_PROTO enable and the
-    /// model does not simulate (CollNetDirect, CollNetChain: no SHARP in the switch model), and
-    /// what runs instead; empty when there are none. The simulator prints it when the
-    /// configuration is set, so that such a name is never ignored in silence.
-    std::string UnmodelledWarning() const;
+    /// A warning naming the algorithms that NCCL_ALGO enables and cannot run on the cluster
+    /// (CollNetDirect, CollNetChain without SHARP switches (`topologySharp` false), or without
+    /// NCCL_COLLNET_ENABLE=1, which NCCL needs for them), and what runs instead; empty when
+    /// there are none. The simulator prints it when the configuration is set, so that such a
+    /// name is never ignored in silence.
+    std::string UnmodelledWarning(bool topologySharp = false) const;
 };
 
 /// What the model derived about a communicator from the topology: NCCL's topology search as
@@ -151,8 +154,13 @@ struct NcclCommInfo
     bool nvswitch = false; //!< every rank's GPU hangs off an NVSwitch
     bool nvls = false;     //!< NVLS usable (sm90+, NVSwitch, NCCL_NVLS_ENABLE, >= 2 ranks)
     bool pat = false;      //!< PAT usable (one rank per node, NCCL_PAT_ENABLE)
+    /// CollNet usable: SHARP switches, NCCL_COLLNET_ENABLE=1, two nodes or more. Enables
+    /// CollNetDirect (with an NVSwitch), CollNetChain and NVLS across nodes.
+    bool collnet = false;
     Graph ring, tree;
     Graph nvlsGraph;      //!< NVLS graph: one channel per head
+    Graph collnetDirect;  //!< CollNetDirect graph: one channel per head GPU (a GPU with a NIC)
+    Graph collnetChain;   //!< CollNetChain graph: the ring's channels, NIC in and out the same
     int channels = 0;     //!< comm.nChannels (after Postset and NCCL_MIN/MAX_NCHANNELS)
     int nvlsChannels = 0; //!< NVLS/NVLSTree CTAs
     int p2pChannels = 0;  //!< p2pnChannels

@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 
 namespace ns3
 {
@@ -410,6 +411,149 @@ NvlsTreePipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& no
     }
 }
 
+/// The directed channels of the SHARP aggregation tree joining `heads` (comm ranks, one per
+/// node): every head's route to the first head up to the last switch on it (the reduction goes
+/// up), and from that switch back down to the head (the result comes down); the first head's own
+/// way up to its first switch and back. A channel on several heads' routes is listed once: a
+/// switch forwards one reduced stream up and one result stream down, whatever its fan-in.
+void
+AppendAggregationTree(const PipeInputs& in, const std::vector<uint32_t>& heads, uint64_t salt,
+                      std::vector<uint32_t>& path)
+{
+    const Topology& topo = in.topo;
+    std::set<uint32_t> listed;
+    auto add = [&](uint32_t ch)
+    {
+        if (listed.insert(ch).second)
+        {
+            path.push_back(ch);
+        }
+    };
+    auto isSwitch = [&](uint32_t dev) { return topo.GetDevice(dev).kind == DeviceKind::Switch; };
+    const uint32_t root = heads[0];
+    for (size_t k = 0; k < heads.size() && heads.size() > 1; ++k)
+    {
+        // The root climbs only to its first switch; the others to the last switch towards it.
+        const uint32_t from = heads[k];
+        const uint32_t to = k == 0 ? heads[1] : root;
+        const std::vector<uint32_t> up = in.Route(from, to, salt);
+        const std::vector<uint32_t> down = in.Route(to, from, salt);
+        size_t upEnd = 0; // channels [0, upEnd) go up
+        for (size_t i = 0; i < up.size(); ++i)
+        {
+            if (isSwitch(topo.ChannelTo(up[i])))
+            {
+                upEnd = i + 1;
+                if (k == 0)
+                {
+                    break;
+                }
+            }
+        }
+        size_t downBegin = down.size(); // channels [downBegin, end) come down
+        for (size_t i = down.size(); i-- > 0;)
+        {
+            if (isSwitch(topo.ChannelFrom(down[i])))
+            {
+                downBegin = i;
+                if (k == 0)
+                {
+                    break;
+                }
+            }
+        }
+        for (size_t i = 0; i < upEnd; ++i)
+        {
+            add(up[i]);
+        }
+        for (size_t i = downBegin; i < down.size(); ++i)
+        {
+            add(down[i]);
+        }
+    }
+}
+
+/// The per-stream rate SHARP aggregates at (Topology::sharp), where the topology gives one.
+double
+CapBySharp(const PipeInputs& in, double cap)
+{
+    const double agg = in.topo.sharp.aggregationBandwidth;
+    return agg > 0 ? (cap > 0 ? std::min(cap, agg) : agg) : cap;
+}
+
+/// CollNet (SHARP): every node reduces inside itself, its heads send the node's sum up the
+/// switches' aggregation tree once and receive the result once, and the node spreads it.
+/// CollNetDirect: one stream per head GPU (a GPU with a NIC) carrying S / heads; every other GPU
+/// of the node sends the head its share and gets the result back (one NVLink hop each way).
+/// CollNetChain: one stream per channel carrying S / C, up and down the node's GPUs as a chain
+/// from the channel's rail GPU, which talks to the network.
+void
+CollNetPipes(const PipeInputs& in, bool direct, const std::vector<std::vector<uint32_t>>& nodes,
+             std::vector<Pipe>& pipes)
+{
+    const int streams = direct ? std::max(1, in.comm.collnetDirect.nChannels) : in.C;
+    for (int h = 0; h < streams; ++h)
+    {
+        Pipe pipe;
+        pipe.branching = true;
+        const uint64_t salt = uint64_t(h);
+        std::vector<uint32_t> heads;
+        for (const auto& local : nodes)
+        {
+            const size_t g = local.size();
+            const size_t first = size_t(h) % g;
+            heads.push_back(local[first]);
+            for (size_t i = 1; i < g; ++i)
+            {
+                if (direct)
+                {
+                    in.Append(pipe.path, local[(first + i) % g], local[first], salt);
+                    in.Append(pipe.path, local[first], local[(first + i) % g], salt);
+                }
+                else
+                {
+                    in.Append(pipe.path, local[(first + i) % g], local[(first + i - 1) % g], salt);
+                    in.Append(pipe.path, local[(first + i - 1) % g], local[(first + i) % g], salt);
+                }
+            }
+        }
+        AppendAggregationTree(in, heads, salt, pipe.path);
+        pipe.payload = in.S / streams;
+        pipe.payloadCap = CapBySharp(in, in.cta * in.C / streams);
+        pipes.push_back(std::move(pipe));
+    }
+}
+
+/// NVLS across nodes (NVLS + SHARP): per channel and head h, every node reduces head h's share in
+/// its NVSwitch (every GPU's uplink, the head's downlink), the heads reduce across nodes in the
+/// InfiniBand switches (up once, down once) and the result is multicast back.
+void
+NvlsSharpPipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& nodes,
+               std::vector<Pipe>& pipes)
+{
+    const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
+    for (int c = 0; c < in.C; ++c)
+    {
+        for (uint32_t h = 0; h < heads; ++h)
+        {
+            Pipe pipe;
+            pipe.nvls = true;
+            pipe.branching = true;
+            pipe.payloadCap = CapBySharp(in, in.cta);
+            const uint64_t salt = uint64_t(c) * 64 + h;
+            std::vector<uint32_t> headRanks;
+            for (const auto& local : nodes)
+            {
+                AppendNodeRing(in, pipe.path, local, h % local.size(), salt);
+                headRanks.push_back(local[h % local.size()]);
+            }
+            AppendAggregationTree(in, headRanks, salt, pipe.path);
+            pipe.payload = in.S / (double(in.C) * heads);
+            pipes.push_back(std::move(pipe));
+        }
+    }
+}
+
 /// PAT (one rank per node): exchanges with peers at distance 2^k, volume (n-1)/n x S per rank
 /// over all rounds, rounds pipelined.
 void
@@ -561,7 +705,11 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     else if (a == kNvls || a == kNvlsTree)
     {
         const auto nodes = GroupRanksByNode(in.topo, call.gpus, NodeOrder::NodeId);
-        if (a == kNvls)
+        if (a == kNvls && nodes.size() > 1)
+        {
+            NvlsSharpPipes(in, nodes, pipes);
+        }
+        else if (a == kNvls)
         {
             NvlsPipes(in, nodes, pipes);
         }
@@ -573,6 +721,11 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     else if (a == kPat)
     {
         PatPipes(in, pipes);
+    }
+    else if (a == kCollNetDirect || a == kCollNetChain)
+    {
+        CollNetPipes(in, a == kCollNetDirect,
+                     GroupRanksByNode(in.topo, call.gpus, NodeOrder::NodeId), pipes);
     }
     else
     {

@@ -269,11 +269,20 @@ NcclConfig::Validate() const
         throw std::invalid_argument("NCCL_PAT_ENABLE=" + std::to_string(patEnable) +
                                     ": must be 0, 1 or 2");
     }
+    if (collnetEnable < -1 || collnetEnable > 1)
+    {
+        throw std::invalid_argument("NCCL_COLLNET_ENABLE=" + std::to_string(collnetEnable) +
+                                    ": must be 0 or 1");
+    }
 }
 
 std::string
-NcclConfig::UnmodelledWarning() const
+NcclConfig::UnmodelledWarning(bool topologySharp) const
 {
+    if (topologySharp && collnetEnable == 1)
+    {
+        return "";
+    }
     if (Trim(algo).empty())
     {
         return "";
@@ -305,11 +314,14 @@ NcclConfig::UnmodelledWarning() const
     {
         return "";
     }
-    return "NCCL_ALGO='" + algo + "' asks for " + names.str() +
-           ", which the model does not simulate (CollNet/SHARP in-network reduction is not in "
-           "the switch model; NCCL itself needs a CollNet plugin and SHARP switches for it): "
-           "those calls run as NCCL chooses without CollNet (Ring/Tree/NVLS), so their times are "
-           "not CollNet's";
+    const std::string why =
+        topologySharp
+            ? "NCCL_COLLNET_ENABLE is not 1, and NCCL leaves CollNet off without it"
+            : "the topology has no SHARP switches (a `sharp:` block, doc/topology.md), and NCCL "
+              "itself needs a CollNet plugin and SHARP switches for it";
+    return "NCCL_ALGO='" + algo + "' asks for " + names.str() + ", which cannot run here (" + why +
+           "): those calls run as NCCL chooses without CollNet (Ring/Tree/NVLS), so their times "
+           "are not CollNet's";
 }
 
 NcclConfig
@@ -354,6 +366,10 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
     if (get("NCCL_PAT_ENABLE", &v))
     {
         c.patEnable = ParseInt("NCCL_PAT_ENABLE", v, 0, 2);
+    }
+    if (get("NCCL_COLLNET_ENABLE", &v))
+    {
+        c.collnetEnable = ParseInt("NCCL_COLLNET_ENABLE", v, 0, 1);
     }
     c.Validate();
     return c;

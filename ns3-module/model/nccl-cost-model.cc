@@ -33,6 +33,7 @@ namespace
 struct CostInputs
 {
     const TuningTables& t;
+    const NcclCommInfo* comm = nullptr;
     int coll = 0;
     int nRanks = 0;
     int nNodes = 0;
@@ -53,6 +54,7 @@ CostInputs
 MakeInputs(const TuningTables& t, int coll, const NcclCommInfo& comm, bool amd)
 {
     CostInputs in{t};
+    in.comm = &comm;
     in.coll = coll;
     const int nRanks = int(comm.nRanks);
     const int nNodes = int(comm.nNodes);
@@ -105,8 +107,12 @@ GraphOf(const NcclCommInfo& comm, int a)
     case kNvls:
     case kNvlsTree:
         return comm.nvlsGraph;
+    case kCollNetDirect:
+        return comm.collnetDirect; // empty without SHARP switches or NCCL_COLLNET_ENABLE=1
+    case kCollNetChain:
+        return comm.collnetChain;
     default:
-        return none; // CollNet: no SHARP-capable switches in the topology
+        return none;
     }
 }
 
@@ -127,6 +133,17 @@ Supported(const TuningTables& t, int coll, int a)
         return a != kPat;
     }
     return false;
+}
+
+/// CollNetDirect AllReduce at full speed needs a NIC per GPU: NCCL divides the bus bandwidth by
+/// the GPU/NIC ratio r = ppn / heads taken halfway to 1 (r - (r - 1) / 2), and takes 0.85 of it
+/// on sm90+.
+double
+CollNetDirectFactor(const CostInputs& in, const NcclCommInfo& comm, const NcclCommInfo::Graph& g)
+{
+    double ratio = in.ppnF / double(g.nChannels);
+    ratio -= (ratio - 1) / 2;
+    return (comm.minCompCap >= 90 ? 0.85 : 1.0) / ratio;
 }
 
 /// Bus bandwidth (GB/s) of algorithm a, protocol p by the 2.28+ formulas; nothing where NCCL
@@ -177,6 +194,10 @@ ModernBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, in
     if (a == kPat)
     {
         busBw *= 0.75;
+    }
+    if (a == kCollNetDirect && coll == kAllReduce)
+    {
+        busBw *= CollNetDirectFactor(in, *in.comm, g);
     }
     double ratio = 1.0;
     if (a == kRing || ((a == kNvls || a == kNvlsTree) && coll == kAllReduce))
@@ -278,6 +299,10 @@ ClassicBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, i
     {
         busBw *= 0.75;
     }
+    if (a == kCollNetDirect && coll == kAllReduce)
+    {
+        busBw *= CollNetDirectFactor(in, *in.comm, g);
+    }
     return busBw * ClassicRatio(in, a);
 }
 
@@ -332,6 +357,18 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
     {
         lat += intraLat + 2 * Log2i(uint64_t(in.nNodes)) * interLat;
     }
+    else if (a == kCollNetDirect)
+    {
+        // Scatter to the heads and gather back (one NVLink hop each way when the node has more
+        // than one GPU), an arity serialization per extra local rank (0.5 us in 2.18, 0.4 us
+        // since), one trip through the switches.
+        const double arity = t.release == kRelease218 ? 0.5 : 0.4;
+        lat += 2 * (std::min(1, in.ppn - 1) * intraLat + (in.ppn - 1) * arity) + interLat;
+    }
+    else if (a == kCollNetChain)
+    {
+        lat += 2 * (in.ppn - 1) * intraLat + interLat; // up the chain, down it, one network trip
+    }
     else if (a == kPat)
     {
         lat = 8.0 + Log2i(uint64_t(in.nNodes)) * interLat / 3.5 + 2.8 * in.nRanks;
@@ -340,8 +377,13 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
 }
 
 /// Enable rules: LL128 platform rule, NVLSTree only across nodes, CollNet (and multi-node NVLS,
-/// which needs it) without SHARP switches, PAT only with one rank per node; then NCCL_ALGO and
+/// which needs it) only with SHARP switches and NCCL_COLLNET_ENABLE=1 (comm.collnet),
+/// CollNetDirect only on NVSwitch nodes, PAT only with one rank per node; then NCCL_ALGO and
 /// NCCL_PROTO. A disabled pair gets bandwidth 0.
+///
+/// AllGather and ReduceScatter through SHARP (CollNetDirect, NVLS across nodes; 2.21+) need the
+/// plugin's iallgather / ireducescatter; the model reduces in the switch for AllReduce only, so it
+/// takes NCCL's rule for a plugin without them: those pairs are off.
 void
 ApplyEnableRules(const CostInputs& in, const NcclCommInfo& comm, const EnableMasks& masks,
                  NcclCostTable& table)
@@ -355,7 +397,17 @@ ApplyEnableRules(const CostInputs& in, const NcclCommInfo& comm, const EnableMas
         {
             algoOn = false;
         }
-        if (a == kCollNetDirect || a == kCollNetChain || (a == kNvls && in.nNodes > 1))
+        if ((a == kCollNetDirect || a == kCollNetChain || (a == kNvls && in.nNodes > 1)) &&
+            !comm.collnet)
+        {
+            algoOn = false;
+        }
+        if ((a == kCollNetDirect || (a == kNvls && in.nNodes > 1)) &&
+            (coll == kAllGather || coll == kReduceScatter))
+        {
+            algoOn = false;
+        }
+        if (a == kCollNetDirect && !comm.nvswitch)
         {
             algoOn = false;
         }
@@ -551,8 +603,10 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
     }
     NcclCostTable table;
     ComputeCosts(call, comm, settings, false, table);
-    // Trees (and NVLSTree, PAT) cross the network 2 log2(nNodes) times on their critical path.
-    const double netMessages = comm.nNodes > 1 ? 2.0 * CeilLog2(comm.nNodes) : 0.0;
+    // Trees (and NVLSTree, PAT) cross the network 2 log2(nNodes) times on their critical path;
+    // CollNet and NVLS across nodes twice (up to the switches' reduction, and back).
+    const bool sharp = a == kCollNetDirect || a == kCollNetChain || a == kNvls;
+    const double netMessages = comm.nNodes <= 1 ? 0.0 : sharp ? 2.0 : 2.0 * CeilLog2(comm.nNodes);
     return table.latencyUs[a][p] + netMessages * settings.netMessageLatencyUs;
 }
 

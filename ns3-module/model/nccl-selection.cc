@@ -77,15 +77,17 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
     if (!PickFastest(table, &bestA, &bestP, &best))
     {
         // Nothing the environment allows can run here (e.g. NCCL_ALGO=CollNetDirect without
-        // SHARP switches, or NVLS without NVSwitch): fall back to NCCL's own choice.
+        // SHARP switches or NCCL_COLLNET_ENABLE=1, or NVLS without NVSwitch): fall back to
+        // NCCL's own choice.
         if ((fallbacks++ % 1000) == 0)
         {
             NS_LOG_WARN("NCCL_ALGO='" << settings.config.algo << "' NCCL_PROTO='"
                                       << settings.config.proto
                                       << "' leave no algorithm/protocol this topology supports for "
                                       << ToString(call.kind)
-                                      << " (CollNet needs SHARP-capable switches, NVLS an NVSwitch "
-                                         "and sm90+); using NCCL's default choice");
+                                      << " (CollNet needs SHARP switches and "
+                                         "NCCL_COLLNET_ENABLE=1, NVLS an NVSwitch and sm90+); "
+                                         "using NCCL's default choice");
         }
         ComputeCosts(call, comm, settings, false, table);
         PickFastest(table, &bestA, &bestP, &best);

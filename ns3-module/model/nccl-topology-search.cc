@@ -470,6 +470,52 @@ SearchNvls(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& 
     }
 }
 
+/// CollNet graphs (init.cc, search.cc at the tags we emulate), only with SHARP switches in the
+/// topology, NCCL_COLLNET_ENABLE=1 and at least NCCL_COLLNET_NODE_THRESHOLD (2) nodes. Both start
+/// from the ring's network speed (each channel enters and leaves through the same NIC, so the
+/// NIC path is the ring's); pass 2 then raises bwIntra (the figure NCCL's tuning reads for
+/// CollNet) through the network speed array up to twice bwInter. CollNetChain keeps the ring's
+/// channel count (its min = max = ring channels); CollNetDirect has one channel per head GPU, a
+/// GPU with its own NIC, at most NCCL_MAX_DIRECT_ARITY + 1 = 8, and needs an NVSwitch.
+void
+SearchCollNet(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& inter,
+              const SearchSettings& settings)
+{
+    if (!settings.sharp || settings.config.collnetEnable != 1 || c.nNodes < 2)
+    {
+        return;
+    }
+    c.collnet = true;
+    NcclCommInfo::Graph g;
+    g.nvlinkIntra = c.ring.nvlinkIntra;
+    g.bwIntra = g.bwInter = c.ring.bwInter;
+    // Non-ring patterns need not return to the first GPU: NCCL inflates the intra-node budget by
+    // ngpus / (ngpus - 1).
+    const double budget =
+        c.ppn > 1 ? b.intraTotal * double(c.ppn) / double(c.ppn - 1) : b.intraTotal;
+    auto raise = [&](NcclCommInfo::Graph& graph)
+    {
+        for (double s : inter)
+        {
+            if (s > graph.bwIntra && s <= 2 * graph.bwInter && graph.nChannels * s <= budget + 1e-9)
+            {
+                graph.bwIntra = s;
+                break;
+            }
+        }
+    };
+    c.collnetChain = g;
+    c.collnetChain.nChannels = c.ring.nChannels;
+    raise(c.collnetChain);
+    if (c.nvswitch)
+    {
+        c.collnetDirect = g;
+        c.collnetDirect.nChannels =
+            int(std::min<uint32_t>({c.ppn, std::max<uint32_t>(b.nicsPerNode, 1), 8}));
+        raise(c.collnetDirect);
+    }
+}
+
 /// comm.nChannels: min(ring, tree), doubled in Postset (channel c and c+n share a ring and use
 /// the two trees), doubled again on sm90+ multi-node rings faster than 45 GB/s with fewer than 16
 /// channels; then NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS. And the NVLS CTAs.
@@ -572,6 +618,7 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     c.ring = ring;
     c.tree = tree;
     SearchNvls(c, b, intra, inter, settings);
+    SearchCollNet(c, b, inter, settings);
     const NcclConfig& config = settings.config;
     c.pat = (config.patEnable != 0) && c.minCompCap >= 60 && c.nNodes == c.nRanks &&
             (tables.modern || config.patEnable == 1);

@@ -33,6 +33,7 @@ struct SearchSettings
     double nvlinkEfficiency = 0; //!< 0: NCCL's per-link figure over the spec's per-link rate
     double nvlsEfficiency = 0;   //!< 0: NCCL's nvlsEff table
     bool nvlsMulticast = true;   //!< the driver reports CUDA multicast support
+    bool sharp = false;          //!< the switches reduce in the network (Topology::sharp)
 };
 
 /// Per topology device: the indices (in Topology::Links()) of the links touching it.

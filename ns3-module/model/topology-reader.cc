@@ -164,6 +164,30 @@ ReadNetworkTransport(Topology& topo, const Fields& t)
     topo.transport = nt;
 }
 
+/// `sharp:` the switches reduce in the network (NVIDIA SHARP) and the nodes have NCCL's CollNet
+/// plugin. SHARPv1 aggregates small messages only (its low-latency trees), which NCCL's CollNet
+/// does not rely on for bandwidth: versions 2 and 3 are accepted.
+void
+ReadInNetworkReduction(Topology& topo, const Fields& t)
+{
+    t.Allow({"version", "aggregation_bandwidth", "source"});
+    Topology::InNetworkReduction r;
+    r.present = true;
+    r.version = int(t.Int("version", 1, 3));
+    if (r.version != 2 && r.version != 3)
+    {
+        t.Fail("version", "SHARP version " + std::to_string(r.version) +
+                              " is not modelled (2: Quantum HDR, 3: Quantum-2 NDR; SHARPv1 "
+                              "streams no large messages)");
+    }
+    if (t.Has("aggregation_bandwidth"))
+    {
+        r.aggregationBandwidth = t.Bandwidth("aggregation_bandwidth");
+    }
+    r.source = t.String("source", "");
+    topo.sharp = r;
+}
+
 void
 ReadHostField(Topology& topo, const std::string& file, const YAML::Node& node)
 {
@@ -324,7 +348,7 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
     }
     Fields top(file, root, "topology");
     top.Allow({"version", "name", "description", "gpu_model", "gpu_specs", "host", "generate",
-               "devices", "links", "network_transport"});
+               "devices", "links", "network_transport", "sharp"});
     const int64_t version = top.Int("version", 1);
     if (version != 1)
     {
@@ -340,6 +364,10 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
     if (top.Has("network_transport"))
     {
         ReadNetworkTransport(*topo, top.Child("network_transport"));
+    }
+    if (top.Has("sharp"))
+    {
+        ReadInNetworkReduction(*topo, top.Child("sharp"));
     }
 
     std::vector<ModelUse> uses;

@@ -130,6 +130,22 @@ public:
     };
     NetworkTransport transport;
 
+    /// In-network reduction in the InfiniBand switches (`sharp:`; doc/topology.md): NVIDIA SHARP
+    /// with NCCL's CollNet plugin installed on the nodes. With it (and NCCL_COLLNET_ENABLE=1, as
+    /// NCCL wants) the collective model offers CollNetDirect, CollNetChain and NVLS across nodes,
+    /// and reduces in the switches: each node sends its (node-reduced) data up the aggregation
+    /// tree once and receives the result once.
+    struct InNetworkReduction
+    {
+        bool present = false;
+        int version = 3; //!< SHARP generation (1: Switch-IB 2, 2: Quantum, 3: Quantum-2)
+        /// Bytes/s one aggregation stream (one head's share) can be reduced at; 0: the links'
+        /// line rate (SHARPv2/v3 streaming aggregation runs at port speed).
+        double aggregationBandwidth = 0;
+        std::string source; //!< where the figures come from
+    };
+    InNetworkReduction sharp;
+
     uint32_t AddDevice(const Device& device);
     uint32_t AddLink(const Link& link);
     /// Registers (or replaces) a GPU model; devices name it in Device::model.

@@ -114,6 +114,8 @@ public:
     void RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop();
     void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
+    void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
+    void CollNetDirectAllreduceReducesInTheSwitch();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -764,6 +766,136 @@ CollectiveModelTestCase::BusBandwidthFactorsAreNcclTests()
 
 namespace
 {
+/// A cluster of `nodes` DGX H100 with `nic` NICs on a rail-optimized fabric whose switches reduce
+/// in the network (SHARPv3), written where Bench can read it.
+std::string
+WriteSharpCluster(int nodes, const std::string& nic)
+{
+    const std::string path =
+        "/tmp/eidolon-collective-test-sharp-" + std::to_string(nodes) + "-" + nic + ".yaml";
+    std::ofstream(path) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                        << "name: sharp-" << nodes << "node\ngenerate:\n  nodes: " << nodes
+                        << "\n  node: {type: dgx-h100, nic_bandwidth: " << nic << "}\n"
+                        << R"(  fabric:
+    type: two-tier
+    rail_optimized: true
+    nodes_per_leaf: 4
+    spines: 2
+    oversubscription: 1
+sharp: {version: 3, source: test}
+)";
+    return path;
+}
+} // namespace
+
+void
+CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
+{
+    // 4 nodes x 8 H100, 8 x 400 Gb/s NICs, SHARP switches, NCCL 2.30.7 tables (tuning.cc):
+    // every CollNet graph has the ring's 48 GB/s per channel (the network speed array tops at 48),
+    // CollNetChain the ring's 8 channels, CollNetDirect 8 heads (one per NIC GPU).
+    // CollNetChain: latency 0 + 2 x (8 - 1) x 2.8 + 30 = 69.2 us; bus 8 x 48 = 384, algorithm
+    //   384 x 0.5 = 192 GB/s.
+    // CollNetDirect: latency 2 x (min(1, 7) x 3.7 + 7 x 0.4) + 31 = 44.0 us; GPU/NIC ratio
+    //   8 / 8 = 1 (no penalty), x 0.85 on sm90: 384 x 0.85 x 0.5 = 163.2 GB/s.
+    // NVLS across nodes (needs CollNet): latency 25 + 18 = 43 us; min(40 x 0.85 x 7/8 x 2 = 59.5,
+    //   48) x 8 = 384 bus, x 32 / 62 = 198.19 GB/s.
+    const std::string path = WriteSharpCluster(4, "400Gbps");
+    SimulatorGuard guard;
+    Bench on(path, {{"NCCL_COLLNET_ENABLE", "1"}});
+    const CollectiveCall big = on.Call(CollectiveKind::AllReduce, uint64_t(kGiB));
+    const NcclCostTable t = on.model->CostTable(big);
+    const int chain = int(NcclAlgorithm::CollNetChain);
+    const int direct = int(NcclAlgorithm::CollNetDirect);
+    const int nvls = int(NcclAlgorithm::Nvls);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[chain][2], 69.2), true, t.latencyUs[chain][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[chain][2], 192.0), true, t.bandwidthGBps[chain][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[direct][2], 44.0), true, t.latencyUs[direct][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[direct][2], 163.2), true,
+                          t.bandwidthGBps[direct][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[nvls][2], 43.0), true, t.latencyUs[nvls][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][2], 384.0 * 32 / 62), true,
+                          t.bandwidthGBps[nvls][2]);
+    // NCCL 2.18.6's figures: CollNetChain 2 x 7 x 4.75 + 14 = 80.5 us, CollNetDirect
+    // 2 x (8.0 + 7 x 0.5) + 10.7 = 33.7 us; the same bandwidth formulas.
+    Bench old(path, {{"NCCL_COLLNET_ENABLE", "1"}});
+    old.model->SetAttribute("NcclVersion", UintegerValue(21806));
+    const NcclCostTable t218 = old.model->CostTable(big);
+    NS_TEST_EXPECT_MSG_EQ(Near(t218.latencyUs[chain][2], 80.5), true, t218.latencyUs[chain][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t218.latencyUs[direct][2], 33.7), true, t218.latencyUs[direct][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t218.bandwidthGBps[direct][2], 163.2), true,
+                          t218.bandwidthGBps[direct][2]);
+    // CollNet has no LL/LL128 and no AllGather/ReduceScatter here (the model reduces AllReduce
+    // only: NCCL's rule for a plugin without iallgather/ireducescatter).
+    NS_TEST_EXPECT_MSG_LT(t.timeUs[chain][0], 0, "");
+    const NcclCostTable ag = on.model->CostTable(on.Call(CollectiveKind::AllGather, 1 << 30));
+    NS_TEST_EXPECT_MSG_LT(ag.timeUs[direct][2], 0, "");
+
+    // NCCL's choice at 1 GiB: NVLS (NVLS + SHARP) 43 + 2^30 / 198193 = 5460.6 us beats
+    // CollNetChain 69.2 + 2^30 / 192000 = 5661.6, Ring Simple 1.4 x (8.4 + 56 x 3.4 + 6 x 14)
+    // + 5417.6 = 5813.5, NVLSTree (latency 25 + 2 x 2 x 20.9, bandwidth <= NVLS's).
+    NS_TEST_EXPECT_MSG_EQ(on.model->Choose(big).algorithm, NcclAlgorithm::Nvls, "");
+    // Without NVLS: CollNetChain at 1 GiB (5661.6 < Ring's 5813.5 < Tree Simple's 120.4 +
+    // 2^30 / (min(0.92 x 384, 8 x 36.0) x 0.5 = 144) = 7577); CollNetDirect at 8 MiB (44 +
+    // 8388608 / 163200 = 95.4 us against CollNetChain 112.9, Tree LL128 >= 65.5 + 8388608 /
+    // (min(0.92 x 384, 8 x 36.0) x 120/128 capped at 8 x 29 = 232, x 0.5) = 137.8, Ring LL128
+    // 14 + 56 x 1.9 + 6 x 4 + 8388608 / (8 x 36.7 x 32/62) = 199.8).
+    Bench noNvls(path, {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_NVLS_ENABLE", "0"}});
+    NS_TEST_EXPECT_MSG_EQ(noNvls.model->Choose(big).algorithm, NcclAlgorithm::CollNetChain, "");
+    NS_TEST_EXPECT_MSG_EQ(
+        noNvls.model->Choose(noNvls.Call(CollectiveKind::AllReduce, 8 << 20)).algorithm,
+        NcclAlgorithm::CollNetDirect, "");
+    // NCCL leaves CollNet (and NVLS across nodes) off without NCCL_COLLNET_ENABLE=1.
+    Bench off(path);
+    const NcclCostTable t0 = off.model->CostTable(big);
+    NS_TEST_EXPECT_MSG_LT(t0.timeUs[chain][2], 0, "");
+    NS_TEST_EXPECT_MSG_LT(t0.timeUs[nvls][2], 0, "");
+    // NCCL_ALGO=CollNetChain is honoured with SHARP, and no longer warned about.
+    Bench forced(path, {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", "COLLNETCHAIN"}});
+    NS_TEST_EXPECT_MSG_EQ(
+        forced.model->Choose(on.Call(CollectiveKind::AllReduce, 1 << 20)).algorithm,
+        NcclAlgorithm::CollNetChain, "");
+    NcclConfig c =
+        NcclConfig::FromEnvironment({{"NCCL_ALGO", "COLLNETCHAIN"}, {"NCCL_COLLNET_ENABLE", "1"}});
+    NS_TEST_EXPECT_MSG_EQ(c.UnmodelledWarning(true), "", "");
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(false).find("no SHARP"), std::string::npos, "");
+    c.collnetEnable = 0;
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(true).find("NCCL_COLLNET_ENABLE"), std::string::npos,
+                          c.UnmodelledWarning(true));
+}
+
+void
+CollectiveModelTestCase::CollNetDirectAllreduceReducesInTheSwitch()
+{
+    // 2 nodes x 8 H100 with 100 Gb/s NICs (12.5 GB/s) on SHARP switches; NCCL_ALGO=CollNetDirect,
+    // AllReduce of 256 MiB. 8 heads (GPU h of each node, NIC h): stream h carries S/8 = 32 MiB.
+    // Inside a node every GPU sends the head its share over NVLink and gets the result back; the
+    // heads send the node's sum up to the rail-h leaf once and receive the result once: NIC h's
+    // link carries one stream each way (SHARP reduces in the leaf; no ring or tree traffic).
+    // Bottleneck: the NIC port, 12.5 GB/s of wire at the network efficiency 0.96 (NVLink: a
+    // GPU's uplink has 14 stream listings x 12.5 = 175 of 450 GB/s; PCIe one stream).
+    // Time = latency 44.0 us (2 x (3.7 + 7 x 0.4) + 31) + 2^25 / 0.96 / 12.5e9 s = 2796.2 us.
+    const std::string path = WriteSharpCluster(2, "100Gbps");
+    SimulatorGuard guard;
+    Bench b(path, {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", "CollNetDirect"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, 256u << 20)}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].algorithm, NcclAlgorithm::CollNetDirect, "");
+    const double want = 44.0 + double(1 << 25) / 0.96 / 12.5e9 * 1e6;
+    for (double e : ends[0])
+    {
+        NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-3), true, e << " us, want " << want);
+    }
+    // The same call as a ring moves 2 (n - 1) / n x S = 1.875 S through every rank, a node's
+    // share of it through its NICs: 1.875 x S / 8 per NIC each way against CollNet's S / 8, so
+    // the ring (network-bound here too) takes longer.
+    Bench ring(path, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    auto ringEnds = Run(ring, {ring.Call(CollectiveKind::AllReduce, 256u << 20)});
+    NS_TEST_EXPECT_MSG_GT(ringEnds[0][0], ends[0][0], "");
+}
+
+namespace
+{
 class CollectiveModelTestSuite : public TestSuite
 {
 public:
@@ -797,6 +929,10 @@ public:
             {"each_claimed_release_has_its_tables_and_rules",
              &C::EachClaimedReleaseHasItsTablesAndRules},
             {"collnet_in_nccl_algo_is_named_in_a_warning", &C::CollNetInNcclAlgoIsNamedInAWarning},
+            {"collnet_costs_and_selection_are_ncclS_on_sharp_switches",
+             &C::CollNetCostsAndSelectionAreNcclsOnSharpSwitches},
+            {"collnet_direct_allreduce_reduces_in_the_switch",
+             &C::CollNetDirectAllreduceReducesInTheSwitch},
             {"ring_across_nodes_pays_the_network_hop_every_step_of_every_loop",
              &C::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop},
             {"network_transport_costs_every_network_message",

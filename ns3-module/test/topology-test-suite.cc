@@ -569,6 +569,24 @@ TopologyTestCase::NetworkTransport()
 )"));
     error = ErrorOf(p);
     NS_TEST_EXPECT_MSG_NE(error.find("carrier-pigeon"), std::string::npos, error);
+
+    // In-network reduction: absent by default; `sharp:` with its figures; SHARPv1 refused.
+    NS_TEST_EXPECT_MSG_EQ(ib->sharp.present, false, "");
+    auto sharp = ReadTopologyFromString(WithSpecs("name: s\n" + cluster + R"(sharp:
+  version: 3
+  aggregation_bandwidth: 400Gbps
+  source: Quantum-2 SHARPv3
+)"),
+                                        "s.yaml");
+    NS_TEST_EXPECT_MSG_EQ(sharp->sharp.present, true, "");
+    NS_TEST_EXPECT_MSG_EQ(sharp->sharp.version, 3, "");
+    NS_TEST_EXPECT_MSG_EQ(sharp->sharp.aggregationBandwidth, 50e9, ""); // 400 Gb/s in bytes/s
+    p = Tmp().Write("sharp1.yaml", WithSpecs("name: x\n" + cluster + R"(sharp:
+  version: 1
+)"));
+    error = ErrorOf(p);
+    NS_TEST_EXPECT_MSG_NE(error.find("version"), std::string::npos, error);
+    NS_TEST_EXPECT_MSG_NE(error.find("SHARPv1"), std::string::npos, error);
 }
 
 void
