@@ -167,6 +167,18 @@ ReadConfig()
             Warn(std::string("EIDOLON_HOST_DATA_CAP='") + cap + "' is not a size; ignored");
         }
     }
+    if (const char* opMax = std::getenv("EIDOLON_HOST_DATA_OP_MAX"); opMax && *opMax)
+    {
+        auto bytes = spec::TryParseBytes(opMax);
+        if (bytes)
+        {
+            config.hostDataOpMaxBytes = *bytes;
+        }
+        else
+        {
+            Warn(std::string("EIDOLON_HOST_DATA_OP_MAX='") + opMax + "' is not a size; ignored");
+        }
+    }
     if (const char* dir = std::getenv("EIDOLON_DATA_DIR"); dir && *dir)
     {
         config.dataDir = dir;

@@ -39,6 +39,11 @@ struct Config
     int node = -1;      // EIDOLON_NODE
     // Host-visible data (README "Device memory and data").
     uint64_t hostDataCapBytes = 1ull << 30; // EIDOLON_HOST_DATA_CAP: device bytes kept per process
+    // EIDOLON_HOST_DATA_OP_MAX: the largest send buffer an NCCL operation moves real bytes for.
+    // What frameworks need on the host is metadata (shapes, counts, pickled objects: kilobytes);
+    // a training program's host-filled weights would otherwise cross /dev/shm on every
+    // all-gather, costing wall seconds per call (and pushing ranks past the grace period).
+    uint64_t hostDataOpMaxBytes = 4ull << 20;
     // EIDOLON_DATA_DIR, else $EIDOLON_RUN_DIR/data: where ranks exchange NCCL data ("" = none).
     std::string dataDir;
 };

@@ -90,9 +90,10 @@ SendBytes(const CommOp& op, int nranks)
 
 } // namespace
 
-DataExchange::DataExchange(std::string directory, DataAccess& access)
+DataExchange::DataExchange(std::string directory, DataAccess& access, uint64_t opMaxBytes)
     : m_directory(std::move(directory))
     , m_access(access)
+    , m_opMaxBytes(opMaxBytes)
 {
     if (!m_directory.empty() && mkdir(m_directory.c_str(), 0700) != 0 && errno != EEXIST)
     {
@@ -125,6 +126,15 @@ DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int
                   bool local)
 {
     bool backed = pointer && bytes > 0 && m_access.HasData(pointer, bytes);
+    if (backed && bytes > m_opMaxBytes)
+    {
+        WarnOnce("opmax", "an NCCL operation's send buffer of " + std::to_string(bytes) +
+                              " bytes holds host-written data but is larger than "
+                              "EIDOLON_HOST_DATA_OP_MAX (" +
+                              std::to_string(m_opMaxBytes) +
+                              " bytes): operations that large move no data");
+        backed = false;
+    }
     if (backed)
     {
         m_stats.postedBytes += bytes;

@@ -50,8 +50,9 @@ struct DataExchangeStats
 class DataExchange
 {
 public:
-    // `directory`: where ranks of other processes meet ("" = in-process only).
-    DataExchange(std::string directory, DataAccess& access);
+    // `directory`: where ranks of other processes meet ("" = in-process only). `opMaxBytes`: a
+    // send buffer larger than this is posted as holding no data (EIDOLON_HOST_DATA_OP_MAX).
+    DataExchange(std::string directory, DataAccess& access, uint64_t opMaxBytes = 4ull << 20);
 
     // Before the record of `ops` is placed: posts what this member sends.
     void Post(const CommMember& member, const std::vector<CommOp>& ops);
@@ -123,6 +124,7 @@ private:
 
     std::string m_directory;
     DataAccess& m_access;
+    uint64_t m_opMaxBytes;
     // Counters that name contributions the same way on every rank: collectives per (comm, rank),
     // sends and receives per (comm, from, to). A process may hold several ranks of a comm.
     std::map<std::pair<uint64_t, int>, uint64_t> m_collectives;

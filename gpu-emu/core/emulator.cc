@@ -262,7 +262,8 @@ Emulator::Emulator()
     , m_backing(std::make_unique<HostBacking>(m_config.hostDataCapBytes))
 {
     m_dataAccess = std::make_unique<EmulatorDataAccess>(*this, *m_backing);
-    m_exchange = std::make_unique<DataExchange>(m_config.dataDir, *m_dataAccess);
+    m_exchange = std::make_unique<DataExchange>(m_config.dataDir, *m_dataAccess,
+                                                m_config.hostDataOpMaxBytes);
     try
     {
         m_spec = FindGpuSpec(m_config.gpuName, m_config.specDirs);
@@ -964,7 +965,7 @@ HostVisible(MemoryKind kind)
 } // namespace
 
 void
-Emulator::LandData(const void* pointer, size_t bytes)
+Emulator::LandData(const void* pointer, size_t bytes, bool hostReads)
 {
     uint64_t newest = m_exchange->NewestOverlapping(pointer, bytes);
     m_exchange->LandReady();
@@ -981,11 +982,19 @@ Emulator::LandData(const void* pointer, size_t bytes)
             m_exchange->AbandonOldest("a peer in no process of this run");
             continue;
         }
+        if (!hostReads)
+        {
+            m_exchange->AbandonOldest("the device touched the destination before a peer's data "
+                                      "arrived (only host reads wait for it)");
+            continue;
+        }
         // Every rank posts its data before its record reaches the simulator, so once the record
-        // has ended every peer's data is there. Virtual time does not move: only wall time waits.
+        // has ended every peer's data is there. The host clock moves to that end, as the stream
+        // synchronization a correct program makes before reading NCCL's output would move it: a
+        // wait that left the clock behind would let the horizon pass this rank.
         m_sink->Seal(oldest.streamId);
         Completion completion{0, {oldest.record}};
-        Resolve(completion, "data of an NCCL operation");
+        SyncTo(Resolve(completion, "data of an NCCL operation"));
         DataExchange::PendingRef now;
         if (m_exchange->Oldest(&now) && now.id == oldest.id && !m_exchange->TryLandOldest())
         {
@@ -1005,7 +1014,7 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
     MemoryKind srcKind = KindOf(src);
     if (rows > 0 && width > 0)
     {
-        LandData(src, spitch * (rows - 1) + width);
+        LandData(src, spitch * (rows - 1) + width, HostVisible(dstKind));
         LandData(dst, dpitch * (rows - 1) + width);
     }
     for (size_t row = 0; row < rows; ++row)

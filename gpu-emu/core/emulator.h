@@ -266,9 +266,14 @@ public:
                    size_t width, size_t rows, CopyStaging staging = CopyStaging());
     // A memset placed on `stream`; its bytes are set (device memory within the host-data cap).
     Placement Memset(Stream& stream, void* dst, size_t pitch, int value, size_t width, size_t rows);
-    // Lands the data NCCL operations still deliver into [pointer, +bytes) (data-exchange.h),
-    // waiting for their records' ends (the lock released) when a peer's data is not there yet.
-    void LandData(const void* pointer, size_t bytes);
+    // Lands the data NCCL operations still deliver into [pointer, +bytes) (data-exchange.h).
+    // `hostReads`: the host is about to read those bytes (a copy to host memory): then a peer's
+    // data that is not there yet is waited for (the record's end, the lock released; the host
+    // clock moves to it, as the stream sync before such a read would move it). Otherwise
+    // (device-side reads and writes) nothing waits, because a wait that does not move the host
+    // clock lets the simulator's horizon pass it (causality violations); such receives are given
+    // up with a warning.
+    void LandData(const void* pointer, size_t bytes, bool hostReads = false);
     const HostBacking& Backing() const { return *m_backing; }
     Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
                     CopyStaging staging = CopyStaging()) const;
