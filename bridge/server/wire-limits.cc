@@ -46,7 +46,7 @@ CheckTime(const char* field, double ns)
 {
     if (!(ns >= 0 && ns <= L::kMaxVirtualNs))
     {
-        Refuse(fmt::format("{} {}: must be 0 to {:g} ns", field, ns, L::kMaxVirtualNs));
+        Refuse(fmt::format("{} {:g}: must be 0 to {:g} ns", field, ns, L::kMaxVirtualNs));
     }
 }
 
@@ -103,7 +103,7 @@ CheckRecord(const wire::Record& record, const RunShape& run)
         // b_ns may be far below 0 (-1e300: no later ready time), never above the bound.
         if (!(chain.b_ns() <= L::kMaxVirtualNs))
         {
-            Refuse(fmt::format("Chain.b_ns {}: must be at most {:g} ns", chain.b_ns(),
+            Refuse(fmt::format("Chain.b_ns {:g}: must be at most {:g} ns", chain.b_ns(),
                                L::kMaxVirtualNs));
         }
         break;
