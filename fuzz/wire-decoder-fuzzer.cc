@@ -8,6 +8,8 @@
 
 #include "ns3/nstime.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
@@ -16,6 +18,9 @@ extern "C" int
 LLVMFuzzerInitialize(int*, char***)
 {
     ns3::Time::SetResolution(ns3::Time::PS);
+    // Mutated strings are often not UTF-8; protobuf's parse error for each (the endpoint replies
+    // with its own error) would bury libFuzzer's progress lines.
+    google::protobuf::SetLogHandler(nullptr);
     return 0;
 }
 

@@ -40,6 +40,16 @@ CheckCount(const char* field, int64_t value, int64_t limit, const char* what)
     }
 }
 
+// A time from the wire: NaN, infinity or beyond kMaxVirtualNs would overflow ns-3's Time.
+void
+CheckTime(const char* field, double ns)
+{
+    if (!(ns >= 0 && ns <= L::kMaxVirtualNs))
+    {
+        Refuse(fmt::format("{} {:g}: must be 0 to {:g} ns", field, ns, L::kMaxVirtualNs));
+    }
+}
+
 void
 CheckGroup(const char* sizeField, int64_t size, const char* rankField, int64_t rank,
            const RunShape& run)
@@ -61,6 +71,8 @@ CheckCommunication(const wire::Communication& c, const RunShape& run)
 {
     CheckCount("Communication.deps", c.deps_size(), L::kMaxDeps, "dependencies of a record");
     CheckCount("Communication.ops", c.ops_size(), L::kMaxOps, "operations of a record");
+    CheckTime("Communication.ready_ns", c.ready_ns());
+    CheckTime("Communication.issued_ns", c.issued_ns());
     CheckGroup("Communication.comm_size", c.comm_size(), "Communication.comm_rank", c.comm_rank(),
                run);
     for (const wire::CommOp& op : c.ops())
@@ -82,8 +94,24 @@ CheckRecord(const wire::Record& record, const RunShape& run)
     switch (record.body_case())
     {
     case wire::Record::kChain:
-        CheckCount("Chain.deps", record.chain().deps_size(), L::kMaxDeps,
-                   "dependencies of a record");
+    {
+        const wire::Chain& chain = record.chain();
+        CheckCount("Chain.deps", chain.deps_size(), L::kMaxDeps, "dependencies of a record");
+        CheckTime("Chain.ready_ns", chain.ready_ns());
+        CheckTime("Chain.a_ns", chain.a_ns());
+        CheckTime("Chain.busy_ns", chain.busy_ns());
+        // b_ns may be far below 0 (-1e300: no later ready time), never above the bound.
+        if (!(chain.b_ns() <= L::kMaxVirtualNs))
+        {
+            Refuse(fmt::format("Chain.b_ns {:g}: must be at most {:g} ns", chain.b_ns(),
+                               L::kMaxVirtualNs));
+        }
+        break;
+    }
+    case wire::Record::kSpan:
+        CheckTime("Span.start_ns", record.span().start_ns());
+        CheckTime("Span.end_ns", record.span().end_ns());
+        CheckTime("Span.busy_ns", record.span().busy_ns());
         break;
     case wire::Record::kCommunication:
         CheckCommunication(record.communication(), run);
@@ -93,7 +121,7 @@ CheckRecord(const wire::Record& record, const RunShape& run)
                    record.comm_join().rank(), run);
         break;
     default:
-        break; // spans carry no counts; an empty record is the core's to name
+        break; // an empty record is the core's to name
     }
 }
 
@@ -103,6 +131,7 @@ CheckBatch(const wire::Batch& batch, const sim::RankProcess& process, const RunS
 {
     CheckCount("Batch.records", batch.records_size(), L::kMaxRecordsPerBatch,
                "records in one batch");
+    CheckTime("Batch.clock_ns", batch.clock_ns());
     if (batch.seq() >= process.nextBatch + L::kBatchWindow)
     {
         Refuse(fmt::format("Batch.seq {}: {} expects batch {} next and holds at most {} batches "
@@ -158,6 +187,7 @@ CheckExchange(const wire::ExchangeRequest& x, const sim::RankProcess& process, c
                "ExchangeRequest.participants");
     CheckString("ExchangeRequest.key", x.key(), L::kMaxNameBytes);
     CheckString("ExchangeRequest.what", x.what(), L::kMaxNameBytes);
+    CheckTime("ExchangeRequest.clock_ns", x.clock_ns());
     for (const wire::ExchangeEntry& entry : x.entries())
     {
         CheckString("ExchangeEntry.payload", entry.payload(), L::kMaxPayloadBytes);
@@ -209,6 +239,7 @@ CheckRequest(const wire::Envelope& envelope, const sim::RankProcess& process, co
         CheckCount("SyncRequest.ops", envelope.sync().ops_size(), L::kMaxRecordsPerBatch,
                    "records waited for");
         CheckString("SyncRequest.what", envelope.sync().what(), L::kMaxNameBytes);
+        CheckTime("SyncRequest.clock_ns", envelope.sync().clock_ns());
         break;
     case wire::Envelope::kExchange:
         CheckExchange(envelope.exchange(), process, run);
@@ -218,6 +249,7 @@ CheckRequest(const wire::Envelope& envelope, const sim::RankProcess& process, co
         CheckCount("Goodbye.usage", envelope.goodbye().usage_size(),
                    std::max(run.gpus, kMaxDevicesBeyondTopology), "devices");
         CheckCount("Goodbye.pricing", envelope.goodbye().pricing_size(), 256, "pricing providers");
+        CheckTime("Goodbye.clock_ns", envelope.goodbye().clock_ns());
         break;
     default:
         break;

@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -438,6 +439,42 @@ BOOST_AUTO_TEST_CASE(batches_and_requests_far_ahead_are_refused_and_held_ones_bo
     BOOST_TEST(log.str().find("SyncRequest.after_batch 5: rank0 already has 1024 requests "
                               "waiting for batches (at most 1024)") != std::string::npos);
     BOOST_TEST(simulation.Process(0).waitingForBatch.size() == 1024u);
+    BOOST_TEST(!simulation.Failed());
+}
+
+// Found by fuzz/wire-decoder-fuzzer.cc: a batch whose clock_ns was beyond ns-3's picosecond Time
+// (int64 ps: 9.2e15 ns) reached Horizon::Advance, where ToTime overflowed (signed overflow in
+// ns3::Time's operator-, UBSan). Every time on the wire is now checked: finite, 0 to 1e15 ns.
+BOOST_AUTO_TEST_CASE(times_beyond_the_virtual_time_range_are_refused_naming_the_field)
+{
+    std::ostringstream log;
+    bridge::SimEndpoint server(Options(), "", log);
+    sim::Simulation& simulation = server.Simulation();
+    server.Deliver("p0", Hello("rank0", 0, 1));
+    BatchBuilder late(1, 1e300);
+    server.Deliver("p0", late.Bytes());
+    BOOST_TEST(log.str().find("Batch.clock_ns 1e+300: must be 0 to 1e+15 ns") != std::string::npos);
+    BatchBuilder nan(1, 0);
+    nan.Chain(1, 0, {}, std::nan(""), 1, 0);
+    server.Deliver("p0", nan.Bytes());
+    BOOST_TEST(log.str().find("Chain.ready_ns nan: must be 0 to 1e+15 ns") != std::string::npos);
+    BatchBuilder negative(1, 0);
+    negative.Chain(1, 0, {}, 0, -5, 0);
+    server.Deliver("p0", negative.Bytes());
+    BOOST_TEST(log.str().find("Chain.a_ns -5: must be 0 to 1e+15 ns") != std::string::npos);
+    wire::Envelope sync = Envelope();
+    sync.mutable_sync()->set_request(1);
+    sync.mutable_sync()->set_driving_threads(1);
+    sync.mutable_sync()->set_clock_ns(2e15);
+    server.Deliver("p0", Bytes(sync));
+    BOOST_TEST(log.str().find("SyncRequest.clock_ns 2e+15: must be 0 to 1e+15 ns") !=
+               std::string::npos);
+    // Refused whole: batch 1 is still the one expected, and b_ns's "none" (-1e300) is accepted.
+    BatchBuilder good(1, 10);
+    good.Chain(1, 0, {}, 3, 4, -1e300);
+    server.Deliver("p0", good.Bytes());
+    Settle(server);
+    BOOST_TEST(simulation.RecordEndNs(0, 1) == 7.0); // max(ready 3 + a 4, b -1e300) = 7
     BOOST_TEST(!simulation.Failed());
 }
 
