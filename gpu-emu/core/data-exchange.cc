@@ -138,6 +138,7 @@ DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int
     if (backed)
     {
         m_stats.postedBytes += bytes;
+        m_postedData = true;
     }
     if (local)
     {
@@ -315,7 +316,8 @@ void
 DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, uint64_t streamId,
                      uint64_t record)
 {
-    Pending pending{m_nextId++, streamId, record, {}};
+    Pending pending{m_nextId++, streamId, record, {}, m_postedData};
+    m_postedData = false;
     for (size_t i = 0; Moves(member.nranks) && i < ops.size() && i < m_postedIndex.size(); ++i)
     {
         const CommOp& op = ops[i];
@@ -382,7 +384,7 @@ DataExchange::Oldest(PendingRef* ref) const
         return false;
     }
     const Pending& oldest = m_pending.front();
-    *ref = PendingRef{oldest.id, oldest.streamId, oldest.record};
+    *ref = PendingRef{oldest.id, oldest.streamId, oldest.record, oldest.ownData};
     return true;
 }
 

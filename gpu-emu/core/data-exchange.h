@@ -67,6 +67,7 @@ public:
         uint64_t id;
         uint64_t streamId;
         uint64_t record;
+        bool ownData; // this rank's own contribution held data (else peers' rarely do: SPMD)
     };
     bool Oldest(PendingRef* ref) const;
     // The id of the newest pending receive whose destination overlaps [pointer, +bytes); 0: none.
@@ -107,6 +108,7 @@ private:
         uint64_t streamId;
         uint64_t record;
         std::vector<Landing> landings;
+        bool ownData = false;
     };
 
     std::string CollectiveKey(uint64_t commId, uint64_t index, int rank) const;
@@ -125,6 +127,7 @@ private:
     std::string m_directory;
     DataAccess& m_access;
     uint64_t m_opMaxBytes;
+    bool m_postedData = false; // the last Post put data under some key
     // Counters that name contributions the same way on every rank: collectives per (comm, rank),
     // sends and receives per (comm, from, to). A process may hold several ranks of a comm.
     std::map<std::pair<uint64_t, int>, uint64_t> m_collectives;

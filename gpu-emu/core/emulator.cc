@@ -982,19 +982,25 @@ Emulator::LandData(const void* pointer, size_t bytes, bool hostReads)
             m_exchange->AbandonOldest("a peer in no process of this run");
             continue;
         }
-        if (!hostReads)
+        if (!hostReads && !oldest.ownData)
         {
             m_exchange->AbandonOldest("the device touched the destination before a peer's data "
-                                      "arrived (only host reads wait for it)");
+                                      "arrived, and this rank sent none");
             continue;
         }
         // Every rank posts its data before its record reaches the simulator, so once the record
-        // has ended every peer's data is there. The host clock moves to that end, as the stream
-        // synchronization a correct program makes before reading NCCL's output would move it: a
-        // wait that left the clock behind would let the horizon pass this rank.
+        // has ended every peer's data is there. For a host read the host clock moves to that end,
+        // as the stream synchronization a correct program makes before reading NCCL's output
+        // would: a wait that leaves the clock behind lets the horizon pass this rank (causality
+        // violations). A device-side touch (an NCCL operation chained on this one's result)
+        // waits only for data this rank itself sent, the clock left where it is.
         m_sink->Seal(oldest.streamId);
         Completion completion{0, {oldest.record}};
-        SyncTo(Resolve(completion, "data of an NCCL operation"));
+        Ns end = Resolve(completion, "data of an NCCL operation");
+        if (hostReads)
+        {
+            SyncTo(end);
+        }
         DataExchange::PendingRef now;
         if (m_exchange->Oldest(&now) && now.id == oldest.id && !m_exchange->TryLandOldest())
         {

@@ -269,10 +269,10 @@ public:
     // Lands the data NCCL operations still deliver into [pointer, +bytes) (data-exchange.h).
     // `hostReads`: the host is about to read those bytes (a copy to host memory): then a peer's
     // data that is not there yet is waited for (the record's end, the lock released; the host
-    // clock moves to it, as the stream sync before such a read would move it). Otherwise
-    // (device-side reads and writes) nothing waits, because a wait that does not move the host
-    // clock lets the simulator's horizon pass it (causality violations); such receives are given
-    // up with a warning.
+    // clock moves to it, as the stream sync before such a read would move it). Device-side reads
+    // and writes wait (clock unmoved) only for operations this rank sent data to; the others are
+    // given up with a warning, because a wait that does not move the host clock lets the
+    // simulator's horizon pass the rank (causality violations).
     void LandData(const void* pointer, size_t bytes, bool hostReads = false);
     const HostBacking& Backing() const { return *m_backing; }
     Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
