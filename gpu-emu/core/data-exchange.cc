@@ -125,15 +125,18 @@ void
 DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int readers,
                   bool local)
 {
-    bool backed = pointer && bytes > 0 && m_access.HasData(pointer, bytes);
-    if (backed && bytes > m_opMaxBytes)
+    // Over the bound, the buffer's pages are not even looked at (every NCCL call posts: a scan
+    // of a large buffer's page map would be paid per call); only until the warning is given.
+    bool overBound = bytes > m_opMaxBytes;
+    bool backed = pointer && bytes > 0 && !overBound && m_access.HasData(pointer, bytes);
+    if (overBound && !m_warnedOpMax && pointer && m_access.HasData(pointer, bytes))
     {
+        m_warnedOpMax = true;
         WarnOnce("opmax", "an NCCL operation's send buffer of " + std::to_string(bytes) +
                               " bytes holds host-written data but is larger than "
                               "EIDOLON_HOST_DATA_OP_MAX (" +
                               std::to_string(m_opMaxBytes) +
                               " bytes): operations that large move no data");
-        backed = false;
     }
     if (backed)
     {

@@ -128,6 +128,7 @@ private:
     DataAccess& m_access;
     uint64_t m_opMaxBytes;
     bool m_postedData = false; // the last Post put data under some key
+    bool m_warnedOpMax = false;
     // Counters that name contributions the same way on every rank: collectives per (comm, rank),
     // sends and receives per (comm, from, to). A process may hold several ranks of a comm.
     std::map<std::pair<uint64_t, int>, uint64_t> m_collectives;
