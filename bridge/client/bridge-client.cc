@@ -17,7 +17,10 @@ extern char** environ;
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -48,6 +51,62 @@ constexpr auto kFlushWallLimit = std::chrono::milliseconds(50);
 // nothing due; a batch opening while it is backed off wakes it at once.
 constexpr auto kWakeMax = std::chrono::milliseconds(32);
 constexpr int kMaxBatchRecords = 4096;
+// ZeroMQ heartbeats on every connection to the simulator (ZMTP PING/PONG, answered by the
+// simulator's I/O thread however busy its main thread is): a simulator that stops answering them
+// for this long (its host died, the network parted, the process was stopped) has left the run.
+// EIDOLON_SIM_HEARTBEAT_S overrides it; 0 turns heartbeats off.
+constexpr double kDefaultHeartbeatSeconds = 30;
+
+// A rank thread's connection to the simulator, with a monitor of its state: a rank attached over
+// tcp:// has no simulator pid to watch, so losing the connection it had is how it learns that
+// the simulator has gone (a killed simulator's kernel closes the connection at once; a frozen or
+// unreachable one misses heartbeats).
+class SimSocket : public zmq::socket_t
+{
+public:
+    SimSocket(zmq::context_t& context, const std::string& monitorAddress)
+        : zmq::socket_t(context, zmq::socket_type::dealer)
+        , m_monitor(context, zmq::socket_type::pair)
+    {
+        if (zmq_socket_monitor(handle(), monitorAddress.c_str(),
+                               ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) == 0)
+        {
+            m_monitor.connect(monitorAddress);
+            m_monitored = true;
+        }
+    }
+
+    zmq::socket_t& Monitor() { return m_monitor; }
+    bool Monitored() const { return m_monitored; }
+
+    // Reads the monitor's pending events; true once a connection that was up has gone down.
+    bool ConnectionLost()
+    {
+        zmq::message_t event;
+        while (m_monitored && m_monitor.recv(event, zmq::recv_flags::dontwait))
+        {
+            uint16_t id = 0;
+            if (event.size() >= sizeof id)
+            {
+                std::memcpy(&id, event.data(), sizeof id);
+            }
+            zmq::message_t address; // the second frame: the endpoint
+            while (m_monitor.get(zmq::sockopt::rcvmore) &&
+                   m_monitor.recv(address, zmq::recv_flags::dontwait))
+            {
+            }
+            m_connected = m_connected || id == ZMQ_EVENT_CONNECTED;
+            m_lost = m_lost || (id == ZMQ_EVENT_DISCONNECTED && m_connected);
+        }
+        return m_lost;
+    }
+
+private:
+    zmq::socket_t m_monitor;
+    bool m_monitored = false;
+    bool m_connected = false;
+    bool m_lost = false;
+};
 
 wire::OpKind
 WireKind(gpu::OpKind kind)
@@ -109,6 +168,21 @@ public:
         if (const char* pid = std::getenv("EIDOLON_SIM_PID"))
         {
             m_simulatorPid = std::atoi(pid);
+        }
+        if (const char* seconds = std::getenv("EIDOLON_SIM_HEARTBEAT_S"))
+        {
+            char* end = nullptr;
+            double value = std::strtod(seconds, &end);
+            if (end != seconds && *end == '\0' && value >= 0 && value <= 86400)
+            {
+                m_heartbeatMs = int(value * 1000);
+            }
+            else
+            {
+                host.Warn(std::string("EIDOLON_SIM_HEARTBEAT_S='") + seconds +
+                          "' is not a number of seconds from 0 to 86400: heartbeats every " +
+                          std::to_string(int(kDefaultHeartbeatSeconds)) + " s");
+            }
         }
         // A simulator bound to tcp:// with --curve: its public key and this run's client pair.
         for (auto [name, key] : {std::pair{"EIDOLON_SIM_CURVE_SERVER_KEY", &m_curveServer},
@@ -331,7 +405,7 @@ public:
         sync->set_driving_threads(drivingThreads);
         sync->set_what(what);
         auto [socketPtr, id] = FlushAndRequest(&request, sync);
-        zmq::socket_t& socket = *socketPtr;
+        SimSocket& socket = *socketPtr;
 
         std::vector<Ns> ends(ops.size(), now);
         // Neither lock is held while waiting: the caller's (emulator) lock so that other threads
@@ -398,7 +472,7 @@ public:
         x->set_driving_threads(drivingThreads);
         x->set_what("exchange " + key);
         auto [socketPtr, id] = FlushAndRequest(&request, x);
-        zmq::socket_t& socket = *socketPtr;
+        SimSocket& socket = *socketPtr;
         lock.unlock(); // as in Resolve: no lock held while waiting
         bool ok = false;
         wire::Envelope reply;
@@ -482,10 +556,18 @@ private:
         size_t index;
     };
 
-    zmq::socket_t& NewSocket()
+    SimSocket& NewSocket()
     {
-        auto socket = std::make_unique<zmq::socket_t>(m_context, zmq::socket_type::dealer);
+        std::string monitor = "inproc://eidolon-monitor-" +
+                              std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
+                              std::to_string(m_sockets.size());
+        auto socket = std::make_unique<SimSocket>(m_context, monitor);
         socket->set(zmq::sockopt::linger, 2000);
+        if (m_heartbeatMs > 0)
+        {
+            socket->set(zmq::sockopt::heartbeat_ivl, std::max(100, m_heartbeatMs / 6));
+            socket->set(zmq::sockopt::heartbeat_timeout, m_heartbeatMs);
+        }
         if (!m_curveServer.empty())
         {
             socket->set(zmq::sockopt::curve_serverkey, m_curveServer);
@@ -493,20 +575,20 @@ private:
             socket->set(zmq::sockopt::curve_secretkey, m_curveSecret);
         }
         socket->connect(m_endpoint);
-        zmq::socket_t& ref = *socket;
+        SimSocket& ref = *socket;
         m_sockets[std::this_thread::get_id()] = std::move(socket);
         return ref;
     }
 
     // The calling thread's socket (its first use says ThreadHello).
-    zmq::socket_t& ThreadSocket()
+    SimSocket& ThreadSocket()
     {
         auto it = m_sockets.find(std::this_thread::get_id());
         if (it != m_sockets.end())
         {
             return *it->second;
         }
-        zmq::socket_t& socket = NewSocket();
+        SimSocket& socket = NewSocket();
         wire::Envelope hello;
         hello.set_protocol_version(wire::kProtocolVersion);
         hello.mutable_thread_hello()->set_process_token(m_token);
@@ -521,16 +603,32 @@ private:
         socket.send(zmq::buffer(bytes), zmq::send_flags::none);
     }
 
-    // Waits until `socket` has a message. While none comes, checks every second that the
-    // simulator still runs (EIDOLON_SIM_PID, which `eidolon run` sets): false with `error` once it
-    // has ended, and at once for every later wait, so that no rank waits for good for answers
-    // that cannot come.
-    bool AwaitSimulator(zmq::socket_t& socket, std::string* error)
+    // ", no heartbeat answer within N s" when heartbeats are on.
+    std::string HeartbeatText() const
     {
+        if (m_heartbeatMs <= 0)
+        {
+            return "";
+        }
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%g", m_heartbeatMs / 1000.0);
+        return std::string(", no heartbeat answer within ") + seconds + " s";
+    }
+
+    // Waits until `socket` has a message. While none comes, watches that the simulator is still
+    // there: its pid (EIDOLON_SIM_PID, which `eidolon run` sets) checked every second, or where
+    // no pid is known (ranks attached over tcp://) the connection this socket had, kept alive by
+    // heartbeats. False with `error` once it has gone, and at once for every later wait, so that
+    // no rank waits for good for answers that cannot come.
+    bool AwaitSimulator(SimSocket& socket, std::string* error)
+    {
+        bool watchConnection = m_simulatorPid <= 0 && socket.Monitored();
         while (!m_simulatorGone)
         {
-            zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-            if (zmq::poll(&item, 1, std::chrono::milliseconds(1000)) > 0)
+            zmq::pollitem_t items[2] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
+                                        {socket.Monitor().handle(), 0, ZMQ_POLLIN, 0}};
+            if (zmq::poll(items, watchConnection ? 2 : 1, std::chrono::milliseconds(1000)) > 0 &&
+                (items[0].revents & ZMQ_POLLIN))
             {
                 return true;
             }
@@ -538,10 +636,20 @@ private:
             {
                 m_simulatorGone = true;
             }
+            if (watchConnection && socket.ConnectionLost())
+            {
+                std::lock_guard<std::mutex> reason(m_goneLock);
+                m_goneReason = "eidolon-sim at " + m_endpoint +
+                               " has ended or is unreachable (connection lost" + HeartbeatText() +
+                               ")";
+                m_simulatorGone = true;
+            }
         }
-        *error = "eidolon-sim (pid " + std::to_string(m_simulatorPid) +
-                 ") has ended: the simulated run is over; CUDA calls fail from now on "
-                 "(cudaErrorNoDevice)";
+        std::lock_guard<std::mutex> reason(m_goneLock);
+        *error = (m_goneReason.empty()
+                      ? "eidolon-sim (pid " + std::to_string(m_simulatorPid) + ") has ended"
+                      : m_goneReason) +
+                 ": the simulated run is over; CUDA calls fail from now on (cudaErrorNoDevice)";
         return false;
     }
 
@@ -587,10 +695,10 @@ private:
     // after that batch, and sends it on the calling thread's socket; returns the socket (the
     // calling thread's own, to wait on without m_state) and the request id.
     template<typename Body>
-    std::pair<zmq::socket_t*, uint64_t> FlushAndRequest(wire::Envelope* envelope, Body* body)
+    std::pair<SimSocket*, uint64_t> FlushAndRequest(wire::Envelope* envelope, Body* body)
     {
         std::lock_guard<std::mutex> state(m_state);
-        zmq::socket_t& socket = ThreadSocket();
+        SimSocket& socket = ThreadSocket();
         Flush(socket, m_host.Now());
         uint64_t id = ++m_nextRequest;
         body->set_request(id);
@@ -687,7 +795,7 @@ private:
     zmq::context_t m_context;
     std::string m_token;
     wire::Welcome m_welcome;
-    std::unordered_map<std::thread::id, std::unique_ptr<zmq::socket_t>> m_sockets;
+    std::unordered_map<std::thread::id, std::unique_ptr<SimSocket>> m_sockets;
     wire::Batch m_batch;
     // When the last batch (or clock) was sent, in wall and process CPU time.
     Clock::time_point m_flushedWall = Clock::now();
@@ -706,8 +814,11 @@ private:
     std::atomic<bool> m_exiting{false};
     std::thread m_flusher;
     int m_simulatorPid = 0; // EIDOLON_SIM_PID: 0 when not known (attached over tcp://)
-    std::string m_curveServer, m_curvePublic, m_curveSecret; // EIDOLON_SIM_CURVE_*
+    std::string m_curveServer, m_curvePublic, m_curveSecret;  // EIDOLON_SIM_CURVE_*
+    int m_heartbeatMs = int(kDefaultHeartbeatSeconds * 1000); // EIDOLON_SIM_HEARTBEAT_S
     std::atomic<bool> m_simulatorGone{false};
+    std::mutex m_goneLock;
+    std::string m_goneReason; // under m_goneLock: how the simulator was found gone, if not by pid
 };
 
 } // namespace

@@ -661,3 +661,48 @@ BOOST_AUTO_TEST_CASE(a_rank_whose_simulator_dies_ends_with_a_cuda_error)
     BOOST_TEST(!Has(r.out, "rank0-status=0"));
     BOOST_TEST(Has(r.out, "rank0-status="));
 }
+
+// The same for ranks attached over tcp://, which know no simulator pid: the connection is what
+// they watch. `signal` KILL: the simulator's kernel closes the connection at once. STOP: the
+// simulator is frozen (as if its host hung or the network parted): the connection stays open
+// but the ZeroMQ heartbeats go unanswered, and after EIDOLON_SIM_HEARTBEAT_S (1 s here) the
+// rank gives up. Before, an attached rank waited for good in both cases.
+namespace
+{
+void
+RankOutlivesTcpSimulator(int signal)
+{
+    Scratch s;
+    zmq::context_t context;
+    zmq::socket_t probe(context, zmq::socket_type::router);
+    probe.bind("tcp://127.0.0.1:*");
+    std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
+    probe.close();
+    std::string sim = kBin + "/eidolon-sim --topology " + kTopology + " --endpoint " + endpoint +
+                      " --ranks 2 --watchdog 0 --progress off --out " + (s.dir / "out").string();
+    std::string rank = "LD_LIBRARY_PATH=" EIDOLON_GPU_LIB_DIR " EIDOLON_SIM_ENDPOINT=" + endpoint +
+                       " EIDOLON_NUM_GPUS=2 EIDOLON_GPU=TEST-GPU WORLD_SIZE=2 "
+                       "EIDOLON_SIM_HEARTBEAT_S=1 ";
+    std::string id = (s.dir / "id").string();
+    std::string stop = "kill -" + std::string(signal == SIGKILL ? "KILL" : "STOP") + " $sim";
+    Result r = s.Run("sh -c '" + sim + " >" + (s.dir / "sim.log").string() + " 2>&1 & sim=$!; " +
+                     rank + "RANK=0 " + kRanks + " stuck & r0=$!; " + rank + "RANK=1 " + kRanks +
+                     " stuck >/dev/null 2>&1 & r1=$!; i=0; while [ ! -e " + id +
+                     " ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; " + stop +
+                     "; wait $r0; echo rank0-status=$?; kill $r1; kill -9 $sim; wait $r1'");
+    BOOST_TEST(Has(r.err, "eidolon-sim at " + endpoint + " has ended or is unreachable"));
+    BOOST_TEST(Has(r.err, "the simulated run is over; CUDA calls fail from now on"));
+    BOOST_TEST(!Has(r.out, "rank0-status=0"));
+    BOOST_TEST(Has(r.out, "rank0-status="));
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_rank_attached_over_tcp_notices_its_simulator_killed)
+{
+    RankOutlivesTcpSimulator(SIGKILL);
+}
+
+BOOST_AUTO_TEST_CASE(a_rank_attached_over_tcp_notices_its_simulator_frozen)
+{
+    RankOutlivesTcpSimulator(SIGSTOP);
+}
