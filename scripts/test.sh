@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test through ctest (what CI runs). The PyTorch tests need the
 # pinned torch (scripts/setup-pytorch.sh, run here; EIDOLON_PYTORCH_VENV names another environment):
-# when it cannot be installed they are skipped, with the reason, and the rest still run.
+# when it cannot be installed they are skipped, with the reason, and the rest still run. Before
+# ctest, the fuzzers run briefly (scripts/fuzz.sh, a clang build in build-fuzz/).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${EIDOLON_BUILD_DIR:-$root/build}
@@ -10,5 +11,12 @@ if ! "$root/scripts/setup-pytorch.sh"; then
   echo "test.sh: no PyTorch environment: the torch-* tests will be skipped" >&2
 fi
 "$root/scripts/build.sh" "$@"
+# A short bounded run of each libFuzzer target (topology reader, SimAI importer, wire decoder):
+# EIDOLON_FUZZ_SECONDS each (10 here; scripts/fuzz.sh alone runs 20, longer runs are documented in
+# the README). A finding fails the test command. EIDOLON_FUZZ_SECONDS=0 leaves it out.
+fuzz_seconds=${EIDOLON_FUZZ_SECONDS:-10}
+if [ "$fuzz_seconds" != 0 ]; then
+  EIDOLON_FUZZ_SECONDS=$fuzz_seconds "$root/scripts/fuzz.sh"
+fi
 cd "$build"
 ctest --output-on-failure -j "${EIDOLON_JOBS:-$(nproc)}"
