@@ -19,4 +19,14 @@ if [ "$fuzz_seconds" != 0 ]; then
   EIDOLON_FUZZ_SECONDS=$fuzz_seconds "$root/scripts/fuzz.sh"
 fi
 cd "$build"
+if grep -q '^EIDOLON_SANITIZE:BOOL=ON' CMakeCache.txt; then
+  # Our libraries bring ASan into programs built without it (nvcc's test programs, mpirun's
+  # ranks, Python): its runtime must be loaded before anything else there (else they crash at
+  # start), so every test process preloads it; the leaks of programs that are not ours are not
+  # ours to report.
+  compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' CMakeCache.txt)
+  export LD_PRELOAD=$("${compiler:-c++}" -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+fi
 ctest --output-on-failure -j "${EIDOLON_JOBS:-$(nproc)}"

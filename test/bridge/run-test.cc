@@ -225,7 +225,8 @@ BOOST_AUTO_TEST_CASE(concurrent_collectives_share_the_links)
     BOOST_TEST(alone < 67108864.0 / 80e3 + 30.0);
     BOOST_TEST(first >= 67108864.0 / 41.2e3);
     BOOST_TEST(second >= 67108864.0 / 41.2e3);
-    for (const auto& gpu : s.Summary()["gpus"])
+    nlohmann::json summary = s.Summary(); // kept: a range-for over a temporary's member dangles
+    for (const auto& gpu : summary["gpus"])
     {
         BOOST_TEST(gpu["comm_ns"].get<double>() <= gpu["end_ns"].get<double>());
     }
