@@ -118,6 +118,16 @@ Has(const std::string& text, const std::string& what)
     return found;
 }
 
+// A loopback tcp:// endpoint with a port of our own: bound to port 0 and released.
+std::string
+FreeTcpEndpoint()
+{
+    zmq::context_t context;
+    zmq::socket_t probe(context, zmq::socket_type::router);
+    probe.bind("tcp://127.0.0.1:*");
+    return probe.get(zmq::sockopt::last_endpoint);
+}
+
 } // namespace
 
 // Rank 0: a kernel of 4e6 threads (16 B each at 1 TB/s: 64 us), then ncclSend of 4 MiB to rank 1,
@@ -460,12 +470,7 @@ BOOST_AUTO_TEST_CASE(mpirun_ranks_attach_over_tcp)
         return;
     }
     Scratch s;
-    // A port of our own: bind to 0 and release.
-    zmq::context_t context;
-    zmq::socket_t probe(context, zmq::socket_type::router);
-    probe.bind("tcp://127.0.0.1:*");
-    std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
-    probe.close();
+    std::string endpoint = FreeTcpEndpoint();
     std::string sim = kBin + "/eidolon-sim --topology " + kTopology + " --endpoint " + endpoint +
                       " --ranks 2 --watchdog 60 --progress off --out " + (s.dir / "out").string() +
                       " >" + (s.dir / "sim.log").string() + " 2>&1; echo $? >" +
@@ -674,11 +679,7 @@ void
 RankOutlivesTcpSimulator(int signal)
 {
     Scratch s;
-    zmq::context_t context;
-    zmq::socket_t probe(context, zmq::socket_type::router);
-    probe.bind("tcp://127.0.0.1:*");
-    std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
-    probe.close();
+    std::string endpoint = FreeTcpEndpoint();
     std::string sim = kBin + "/eidolon-sim --topology " + kTopology + " --endpoint " + endpoint +
                       " --ranks 2 --watchdog 0 --progress off --out " + (s.dir / "out").string();
     std::string rank = "LD_LIBRARY_PATH=" EIDOLON_GPU_LIB_DIR " EIDOLON_SIM_ENDPOINT=" + endpoint +
