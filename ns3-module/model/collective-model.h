@@ -123,6 +123,8 @@ struct NcclConfig
     /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
     /// the variable on a value NCCL would reject.
     static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);
+    /// The names of the variables FromEnvironment reads (what a launcher passes on to the model).
+    static const std::vector<std::string>& Variables();
     /// Checks every field as FromEnvironment would; throws std::invalid_argument naming the
     /// variable (SetConfig calls it, so a hand-built config is checked too).
     void Validate() const;

@@ -324,6 +324,15 @@ NcclConfig::UnmodelledWarning(bool topologySharp) const
            "are not CollNet's";
 }
 
+const std::vector<std::string>&
+NcclConfig::Variables()
+{
+    static const std::vector<std::string> names = {
+        "NCCL_ALGO",        "NCCL_PROTO",          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+        "NCCL_NVLS_ENABLE", "NCCL_NVLS_NCHANNELS", "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE"};
+    return names;
+}
+
 NcclConfig
 NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
 {

@@ -1,6 +1,7 @@
 #include "run-loop.h"
 
 #include "ns3/cluster-helper.h"
+#include "ns3/collective-model.h"
 #include "ns3/nccl-version.h"
 #include "rank-launcher.h"
 #include "run-report.h"
@@ -27,10 +28,6 @@ namespace eidolon::tools
 {
 namespace
 {
-
-const char* const kNcclVariables[] = {"NCCL_ALGO",          "NCCL_PROTO",
-                                      "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-                                      "NCCL_NVLS_ENABLE",   "NCCL_COLLNET_ENABLE"};
 
 std::string
 SelfDirectory()
@@ -243,9 +240,11 @@ OptionsFrom(const RunArguments& args)
                ::eidolon::spec::FormatNcclVersion(code).c_str(), 1);
     }
     options.ncclVersion = ::eidolon::spec::NcclVersionFromEnvironment();
-    for (const char* name : kNcclVariables)
+    // The variables the collective model reads (a list of its own here lost NCCL_PAT_ENABLE and
+    // NCCL_NVLS_NCHANNELS set beside `eidolon run`).
+    for (const std::string& name : ns3::eidolon::NcclConfig::Variables())
     {
-        if (const char* value = std::getenv(name))
+        if (const char* value = std::getenv(name.c_str()))
         {
             options.ncclEnvironment[name] = value;
         }
