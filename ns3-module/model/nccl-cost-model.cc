@@ -324,8 +324,17 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
     {
         if (coll == kBroadcast || coll == kReduce)
         {
-            double hwl = t.hwLat[in.nNodes == 1 ? intraHw : kHwNet][kRing][p];
-            lat += hwl; // rings are the same on every channel (sameChannels)
+            const int hw = in.nNodes == 1 ? intraHw : kHwNet;
+            if (g.sameChannels)
+            {
+                lat += t.hwLat[hw][kRing][p];
+            }
+            else
+            {
+                // NCCL: "Add some chunk latency, waiting for proper chunk modeling": Simple
+                // takes the tree's per-hop figure, every protocol pays it nsteps (nRanks) times.
+                lat += in.nsteps * t.hwLat[hw][p == kSimple ? kTree : kRing][p];
+            }
         }
         else
         {
@@ -586,13 +595,20 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
     {
         return 0;
     }
-    if (a == kRing && p != kLL && (f == kBroadcast || f == kReduce))
+    if (a == kRing && (f == kBroadcast || f == kReduce))
     {
-        // A Simple chain forwards whole steps, each hop after its own handshake: every hop adds
-        // its step latency. (LL and LL128 forward line by line, so back-to-back operations stream
-        // through the chain and NCCL's one-hop figure for identical rings holds.)
         const TuningTables& t = GetTuningTables(settings.ncclVersion);
         const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
+        if (p == kLL)
+        {
+            // LL lines carry their own flags and are forwarded as they land, so back-to-back
+            // operations stream through the chain: NCCL's one-hop figure (its estimate for
+            // identical rings), whatever the estimate that chose the protocol charged.
+            return t.baseLat[kRing][p] + t.hwLat[comm.nNodes == 1 ? intraHw : kHwNet][kRing][p];
+        }
+        // A Simple or LL128 chain pays every hop's handshake once: base + each hop's step
+        // latency. Its store-and-forward stages (a slice per hop, a step per network hop) are
+        // the flow's pipeline fill (collective-schedule.cc, ChainStages).
         return t.baseLat[kRing][p] + (comm.nNodes - 1) * t.hwLat[kHwNet][kRing][p] +
                (comm.nRanks - comm.nNodes) * t.hwLat[intraHw][kRing][p];
     }
