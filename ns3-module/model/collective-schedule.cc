@@ -185,6 +185,15 @@ CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, do
     const int index1 = comm.nNodes == 1 ? ccIdx : (amd ? 1 : 0);
     double cta = comm.channelBandwidth * eProto;
     const double commCh = std::max(comm.channels, 1);
+    if (a == kRing && p == kSimple && comm.nNodes > 1)
+    {
+        // Across nodes a ring channel is the search's network channel split over the CTAs
+        // (bwInter per search channel, ring.nChannels of them, comm.channels CTAs): on DGX H100
+        // nodes 48 x 8 / 16 = 24 GB/s, each CTA's share of its NIC port. NCCL's NVLink per-link
+        // figure (channelBandwidth) is a link's rate, not a bound on a channel whose hops are
+        // its NIC's; the network hop's per-message cost is the lockstep latency's (nccl-cost-model.cc).
+        cta = comm.ring.bwInter * 1e9 * comm.ring.nChannels / commCh;
+    }
     if (a == kRing && p == kLL)
     {
         cta = std::min(cta, t.llMaxBw[index1][index2] * 1e9 / C);

@@ -582,6 +582,30 @@ LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
     const double nsteps = f == kAllReduce ? 2.0 * double(n - 1) : double(n - 1);
     return t.baseLat[kRing][p] + loops * nsteps * hop;
 }
+
+/// A Simple Broadcast/Reduce chain across nodes runs in lockstep like a ring: each rank forwards
+/// slice i after it received it, so every slice step waits for the slowest hop, the network one,
+/// whose every message (one per 512 KiB slice: the proxy posts a network send per slice) costs
+/// NCCL's network hop latency for one message. NCCL's figure (Ring/Simple, 14 us) is per ring
+/// step, and a ring step of AllReduce/AllGather is two network messages (chunkSteps 4 / sliceSteps
+/// 2), so a message costs half of it (plus the transport's own per-message latency). Slices pass
+/// loops = ceil(S / (C x 512 KiB)) steps after the chain's (n - 1) + (nNodes - 1) stages filled:
+///   base + (slices + stages - 1) x (hwLat[NET][Ring][Simple] / 2 + message latency);
+/// the slices' bytes themselves are the flow (collective-schedule.cc, ChainStages).
+double
+ChainNetworkLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
+                      const CollectivePlan& plan, const CostSettings& settings)
+{
+    const TuningTables& t = GetTuningTables(settings.ncclVersion);
+    constexpr double kSliceBytes = 4194304.0 / 8;        // NCCL_BUFFSIZE / NCCL_STEPS
+    constexpr double kRingMessagesPerStep = 4.0 / 2.0;   // ALLREDUCE chunkSteps / sliceSteps
+    const double message =
+        t.hwLat[kHwNet][kRing][kSimple] / kRingMessagesPerStep + settings.netMessageLatencyUs;
+    const double perChannel = double(call.bytes) / double(std::max(plan.channels, 1));
+    const double slices = std::max(1.0, std::ceil(perChannel / kSliceBytes));
+    const double stages = double(comm.nRanks - 1) + double(comm.nNodes - 1);
+    return t.baseLat[kRing][kSimple] + (slices + stages - 1) * message;
+}
 } // namespace
 
 double
@@ -605,6 +629,10 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
             // operations stream through the chain: NCCL's one-hop figure (its estimate for
             // identical rings), whatever the estimate that chose the protocol charged.
             return t.baseLat[kRing][p] + t.hwLat[comm.nNodes == 1 ? intraHw : kHwNet][kRing][p];
+        }
+        if (p == kSimple && comm.nNodes > 1)
+        {
+            return ChainNetworkLatencyUs(call, comm, plan, settings);
         }
         // A Simple or LL128 chain pays every hop's handshake once: base + each hop's step
         // latency. Its store-and-forward stages (a slice per hop, a step per network hop) are

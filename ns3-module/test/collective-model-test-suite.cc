@@ -640,13 +640,16 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
     NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][2], 11.8), true, t.latencyUs[ring][2]);
 
     // Timing, 1 GiB from root 0, 16 channels of S / 16 along the 15-hop chain (14 NVLink hops, 1
-    // network hop). Each channel runs at one CTA's rate: 20.6 GB/s (Simple) or LL128's
-    // 36.7 GB/s per search channel x 8 / 16 = 18.35 GB/s (below 20.6 x 120/128); links are not
-    // the limit (2 channels per 48 GB/s NIC, 16 per 370.8 GB/s NVLink port).
-    // Simple: every hop's handshake once, 8.4 + 14 + 14 x 3.4 = 70 us; a slice (512 KiB) is held
-    // at each of the 15 copies and the one network transfer: 16 stages, 15 slices of fill.
-    // LL128: 14 + 4.0 + 14 x 1.9 = 44.6 us; lines stream through NVLink hops, the proxy sends
-    // whole steps (576,000 B of data): 2 stages, one step of fill.
+    // network hop). Simple: a channel is the ring search's network channel (48 GB/s) over the
+    // 2 CTAs per search channel, 24 GB/s, which is also its share of its NIC (2 channels on
+    // 50 x 0.96 = 48 GB/s). A slice (512 KiB) is held at each of the 15 copies and the one
+    // network transfer: 16 stages, 15 slices of fill. Every slice step waits for the network
+    // message of the slowest hop, half of NCCL's 14 us ring step (two messages a step):
+    // 8.4 + (128 slices + 16 stages - 1) x 7 = 1009.4 us.
+    // LL128: each channel at LL128's 36.7 GB/s per search channel x 8 / 16 = 18.35 GB/s (below
+    // one CTA's 20.6 x 120/128); latency 14 + 4.0 + 14 x 1.9 = 44.6 us (every hop's handshake
+    // once); lines stream through NVLink hops, the proxy sends whole steps (576,000 B of data):
+    // 2 stages, one step of fill.
     for (const char* proto : {"Simple", "LL128"})
     {
         for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
@@ -658,12 +661,21 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
             std::vector<CollectivePlan> plans;
             auto ends = Run(c, {c.Call(kind, uint64_t(kGiB))}, &plans);
             NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, proto);
-            const double want = simple ? 70.0 + (kGiB / 16 + 15 * 524288.0) / kCta * 1e6
+            const double want = simple ? 1009.4 + (kGiB / 16 + 15 * 524288.0) / 24e9 * 1e6
                                        : 44.6 + (kGiB / 16 + 576000.0) / 18.35e9 * 1e6;
             NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], want, 1e-4), true,
                                   proto << ": " << ends[0][0] << " us, want " << want);
         }
     }
+    // A ring across nodes streams at the same 24 GB/s per channel: Ring/Simple AllGather of
+    // 64 MiB (one loop, 15 lockstep steps of 14 us after the 8.4 us base) moves 15/16 x S / 16
+    // per channel: 218.4 us + 3.93 MiB / 24 GB/s.
+    SimulatorGuard guard;
+    Bench d("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    d.model->SetAttribute("NcclVersion", UintegerValue(22403));
+    auto ag = Run(d, {d.Call(CollectiveKind::AllGather, 64 << 20)});
+    const double want = 218.4 + 15.0 / 16 * (64 << 20) / 16 / 24e9 * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(ag[0][0], want, 1e-4), true, ag[0][0] << " us, want " << want);
 }
 
 void
