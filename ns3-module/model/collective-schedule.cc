@@ -191,8 +191,10 @@ CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, do
         // (bwInter per search channel, ring.nChannels of them, comm.channels CTAs): on DGX H100
         // nodes 48 x 8 / 16 = 24 GB/s, each CTA's share of its NIC port. NCCL's NVLink per-link
         // figure (channelBandwidth) is a link's rate, not a bound on a channel whose hops are
-        // its NIC's; the network hop's per-message cost is the lockstep latency's (nccl-cost-model.cc).
-        cta = comm.ring.bwInter * 1e9 * comm.ring.nChannels / commCh;
+        // its NIC's; the network hop's per-message cost is the lockstep latency's
+        // (nccl-cost-model.cc). With fewer CTAs than search channels (NCCL_MAX_NCHANNELS) a CTA
+        // still carries at most one search channel.
+        cta = comm.ring.bwInter * 1e9 * std::min(1.0, comm.ring.nChannels / commCh);
     }
     if (a == kRing && p == kLL)
     {

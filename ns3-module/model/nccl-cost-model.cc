@@ -597,8 +597,8 @@ ChainNetworkLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
                       const CollectivePlan& plan, const CostSettings& settings)
 {
     const TuningTables& t = GetTuningTables(settings.ncclVersion);
-    constexpr double kSliceBytes = 4194304.0 / 8;        // NCCL_BUFFSIZE / NCCL_STEPS
-    constexpr double kRingMessagesPerStep = 4.0 / 2.0;   // ALLREDUCE chunkSteps / sliceSteps
+    constexpr double kSliceBytes = 4194304.0 / 8;      // NCCL_BUFFSIZE / NCCL_STEPS
+    constexpr double kRingMessagesPerStep = 4.0 / 2.0; // ALLREDUCE chunkSteps / sliceSteps
     const double message =
         t.hwLat[kHwNet][kRing][kSimple] / kRingMessagesPerStep + settings.netMessageLatencyUs;
     const double perChannel = double(call.bytes) / double(std::max(plan.channels, 1));

@@ -676,6 +676,15 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
     auto ag = Run(d, {d.Call(CollectiveKind::AllGather, 64 << 20)});
     const double want = 218.4 + 15.0 / 16 * (64 << 20) / 16 / 24e9 * 1e6;
     NS_TEST_EXPECT_MSG_EQ(Near(ag[0][0], want, 1e-4), true, ag[0][0] << " us, want " << want);
+    // NCCL_MAX_NCHANNELS=4: 4 CTAs for 8 search channels; a CTA carries one search channel,
+    // 48 GB/s, all of its NIC (one channel per NIC now). Still one loop (4 x 16 x 2 MiB).
+    SimulatorGuard guard2;
+    Bench e("default",
+            {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MAX_NCHANNELS", "4"}});
+    e.model->SetAttribute("NcclVersion", UintegerValue(22403));
+    auto four = Run(e, {e.Call(CollectiveKind::AllGather, 64 << 20)});
+    const double want4 = 218.4 + 15.0 / 16 * (64 << 20) / 4 / 48e9 * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(four[0][0], want4, 1e-4), true, four[0][0] << " us, want " << want4);
 }
 
 void
