@@ -147,6 +147,9 @@ struct NcclCommInfo
         double bwInter = 0;       //!< GB/s per search channel across nodes
         bool nvlinkIntra = false; //!< intra-node path type is NVLink (else PCI)
         bool ll128 = false;       //!< LL128 allowed on this graph (NCCL's platform rule)
+        /// Every channel replays the first one's GPU order (NCCL's search keeps it only where
+        /// that order works for every channel: one node, or channels through one NIC).
+        bool sameChannels = true;
     };
     uint32_t nRanks = 0;
     uint32_t nNodes = 0;

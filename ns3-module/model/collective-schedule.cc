@@ -185,6 +185,17 @@ CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, do
     const int index1 = comm.nNodes == 1 ? ccIdx : (amd ? 1 : 0);
     double cta = comm.channelBandwidth * eProto;
     const double commCh = std::max(comm.channels, 1);
+    if (a == kRing && p == kSimple && comm.nNodes > 1)
+    {
+        // Across nodes a ring channel is the search's network channel split over the CTAs
+        // (bwInter per search channel, ring.nChannels of them, comm.channels CTAs): on DGX H100
+        // nodes 48 x 8 / 16 = 24 GB/s, each CTA's share of its NIC port. NCCL's NVLink per-link
+        // figure (channelBandwidth) is a link's rate, not a bound on a channel whose hops are
+        // its NIC's; the network hop's per-message cost is the lockstep latency's
+        // (nccl-cost-model.cc). With fewer CTAs than search channels (NCCL_MAX_NCHANNELS) a CTA
+        // still carries at most one search channel.
+        cta = comm.ring.bwInter * 1e9 * std::min(1.0, comm.ring.nChannels / commCh);
+    }
     if (a == kRing && p == kLL)
     {
         cta = std::min(cta, t.llMaxBw[index1][index2] * 1e9 / C);
@@ -214,6 +225,40 @@ CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, do
     return cta;
 }
 
+/// NCCL's FIFO step: the Simple buffer (NCCL_BUFFSIZE, 4 MiB) over NCCL_STEPS (8) slots; a
+/// Broadcast/Reduce slice is one step (BROADCAST_SLICESTEPS = REDUCE_SLICESTEPS = 1).
+constexpr double kSimpleStepBytes = 4194304.0 / 8;
+/// LL128 data per step: the 4,915,200-byte buffer over 8 slots, 120 of every 128 bytes data.
+constexpr double kLl128StepDataBytes = 4915200.0 / 8 * 120 / 128;
+/// LL data per step: the 524,288-byte buffer over 8 slots, half of every 16-byte line data.
+constexpr double kLlStepDataBytes = 524288.0 / 8 / 2;
+
+/// Store-and-forward points of a Broadcast/Reduce chain (device/prims_simple.h, prims_ll128.h,
+/// transport/net.cc):
+/// - Simple: a rank's CTA waits for a whole slice (the sender posts the FIFO tail after writing
+///   all of it) before it forwards it, and a network hop is a stage of its own (the proxy posts
+///   the RDMA write of a slice once the GPU posted it; the receiver's tail moves once it landed):
+///   n - 1 copy stages and nNodes - 1 network stages of one 512 KiB slice each.
+/// - LL128: inside a node a rank forwards each 128-byte line as its flag lands (no stage); the
+///   sender's CTA posts the tail once per step and the proxy sends only whole steps, so every
+///   network hop holds a step back: nNodes stages of one step (576,000 B of data).
+/// - LL: the same as LL128 with 16-byte lines: the proxy sends a step once every line's flag
+///   of it is set, so every network hop holds a step (32 KiB of data) back.
+void
+ChainStages(const PipeInputs& in, Pipe& pipe)
+{
+    if (in.p == kSimple)
+    {
+        pipe.stages = (in.n - 1) + (in.comm.nNodes - 1);
+        pipe.chunk = kSimpleStepBytes;
+    }
+    else if (in.comm.nNodes > 1)
+    {
+        pipe.stages = in.comm.nNodes;
+        pipe.chunk = in.p == kLL128 ? kLl128StepDataBytes : kLlStepDataBytes;
+    }
+}
+
 /// Ring: per channel, the whole ring (AllReduce, AllGather, ReduceScatter) or the chain from the
 /// root (Broadcast) or into it (Reduce) along the ring.
 void
@@ -240,6 +285,7 @@ RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
                 in.Append(pipe.path, ring[(first + i) % n], ring[(first + i + 1) % n], uint64_t(c));
             }
             pipe.payload = in.S / in.C;
+            ChainStages(in, pipe);
         }
         else
         {

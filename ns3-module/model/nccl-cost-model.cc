@@ -324,8 +324,17 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
     {
         if (coll == kBroadcast || coll == kReduce)
         {
-            double hwl = t.hwLat[in.nNodes == 1 ? intraHw : kHwNet][kRing][p];
-            lat += hwl; // rings are the same on every channel (sameChannels)
+            const int hw = in.nNodes == 1 ? intraHw : kHwNet;
+            if (g.sameChannels)
+            {
+                lat += t.hwLat[hw][kRing][p];
+            }
+            else
+            {
+                // NCCL: "Add some chunk latency, waiting for proper chunk modeling": Simple
+                // takes the tree's per-hop figure, every protocol pays it nsteps (nRanks) times.
+                lat += in.nsteps * t.hwLat[hw][p == kSimple ? kTree : kRing][p];
+            }
         }
         else
         {
@@ -573,6 +582,30 @@ LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
     const double nsteps = f == kAllReduce ? 2.0 * double(n - 1) : double(n - 1);
     return t.baseLat[kRing][p] + loops * nsteps * hop;
 }
+
+/// A Simple Broadcast/Reduce chain across nodes runs in lockstep like a ring: each rank forwards
+/// slice i after it received it, so every slice step waits for the slowest hop, the network one,
+/// whose every message (one per 512 KiB slice: the proxy posts a network send per slice) costs
+/// NCCL's network hop latency for one message. NCCL's figure (Ring/Simple, 14 us) is per ring
+/// step, and a ring step of AllReduce/AllGather is two network messages (chunkSteps 4 / sliceSteps
+/// 2), so a message costs half of it (plus the transport's own per-message latency). Slices pass
+/// loops = ceil(S / (C x 512 KiB)) steps after the chain's (n - 1) + (nNodes - 1) stages filled:
+///   base + (slices + stages - 1) x (hwLat[NET][Ring][Simple] / 2 + message latency);
+/// the slices' bytes themselves are the flow (collective-schedule.cc, ChainStages).
+double
+ChainNetworkLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
+                      const CollectivePlan& plan, const CostSettings& settings)
+{
+    const TuningTables& t = GetTuningTables(settings.ncclVersion);
+    constexpr double kSliceBytes = 4194304.0 / 8;      // NCCL_BUFFSIZE / NCCL_STEPS
+    constexpr double kRingMessagesPerStep = 4.0 / 2.0; // ALLREDUCE chunkSteps / sliceSteps
+    const double message =
+        t.hwLat[kHwNet][kRing][kSimple] / kRingMessagesPerStep + settings.netMessageLatencyUs;
+    const double perChannel = double(call.bytes) / double(std::max(plan.channels, 1));
+    const double slices = std::max(1.0, std::ceil(perChannel / kSliceBytes));
+    const double stages = double(comm.nRanks - 1) + double(comm.nNodes - 1);
+    return t.baseLat[kRing][kSimple] + (slices + stages - 1) * message;
+}
 } // namespace
 
 double
@@ -586,13 +619,24 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
     {
         return 0;
     }
-    if (a == kRing && p != kLL && (f == kBroadcast || f == kReduce))
+    if (a == kRing && (f == kBroadcast || f == kReduce))
     {
-        // A Simple chain forwards whole steps, each hop after its own handshake: every hop adds
-        // its step latency. (LL and LL128 forward line by line, so back-to-back operations stream
-        // through the chain and NCCL's one-hop figure for identical rings holds.)
         const TuningTables& t = GetTuningTables(settings.ncclVersion);
         const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
+        if (p == kLL)
+        {
+            // LL lines carry their own flags and are forwarded as they land, so back-to-back
+            // operations stream through the chain: NCCL's one-hop figure (its estimate for
+            // identical rings), whatever the estimate that chose the protocol charged.
+            return t.baseLat[kRing][p] + t.hwLat[comm.nNodes == 1 ? intraHw : kHwNet][kRing][p];
+        }
+        if (p == kSimple && comm.nNodes > 1)
+        {
+            return ChainNetworkLatencyUs(call, comm, plan, settings);
+        }
+        // A Simple or LL128 chain pays every hop's handshake once: base + each hop's step
+        // latency. Its store-and-forward stages (a slice per hop, a step per network hop) are
+        // the flow's pipeline fill (collective-schedule.cc, ChainStages).
         return t.baseLat[kRing][p] + (comm.nNodes - 1) * t.hwLat[kHwNet][kRing][p] +
                (comm.nRanks - comm.nNodes) * t.hwLat[intraHw][kRing][p];
     }

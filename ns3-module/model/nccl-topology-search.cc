@@ -395,6 +395,11 @@ SearchRing(const NcclCommInfo& c, const CommBandwidths& b, const std::vector<dou
         ring.nChannels = 1;
         ring.bwIntra = ring.bwInter = 0.1;
     }
+    // search.cc tries the same GPU order for every channel first; across nodes each channel
+    // enters through its own NIC, and a replayed order starts at the first channel's GPU, which
+    // is not next to the other NICs: that pass finds too few channels and the search retries
+    // with sameChannels = 0 (NCCL_DEBUG_SUBSYS=GRAPH prints "sameChannels 0" on DGX H100 nodes).
+    ring.sameChannels = !(c.nNodes > 1 && b.nicsPerNode > 1 && ring.nChannels > 1);
     return ring;
 }
 

@@ -112,6 +112,7 @@ public:
     void EachClaimedReleaseHasItsTablesAndRules();
     void CollNetInNcclAlgoIsNamedInAWarning();
     void RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop();
+    void ChainAcrossNodesStoresAndForwardsSlicesAndSteps();
     void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
     void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
@@ -602,7 +603,9 @@ CollectiveModelTestCase::OtherCollectivesMoveWhatNcclMoves()
     // Ring/Simple on 8 H100, 1 GiB, 24 channels, link-bound at 370.8 GB/s of payload per hop:
     // all-gather and reduce-scatter move (n-1)/n x S per hop, latency 8.4 + 7 x 3.4 = 32.2 us;
     // broadcast moves S along a 7-hop chain; Simple forwards whole steps, so every hop adds its
-    // step latency: 8.4 + 7 x 3.4 = 32.2 us (LL/LL128 would use NCCL's one-hop figure).
+    // step latency: 8.4 + 7 x 3.4 = 32.2 us (LL would use NCCL's one-hop figure), and each of
+    // the 7 hops holds a 512 KiB slice until all of it landed: the last slice arrives 6 slices
+    // later than a fluid flow's, per channel at its 370.8 / 24 GB/s share.
     SimulatorGuard guard;
     Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
     auto ends = Run(b, {b.Call(CollectiveKind::AllGather, uint64_t(kGiB), 0, 1)});
@@ -613,7 +616,75 @@ CollectiveModelTestCase::OtherCollectivesMoveWhatNcclMoves()
     auto call = c.Call(CollectiveKind::Broadcast, uint64_t(kGiB), 0, 2);
     call.root = 3;
     auto e2 = Run(c, {call});
-    NS_TEST_EXPECT_MSG_EQ(Near(e2[0][0], 32.2 + kGiB / kNvlPayload * 1e6, 1e-4), true, e2[0][0]);
+    NS_TEST_EXPECT_MSG_EQ(
+        Near(e2[0][0], 32.2 + (kGiB / 24 + 6 * 524288.0) / (kNvlPayload / 24) * 1e6, 1e-4), true,
+        e2[0][0]);
+}
+
+void
+CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
+{
+    // default.yaml: 2 nodes x 8 H100, one 400G NIC per GPU, NCCL 2.24.3. 16 ranks, 16 channels.
+    // NCCL's estimate for Broadcast/Reduce across nodes: the ring search could not keep one GPU
+    // order for channels that enter through different NICs (sameChannels 0), so it charges
+    // nsteps = nRanks hops: Simple 8.4 + 16 x 14 (the tree's network figure) = 232.4 us, LL128
+    // 14 + 16 x 4.0 = 78, LL 6.6 + 16 x 2.7 = 49.8. One node keeps one hop: 8.4 + 3.4 = 11.8.
+    Bench b("default");
+    b.model->SetAttribute("NcclVersion", UintegerValue(22403));
+    const int ring = int(NcclAlgorithm::Ring);
+    NcclCostTable t = b.model->CostTable(b.Call(CollectiveKind::Broadcast, 1 << 20));
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][2], 232.4), true, t.latencyUs[ring][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][1], 78.0), true, t.latencyUs[ring][1]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][0], 49.8), true, t.latencyUs[ring][0]);
+    t = b.model->CostTable(b.Call(CollectiveKind::Reduce, 1 << 20, 8));
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][2], 11.8), true, t.latencyUs[ring][2]);
+
+    // Timing, 1 GiB from root 0, 16 channels of S / 16 along the 15-hop chain (14 NVLink hops, 1
+    // network hop). Simple: a channel is the ring search's network channel (48 GB/s) over the
+    // 2 CTAs per search channel, 24 GB/s, which is also its share of its NIC (2 channels on
+    // 50 x 0.96 = 48 GB/s). A slice (512 KiB) is held at each of the 15 copies and the one
+    // network transfer: 16 stages, 15 slices of fill. Every slice step waits for the network
+    // message of the slowest hop, half of NCCL's 14 us ring step (two messages a step):
+    // 8.4 + (128 slices + 16 stages - 1) x 7 = 1009.4 us.
+    // LL128: each channel at LL128's 36.7 GB/s per search channel x 8 / 16 = 18.35 GB/s (below
+    // one CTA's 20.6 x 120/128); latency 14 + 4.0 + 14 x 1.9 = 44.6 us (every hop's handshake
+    // once); lines stream through NVLink hops, the proxy sends whole steps (576,000 B of data):
+    // 2 stages, one step of fill.
+    for (const char* proto : {"Simple", "LL128"})
+    {
+        for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
+        {
+            SimulatorGuard guard;
+            Bench c("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", proto}});
+            c.model->SetAttribute("NcclVersion", UintegerValue(22403));
+            const bool simple = std::string(proto) == "Simple";
+            std::vector<CollectivePlan> plans;
+            auto ends = Run(c, {c.Call(kind, uint64_t(kGiB))}, &plans);
+            NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, proto);
+            const double want = simple ? 1009.4 + (kGiB / 16 + 15 * 524288.0) / 24e9 * 1e6
+                                       : 44.6 + (kGiB / 16 + 576000.0) / 18.35e9 * 1e6;
+            NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], want, 1e-4), true,
+                                  proto << ": " << ends[0][0] << " us, want " << want);
+        }
+    }
+    // A ring across nodes streams at the same 24 GB/s per channel: Ring/Simple AllGather of
+    // 64 MiB (one loop, 15 lockstep steps of 14 us after the 8.4 us base) moves 15/16 x S / 16
+    // per channel: 218.4 us + 3.93 MiB / 24 GB/s.
+    SimulatorGuard guard;
+    Bench d("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    d.model->SetAttribute("NcclVersion", UintegerValue(22403));
+    auto ag = Run(d, {d.Call(CollectiveKind::AllGather, 64 << 20)});
+    const double want = 218.4 + 15.0 / 16 * (64 << 20) / 16 / 24e9 * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(ag[0][0], want, 1e-4), true, ag[0][0] << " us, want " << want);
+    // NCCL_MAX_NCHANNELS=4: 4 CTAs for 8 search channels; a CTA carries one search channel,
+    // 48 GB/s, all of its NIC (one channel per NIC now). Still one loop (4 x 16 x 2 MiB).
+    SimulatorGuard guard2;
+    Bench e("default",
+            {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MAX_NCHANNELS", "4"}});
+    e.model->SetAttribute("NcclVersion", UintegerValue(22403));
+    auto four = Run(e, {e.Call(CollectiveKind::AllGather, 64 << 20)});
+    const double want4 = 218.4 + 15.0 / 16 * (64 << 20) / 4 / 48e9 * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(four[0][0], want4, 1e-4), true, four[0][0] << " us, want " << want4);
 }
 
 void
@@ -935,6 +1006,8 @@ public:
              &C::CollNetDirectAllreduceReducesInTheSwitch},
             {"ring_across_nodes_pays_the_network_hop_every_step_of_every_loop",
              &C::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop},
+            {"chain_across_nodes_stores_and_forwards_slices_and_steps",
+             &C::ChainAcrossNodesStoresAndForwardsSlicesAndSteps},
             {"network_transport_costs_every_network_message",
              &C::NetworkTransportCostsEveryNetworkMessage},
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
