@@ -392,6 +392,12 @@ BOOST_AUTO_TEST_CASE(per_node_processes)
             {"WORLD_SIZE", "16"},
             {"LOCAL_WORLD_SIZE", "8"},
             {"EIDOLON_LAUNCH", "node"},
+            // torchrun's defaults: one job of 2 nodes, a worker per GPU, node 0 the master
+            {"PET_NNODES", "2"},
+            {"PET_NODE_RANK", std::to_string(node)},
+            {"PET_NPROC_PER_NODE", "8"},
+            {"PET_MASTER_ADDR", "127.0.0.1"},
+            {"PET_MASTER_PORT", "12345"},
         };
         BOOST_TEST(p.env == expected);
     }

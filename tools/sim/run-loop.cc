@@ -320,7 +320,12 @@ PlanRanks(const RunArguments& args, const std::string& address, const std::strin
         processes[k].env["WORLD_SIZE"] = std::to_string(nodes);
         processes[k].env["LOCAL_RANK"] = "0";
         processes[k].env["LOCAL_WORLD_SIZE"] = "1";
+        // The workers of a launcher that keeps these (mpirun passes its environment on) take
+        // their identity from the launcher's own variables instead (gpu-emu/core/config.cc).
+        processes[k].env["EIDOLON_NODE_IDENTITY"] = fmt::format("{}:{}:0:1", k, nodes);
     }
+    // At least one process per node; a worker's Hello raises this to its WORLD_SIZE (torchrun's
+    // or mpirun's workers), and a launcher's agent that only counts the GPUs never joins.
     options.expectedProcesses = nodes;
     return processes;
 }
