@@ -13,6 +13,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libbenchmark-dev                   # benchmarks
   openmpi-bin                        # mpirun: ranks started by an external engine (attach test)
+  libopenmpi-dev                     # mpi.h: the MPI program of the mpirun start-up test
   python3 python3-yaml python3-matplotlib  # validation tables and plots
 )
 

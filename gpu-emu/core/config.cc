@@ -145,6 +145,10 @@ ReadConfig()
     {
         config.virtualClocks = std::string(clocks) != "0";
     }
+    if (const char* libraries = std::getenv("EIDOLON_REAL_CLOCK_LIBRARIES"))
+    {
+        config.realClockLibraries = libraries;
+    }
     config.minKernelNs = EnvNumber("EIDOLON_MIN_KERNEL_US", config.minKernelNs / 1e3) * 1e3;
     if (const char* dbs = std::getenv("EIDOLON_PROFILE_DB"))
     {

@@ -24,6 +24,11 @@ struct Config
     double instructionsPerNs = -1;           // EIDOLON_HOST_INSTRUCTIONS_PER_NS; -1: calibration
     std::string hostCalibrationPath;         // EIDOLON_HOST_CALIBRATION ("" = the default file)
     bool virtualClocks = true;               // EIDOLON_VIRTUAL_CLOCKS=0 shows real clocks
+    // EIDOLON_REAL_CLOCK_LIBRARIES: ':'-separated file-name prefixes of the libraries whose clock
+    // reads stay real on driving threads too (clocks.cc says why).
+    std::string realClockLibraries =
+        "libpsm:libinfinipath:libfabric:libucs:libucp:libuct:libibverbs:librdmacm:libopen-pal:"
+        "libopen-rte:libpmix:libevent:mca_:pmix_mca_";
     double minKernelNs = 1000.0;             // EIDOLON_MIN_KERNEL_US: floor of a priced kernel
     std::vector<std::string> profileDbPaths; // EIDOLON_PROFILE_DB (':'-separated JSON files)
     std::string reportPath;                  // EIDOLON_REPORT: JSON pricing report at exit
