@@ -63,9 +63,14 @@ main(int argc, char** argv)
     const double longKernelUs = 2147483647.0 * 1024 * 16 / kHbmBytesPerUs; // ~35 s
 
     // Clocks turn virtual at the process's first CUDA call that needs the GPUs (it joins the
-    // simulator, if any); registering the program's kernels at start-up does not count.
+    // simulator, if any); registering the program's kernels at start-up does not count, nor does
+    // counting the GPUs (a launcher's agent does that without becoming a rank).
     int devices = 0;
     CHECK_CUDA(cudaGetDeviceCount(&devices));
+    double countedAt = NowUs();
+    usleep(20000);
+    CHECK(NowUs() - countedAt >= 20000); // still real: the sleep shows in full
+    CHECK_CUDA(cudaSetDevice(0));
     double before = NowUs();
     auto chronoBefore = std::chrono::steady_clock::now();
     timeval tvBefore;
