@@ -403,6 +403,20 @@ BOOST_AUTO_TEST_CASE(per_node_processes)
     }
 }
 
+BOOST_AUTO_TEST_CASE(launchers_that_spawn_their_own_ranks)
+{
+    for (const char* program : {"mpirun", "/usr/bin/mpirun", "mpiexec", "orterun", "srun",
+                                ".pytorch-venv/bin/torchrun", "mpiexec.hydra", "prterun"})
+    {
+        BOOST_TEST(SpawnsItsOwnRanks(program), program);
+    }
+    for (const char* program : {"collective-bench", "build/bin/collective-bench", "python3",
+                                "mpirun-wrapper.sh", "/opt/mpirun/bin/app", ""})
+    {
+        BOOST_TEST(!SpawnsItsOwnRanks(program), program);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(free_loopback_port_can_be_bound)
 {
     std::string port = FreeLoopbackPort();

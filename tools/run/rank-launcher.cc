@@ -640,6 +640,21 @@ PerNodeProcesses(const std::vector<std::string>& argv, int nodes, int gpusPerNod
     return processes;
 }
 
+bool
+SpawnsItsOwnRanks(const std::string& program)
+{
+    std::string name = program.substr(program.rfind('/') + 1); // npos + 1 == 0
+    for (const char* launcher :
+         {"mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "srun", "torchrun"})
+    {
+        if (name == launcher)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::string
 FreeLoopbackPort()
 {
