@@ -48,22 +48,28 @@ assert sorted(p["name"] for p in summary["processes"]) == sorted(f"rank{r}" for 
 assert len(summary["gpus"]) == ranks, len(summary["gpus"])
 PY
 
-# mpirun as the node process of `eidolon run --launch node` (one node of 8 GPUs).
-"$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 --progress off \
-  --out "$out/node" -- mpirun --oversubscribe -np 8 "$program" >"$out/node.log" 2>&1
-status=$?
-cat "$out/node.log"
-[ $status -eq 0 ] || { echo "eidolon run --launch node -- mpirun failed ($status)"; exit 1; }
-for ((r = 0; r < 8; ++r)); do
-  grep -qx "\[node0\]:rank $r of 8: nccl sum 36, mpi ok" "$out/node.log" ||
-    { echo "node run: rank $r did not print its sum 36"; exit 1; }
-done
-python3 - "$out/node/summary.json" "$out/summary/summary.json" "$ranks" <<'PY' || exit 1
+# mpirun as the node process of `eidolon run --launch node` (one node of 8 GPUs): by name (the
+# node process gets no RANK/WORLD_SIZE), and inside a shell, which gets them and whose mpirun
+# passes them on (gpu-emu then takes each rank's identity from OMPI_COMM_WORLD_*).
+mpi="mpirun --oversubscribe -np 8 $program"
+for how in direct shell; do
+  if [ $how = direct ]; then node_command=($mpi); else node_command=(sh -c "$mpi"); fi
+  "$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 --progress off \
+    --out "$out/node-$how" -- "${node_command[@]}" >"$out/node-$how.log" 2>&1
+  status=$?
+  cat "$out/node-$how.log"
+  [ $status -eq 0 ] || { echo "eidolon run --launch node ($how) failed ($status)"; exit 1; }
+  for ((r = 0; r < 8; ++r)); do
+    grep -qx "\[node0\]:rank $r of 8: nccl sum 36, mpi ok" "$out/node-$how.log" ||
+      { echo "node run ($how): rank $r did not print its sum 36"; exit 1; }
+  done
+  python3 - "$out/node-$how/summary.json" <<'PY' || exit 1
 import json, sys
 summary = json.load(open(sys.argv[1]))
 assert not summary["partial"], summary["error"]
 names = sorted(p["name"] for p in summary["processes"])
 assert names == sorted(["node0"] + [f"rank{r}" for r in range(8)]), names
 assert sorted(g["name"] for g in summary["gpus"]) == [f"node0/gpu{g}" for g in range(8)]
-print(f"mpirun ok: {sys.argv[3]} MPI ranks attached, 8 under eidolon run --launch node")
 PY
+done
+echo "mpirun ok: $ranks MPI ranks attached, 8 under eidolon run --launch node"
