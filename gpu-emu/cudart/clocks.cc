@@ -9,7 +9,8 @@
 // PMIx, libevent, libfabric, UCX, verbs, PSM). They time real waits and timeouts, and PSM's
 // constructor calibrates the CPU's cycle counter (real) against gettimeofday for 100 ms of
 // gettimeofday time, sleeping 125 us per look: against a virtual clock that barely moves while
-// the thread sleeps, that took 84 s per MPI rank at start and still failed. The calling library
+// the thread sleeps, that stalled every MPI rank at start (84 s in issue 16's run; still inside
+// the constructor after 120 s here) and then fell back to /proc's timebase. The calling library
 // is known by the return address (one dl_iterate_phdr per library, then a short table); libmpi
 // itself stays virtual, since MPI_Wtime is a clock the program times itself with.
 #include "runtime-common.h"
