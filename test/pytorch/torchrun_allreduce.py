@@ -22,5 +22,9 @@ x = torch.full((1024,), float(rank + 1)).cuda()
 dist.all_reduce(x)
 total = x.cpu()
 assert torch.equal(total, torch.full((1024,), world * (world + 1) / 2)), total[:4]
-print(f"worker {rank} of {world} (local {local} of {local_world}): all_reduce sum {total[0].item():g}")
+# One write per line: the workers share their agent's stdout, and print() under torchrun's
+# `python -u` writes the text and its newline apart, so two workers' lines could interleave.
+sys.stdout.write(
+    f"worker {rank} of {world} (local {local} of {local_world}): all_reduce sum {total[0].item():g}\n"
+)
 dist.destroy_process_group()
