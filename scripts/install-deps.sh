@@ -14,6 +14,7 @@ PACKAGES=(
   libbenchmark-dev                   # benchmarks
   openmpi-bin                        # mpirun: ranks started by an external engine (attach test)
   clang libclang-rt-14-dev           # libFuzzer + sanitizers for the fuzzers (scripts/fuzz.sh)
+  libopenmpi-dev                     # mpi.h: the MPI program of the mpirun start-up test
   python3 python3-yaml python3-matplotlib  # validation tables and plots
 )
 

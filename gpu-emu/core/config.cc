@@ -72,6 +72,26 @@ FirstEnvIndex(std::initializer_list<const char*> names)
     return -1;
 }
 
+// Whether RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE hold what `eidolon run --launch node`
+// set for the node process (it records them in EIDOLON_NODE_IDENTITY), i.e. no launcher that the
+// node process ran (torchrun does) replaced them.
+bool
+InheritedNodeIdentity()
+{
+    const char* recorded = std::getenv("EIDOLON_NODE_IDENTITY");
+    if (!recorded)
+    {
+        return false;
+    }
+    std::string current;
+    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"})
+    {
+        const char* value = std::getenv(name);
+        current += (current.empty() ? "" : ":") + std::string(value ? value : "");
+    }
+    return current == recorded;
+}
+
 } // namespace
 
 Config
@@ -125,6 +145,10 @@ ReadConfig()
     {
         config.virtualClocks = std::string(clocks) != "0";
     }
+    if (const char* libraries = std::getenv("EIDOLON_REAL_CLOCK_LIBRARIES"))
+    {
+        config.realClockLibraries = libraries;
+    }
     config.minKernelNs = EnvNumber("EIDOLON_MIN_KERNEL_US", config.minKernelNs / 1e3) * 1e3;
     if (const char* dbs = std::getenv("EIDOLON_PROFILE_DB"))
     {
@@ -144,10 +168,25 @@ ReadConfig()
     {
         config.rankName = name;
     }
-    config.worldRank = FirstEnvIndex({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
-    config.worldSize =
-        FirstEnvIndex({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
-    config.localRank = FirstEnvIndex({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});
+    // torchrun's variables first, unless they are those `eidolon run --launch node` gave the node
+    // process and a launcher it ran (mpirun) passed them on unchanged beside its own.
+    bool launcherVariables = std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("PMI_RANK") ||
+                             std::getenv("SLURM_PROCID");
+    if (InheritedNodeIdentity() && launcherVariables)
+    {
+        config.worldRank = FirstEnvIndex({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+        config.worldSize = FirstEnvIndex({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+        config.localRank = FirstEnvIndex({"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});
+    }
+    else
+    {
+        config.worldRank =
+            FirstEnvIndex({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
+        config.worldSize =
+            FirstEnvIndex({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});
+        config.localRank =
+            FirstEnvIndex({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"});
+    }
     config.node = FirstEnvIndex({"EIDOLON_NODE"});
     if (const char* report = std::getenv("EIDOLON_REPORT"))
     {

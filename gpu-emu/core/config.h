@@ -16,14 +16,19 @@ struct Config
     uint64_t memoryCapacityOverride = 0;    // EIDOLON_MEMORY_CAPACITY ("80GiB"), 0 = from spec
     // Host time (README "Host time"): the GPU server's host description, and how the program's
     // own work between calls is counted.
-    std::string hostName = "h100-server";    // EIDOLON_HOST
-    std::vector<std::string> hostSpecDirs;   // EIDOLON_HOST_SPEC_DIR (':'-separated), then the repo
-    std::string hostTime = "calls";          // EIDOLON_HOST_TIME: calls | instructions | cpu-time
-    double programOverheadNs = 0;            // EIDOLON_HOST_PROGRAM_OVERHEAD_US (calls mode)
-    double hostCpuScale = -1;                // EIDOLON_HOST_CPU_SCALE; -1: from the calibration
-    double instructionsPerNs = -1;           // EIDOLON_HOST_INSTRUCTIONS_PER_NS; -1: calibration
-    std::string hostCalibrationPath;         // EIDOLON_HOST_CALIBRATION ("" = the default file)
-    bool virtualClocks = true;               // EIDOLON_VIRTUAL_CLOCKS=0 shows real clocks
+    std::string hostName = "h100-server";  // EIDOLON_HOST
+    std::vector<std::string> hostSpecDirs; // EIDOLON_HOST_SPEC_DIR (':'-separated), then the repo
+    std::string hostTime = "calls";        // EIDOLON_HOST_TIME: calls | instructions | cpu-time
+    double programOverheadNs = 0;          // EIDOLON_HOST_PROGRAM_OVERHEAD_US (calls mode)
+    double hostCpuScale = -1;              // EIDOLON_HOST_CPU_SCALE; -1: from the calibration
+    double instructionsPerNs = -1;         // EIDOLON_HOST_INSTRUCTIONS_PER_NS; -1: calibration
+    std::string hostCalibrationPath;       // EIDOLON_HOST_CALIBRATION ("" = the default file)
+    bool virtualClocks = true;             // EIDOLON_VIRTUAL_CLOCKS=0 shows real clocks
+    // EIDOLON_REAL_CLOCK_LIBRARIES: ':'-separated file-name prefixes of the libraries whose clock
+    // reads stay real on driving threads too (clocks.cc says why).
+    std::string realClockLibraries =
+        "libpsm:libinfinipath:libfabric:libucs:libucp:libuct:libibverbs:librdmacm:libopen-pal:"
+        "libopen-rte:libpmix:libevent:mca_:pmix_mca_";
     double minKernelNs = 1000.0;             // EIDOLON_MIN_KERNEL_US: floor of a priced kernel
     std::vector<std::string> profileDbPaths; // EIDOLON_PROFILE_DB (':'-separated JSON files)
     std::string reportPath;                  // EIDOLON_REPORT: JSON pricing report at exit

@@ -175,7 +175,9 @@ public:
     static Emulator& Get();
     // The same instance without joining the simulator: for kernel and variable registrations,
     // which run inside dlopen() with the dynamic loader's lock held and must never wait for the
-    // simulator (or for ZeroMQ's I/O thread, which may need that lock).
+    // simulator (or for ZeroMQ's I/O thread, which may need that lock); and for the queries that
+    // only count or describe the GPUs (device count, cuInit, NVML), so that a process that only
+    // looks at them (torchrun's agent) never becomes a rank.
     static Emulator& Local();
     // The instance once it has joined (or found no simulator to join), else null (never creates
     // it: for the clock interposers, which may run inside allocators and loaders). Clocks stay
@@ -359,7 +361,8 @@ int& ApiDepth();
 class ApiCall
 {
 public:
-    // `join`: false only for registrations (Emulator::Local).
+    // `join`: false for registrations (Emulator::Local) and for counting the devices, which
+    // must not make a process that only looks (a launcher's agent) a rank of the run.
     explicit ApiCall(CallKind kind, bool join = true)
         : m_emulator(join ? Emulator::Get() : Emulator::Local())
         , m_lock(m_emulator.Mutex())

@@ -3,16 +3,30 @@
 // because a library the program links directly comes before libc in symbol lookup; the same file
 // is libeidolon-clocks.so, which `eidolon run` preloads for programs that dlopen CUDA (Python).
 // CPU-time clocks always pass through; EIDOLON_VIRTUAL_CLOCKS=0 makes every clock real.
+//
+// So do the reads made by the libraries that move real bytes between the rank processes, which
+// eidolon does not simulate: MPI's runtime and transports (Open MPI's opal/orte and components,
+// PMIx, libevent, libfabric, UCX, verbs, PSM). They time real waits and timeouts, and PSM's
+// constructor calibrates the CPU's cycle counter (real) against gettimeofday for 100 ms of
+// gettimeofday time, sleeping 125 us per look: against a virtual clock that barely moves while
+// the thread sleeps, that stalled every MPI rank at start (84 s in issue 16's run; still inside
+// the constructor after 120 s here) and then fell back to /proc's timebase. The calling library
+// is known by the return address (one dl_iterate_phdr per library, then a short table); libmpi
+// itself stays virtual, since MPI_Wtime is a clock the program times itself with.
 #include "runtime-common.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <mutex>
 #include <sys/time.h>
 #include <time.h>
 
@@ -98,6 +112,118 @@ Bases()
     return bases;
 }
 
+// A loaded library's address range and whether its clock reads stay real.
+struct CallerLibrary
+{
+    uintptr_t begin;
+    uintptr_t end;
+    bool real;
+};
+
+constexpr size_t kMaxCallerLibraries = 256;
+CallerLibrary g_callerLibraries[kMaxCallerLibraries];
+std::atomic<size_t> g_callerLibraryCount{0}; // entries below it are complete (release/acquire)
+std::mutex g_callerLibrariesAdding;
+
+// Whether the file name `path` starts, after its directory, with one of the ':'-separated
+// `prefixes`. No allocation: clock reads may come from inside an allocator.
+bool
+NamedIn(const char* path, const std::string& prefixes)
+{
+    const char* slash = std::strrchr(path, '/');
+    const char* name = slash ? slash + 1 : path;
+    size_t begin = 0;
+    while (begin < prefixes.size())
+    {
+        size_t end = prefixes.find(':', begin);
+        end = end == std::string::npos ? prefixes.size() : end;
+        if (end > begin && std::strncmp(name, prefixes.data() + begin, end - begin) == 0)
+        {
+            return true;
+        }
+        begin = end + 1;
+    }
+    return false;
+}
+
+struct CallerSearch
+{
+    uintptr_t address;
+    CallerLibrary found;
+    const char* name;
+};
+
+int
+FindCallerLibrary(struct dl_phdr_info* info, size_t, void* data)
+{
+    auto* search = static_cast<CallerSearch*>(data);
+    uintptr_t low = UINTPTR_MAX;
+    uintptr_t high = 0;
+    bool inside = false;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+    {
+        const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+        if (segment.p_type != PT_LOAD)
+        {
+            continue;
+        }
+        uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+        low = std::min(low, start);
+        high = std::max(high, start + segment.p_memsz);
+        inside = inside || (search->address >= start && search->address < start + segment.p_memsz);
+    }
+    if (!inside)
+    {
+        return 0;
+    }
+    search->found = CallerLibrary{low, high, false};
+    search->name = info->dlpi_name ? info->dlpi_name : "";
+    return 1;
+}
+
+// Whether the code at `caller` belongs to a library whose clock reads stay real (the list is
+// Config::realClockLibraries).
+bool
+CallerKeepsRealTime(const void* caller, const std::string& libraries)
+{
+    auto address = reinterpret_cast<uintptr_t>(caller);
+    auto lookUp = [address](size_t count, bool* real)
+    {
+        for (size_t i = 0; i < count; ++i)
+        {
+            if (address >= g_callerLibraries[i].begin && address < g_callerLibraries[i].end)
+            {
+                *real = g_callerLibraries[i].real;
+                return true;
+            }
+        }
+        return false;
+    };
+    bool real = false;
+    if (lookUp(g_callerLibraryCount.load(std::memory_order_acquire), &real))
+    {
+        return real;
+    }
+    std::lock_guard<std::mutex> adding(g_callerLibrariesAdding);
+    size_t count = g_callerLibraryCount.load(std::memory_order_acquire);
+    if (lookUp(count, &real))
+    {
+        return real;
+    }
+    CallerSearch search{address, {}, nullptr};
+    if (dl_iterate_phdr(FindCallerLibrary, &search) == 0)
+    {
+        return false; // not in a loaded object (generated code): the program's
+    }
+    search.found.real = NamedIn(search.name, libraries);
+    if (count < kMaxCallerLibraries)
+    {
+        g_callerLibraries[count] = search.found;
+        g_callerLibraryCount.store(count + 1, std::memory_order_release);
+    }
+    return search.found.real;
+}
+
 bool
 IsWallClock(clockid_t clock)
 {
@@ -107,8 +233,9 @@ IsWallClock(clockid_t clock)
 }
 
 // Virtual value of a wall clock for the calling thread, or a negative value to pass through.
+// `caller`: the code that asked (the interposer's return address).
 int64_t
-VirtualNs(clockid_t clock)
+VirtualNs(clockid_t clock, const void* caller)
 {
     Emulator* created = Emulator::IfCreated();
     if (!IsWallClock(clock) || !created || ApiDepth() > 0)
@@ -125,7 +252,8 @@ VirtualNs(clockid_t clock)
     // its timers) must never wait for that lock: the main thread may hold it while it blocks in
     // a send that only the I/O thread can complete (the bridge's back-pressure), a deadlock that
     // stopped 128-rank runs once the simulator fell behind.
-    if (!emulator.Clock().CallingThreadDrives())
+    if (!emulator.Clock().CallingThreadDrives() ||
+        CallerKeepsRealTime(caller, emulator.Settings().realClockLibraries))
     {
         return -1;
     }
@@ -145,11 +273,12 @@ VirtualNs(clockid_t clock)
 
 } // namespace
 
-// clock_gettime: virtual wall clocks on GPU-driving threads, real otherwise.
+// clock_gettime: virtual wall clocks on GPU-driving threads (outside the transport libraries),
+// real otherwise.
 EIDOLON_EXPORT int
 clock_gettime(clockid_t clock, struct timespec* ts)
 {
-    int64_t ns = VirtualNs(clock);
+    int64_t ns = VirtualNs(clock, __builtin_return_address(0));
     if (ns < 0)
     {
         return RealTime(clock, ts);
@@ -163,7 +292,7 @@ clock_gettime(clockid_t clock, struct timespec* ts)
 EIDOLON_EXPORT int
 gettimeofday(struct timeval* tv, void* tz)
 {
-    int64_t ns = VirtualNs(CLOCK_REALTIME);
+    int64_t ns = VirtualNs(CLOCK_REALTIME, __builtin_return_address(0));
     if (ns < 0)
     {
         return RealDay(tv, tz);
@@ -188,7 +317,7 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, stru
     }
     if ((flags & TIMER_ABSTIME) && request)
     {
-        int64_t now = VirtualNs(clock);
+        int64_t now = VirtualNs(clock, __builtin_return_address(0));
         if (now >= 0)
         {
             int64_t left = ToNs(*request) - now;

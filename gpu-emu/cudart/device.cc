@@ -91,10 +91,12 @@ FillProperties(cudaDeviceProp& prop, const GpuSpec& spec, const Device& device)
 } // namespace
 
 // Number of emulated GPUs (EIDOLON_NUM_GPUS); cudaErrorNoDevice when the GPU spec did not load.
+// Answered without joining the simulator: a process that only counts the GPUs (torchrun's agent
+// does, before it starts its workers) is no rank; it joins at its first call that uses one.
 EIDOLON_EXPORT cudaError_t
 cudaGetDeviceCount(int* count)
 {
-    ApiCall call(CallKind::Untimed);
+    ApiCall call(CallKind::Untimed, false);
     if (!count)
     {
         return Fail(cudaErrorInvalidValue);

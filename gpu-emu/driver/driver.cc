@@ -149,11 +149,12 @@ SetBytes(CUdeviceptr dst, int value, size_t bytes, CUstream handle)
 
 // ---------------------------------------------------------------- initialization, versions, errors
 
-// Initializes the driver: fails with CUDA_ERROR_NO_DEVICE when the GPU spec did not load.
+// Initializes the driver: fails with CUDA_ERROR_NO_DEVICE when the GPU spec did not load. Like
+// counting the devices, it does not join the simulator (cudaGetDeviceCount says why).
 EIDOLON_EXPORT CUresult
 cuInit(unsigned int)
 {
-    return Emulator::Get().DeviceCount() ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+    return Emulator::Local().DeviceCount() ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
 // The driver's CUDA version (that of the headers eidolon was built with).
@@ -307,7 +308,7 @@ cuDeviceGet(CUdevice* device, int ordinal)
 EIDOLON_EXPORT CUresult
 cuDeviceGetCount(int* count)
 {
-    ApiCall call(CallKind::Untimed);
+    ApiCall call(CallKind::Untimed, false); // no join (cudaGetDeviceCount)
     if (!count)
     {
         return CUDA_ERROR_INVALID_VALUE;

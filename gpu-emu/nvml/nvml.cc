@@ -1,6 +1,7 @@
 // libnvidia-ml.so.1 replacement: the NVML basics frameworks query (device count, handles, name,
 // memory, UUID, PCI info, versions). nvml.h is not part of this CUDA toolkit, so the few types
-// used are declared here with NVML's documented layouts.
+// used are declared here with NVML's documented layouts. NVML only looks at the GPUs: it never
+// joins the simulator (Emulator::Local), so a process that only monitors them is no rank.
 #include "../core/diagnostics.h"
 #include "../core/emulator.h"
 
@@ -83,7 +84,7 @@ Handle(unsigned index)
 bool
 Valid(nvmlDevice_t device)
 {
-    return g_initialized && device && device->index < unsigned(Emulator::Get().DeviceCount());
+    return g_initialized && device && device->index < unsigned(Emulator::Local().DeviceCount());
 }
 
 unsigned
@@ -130,7 +131,7 @@ CopyString(const std::string& value, char* buffer, unsigned length)
 EIDOLON_EXPORT nvmlReturn_t
 nvmlInit_v2()
 {
-    if (!Emulator::Get().Ready())
+    if (!Emulator::Local().Ready())
     {
         return NVML_ERROR_DRIVER_NOT_LOADED;
     }
@@ -201,7 +202,7 @@ nvmlDeviceGetCount_v2(unsigned int* count)
     {
         return NVML_ERROR_INVALID_ARGUMENT;
     }
-    *count = std::min<unsigned>(unsigned(Emulator::Get().DeviceCount()), kMaxDevices);
+    *count = std::min<unsigned>(unsigned(Emulator::Local().DeviceCount()), kMaxDevices);
     return NVML_SUCCESS;
 }
 
@@ -220,7 +221,7 @@ nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device)
     {
         return NVML_ERROR_UNINITIALIZED;
     }
-    if (!device || index >= unsigned(Emulator::Get().DeviceCount()) || index >= kMaxDevices)
+    if (!device || index >= unsigned(Emulator::Local().DeviceCount()) || index >= kMaxDevices)
     {
         return NVML_ERROR_INVALID_ARGUMENT;
     }
@@ -255,7 +256,7 @@ nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length)
     {
         return g_initialized ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
     }
-    return CopyString(Emulator::Get().Spec().marketingName, name, length);
+    return CopyString(Emulator::Local().Spec().marketingName, name, length);
 }
 
 // Memory of a device: its capacity, and what the program holds on it.
@@ -331,8 +332,8 @@ nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor)
     {
         return g_initialized ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
     }
-    *major = Emulator::Get().Spec().computeCapabilityMajor;
-    *minor = Emulator::Get().Spec().computeCapabilityMinor;
+    *major = Emulator::Local().Spec().computeCapabilityMajor;
+    *minor = Emulator::Local().Spec().computeCapabilityMinor;
     return NVML_SUCCESS;
 }
 

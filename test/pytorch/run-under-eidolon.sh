@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a PyTorch script under `eidolon run` with the project's torch environment (scripts/setup-pytorch.sh).
 # Exits 77 (ctest: skipped) with a message when there is no such environment.
-# Usage: run-under-eidolon.sh <eidolon> <out dir> <eidolon run options...> -- <script> [args...]
+# Usage: run-under-eidolon.sh <eidolon> <out dir> <eidolon run options...> -- [torchrun [options...]] <script> [args...]
+# (with `torchrun` first, the environment's torchrun runs the script instead of its python).
 set -u
 eidolon=$1
 out=$2
@@ -18,6 +19,11 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   shift
 done
 shift # --
+program=$venv/bin/python
+if [ "${1:-}" = torchrun ]; then
+  program=$venv/bin/torchrun
+  shift
+fi
 rm -rf "$out"
 exec "$eidolon" run --topology "$root/topologies/default.yaml" --out "$out" "${options[@]}" -- \
-  "$venv/bin/python" "$@"
+  "$program" "$@"

@@ -392,8 +392,28 @@ BOOST_AUTO_TEST_CASE(per_node_processes)
             {"WORLD_SIZE", "16"},
             {"LOCAL_WORLD_SIZE", "8"},
             {"EIDOLON_LAUNCH", "node"},
+            // torchrun's defaults: one job of 2 nodes, a worker per GPU, node 0 the master
+            {"PET_NNODES", "2"},
+            {"PET_NODE_RANK", std::to_string(node)},
+            {"PET_NPROC_PER_NODE", "8"},
+            {"PET_MASTER_ADDR", "127.0.0.1"},
+            {"PET_MASTER_PORT", "12345"},
         };
         BOOST_TEST(p.env == expected);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(launchers_that_spawn_their_own_ranks)
+{
+    for (const char* program : {"mpirun", "/usr/bin/mpirun", "mpiexec", "orterun", "srun",
+                                ".pytorch-venv/bin/torchrun", "mpiexec.hydra", "prterun"})
+    {
+        BOOST_TEST(SpawnsItsOwnRanks(program), program);
+    }
+    for (const char* program : {"collective-bench", "build/bin/collective-bench", "python3",
+                                "mpirun-wrapper.sh", "/opt/mpirun/bin/app", ""})
+    {
+        BOOST_TEST(!SpawnsItsOwnRanks(program), program);
     }
 }
 

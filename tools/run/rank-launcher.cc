@@ -627,9 +627,32 @@ PerNodeProcesses(const std::vector<std::string>& argv, int nodes, int gpusPerNod
         p.env["WORLD_SIZE"] = std::to_string(nodes * gpusPerNode);
         p.env["LOCAL_WORLD_SIZE"] = std::to_string(gpusPerNode);
         p.env["EIDOLON_LAUNCH"] = "node";
+        // torchrun's defaults for its options (argparse_util's PET_<OPTION>): the same command on
+        // every node makes one job of `nodes` nodes, a worker per GPU unless --nproc-per-node
+        // says otherwise; node 0's agent holds the rendezvous store.
+        p.env["PET_NNODES"] = std::to_string(nodes);
+        p.env["PET_NODE_RANK"] = std::to_string(node);
+        p.env["PET_NPROC_PER_NODE"] = std::to_string(gpusPerNode);
+        p.env["PET_MASTER_ADDR"] = "127.0.0.1";
+        p.env["PET_MASTER_PORT"] = masterPort;
         processes.push_back(std::move(p));
     }
     return processes;
+}
+
+bool
+SpawnsItsOwnRanks(const std::string& program)
+{
+    std::string name = program.substr(program.rfind('/') + 1); // npos + 1 == 0
+    for (const char* launcher :
+         {"mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun", "srun", "torchrun"})
+    {
+        if (name == launcher)
+        {
+            return true;
+        }
+    }
+    return false;
 }
 
 std::string

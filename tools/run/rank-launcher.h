@@ -141,11 +141,20 @@ std::vector<RankProcess> PerGpuProcesses(const std::vector<std::string>& argv, i
 
 /// One process per node for launchers that spawn their own workers (torchrun, mpirun), named
 /// "node<k>", with NODE_RANK and GROUP_RANK (= k), EIDOLON_NODE (= k), MASTER_ADDR (127.0.0.1),
-/// MASTER_PORT, WORLD_SIZE (nodes * gpusPerNode), LOCAL_WORLD_SIZE (gpusPerNode) and
-/// EIDOLON_LAUNCH=node. `common` is added first; these override it.
+/// MASTER_PORT, WORLD_SIZE (nodes * gpusPerNode), LOCAL_WORLD_SIZE (gpusPerNode),
+/// EIDOLON_LAUNCH=node, and torchrun's option defaults PET_NNODES (nodes), PET_NODE_RANK (k),
+/// PET_NPROC_PER_NODE (gpusPerNode), PET_MASTER_ADDR and PET_MASTER_PORT. `common` is added
+/// first; these override it.
 std::vector<RankProcess> PerNodeProcesses(const std::vector<std::string>& argv, int nodes,
                                           int gpusPerNode, const std::string& masterPort,
                                           const std::map<std::string, std::string>& common);
+
+/// Whether `program` (a path or a name) is a launcher that gives the processes it spawns their own
+/// rank variables: mpirun, mpiexec, mpiexec.hydra, orterun, prterun, srun, torchrun. A node
+/// process running one gets no RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE of its own, which
+/// mpirun would pass on to its ranks (a program that reads RANK before OMPI_COMM_WORLD_RANK, as
+/// collective-bench does, would take every rank for rank 0 of 1).
+bool SpawnsItsOwnRanks(const std::string& program);
 
 /// A TCP port on 127.0.0.1 that was free when asked (bound to port 0 and released). Throws
 /// std::system_error if no socket can be bound.

@@ -311,15 +311,22 @@ PlanRanks(const RunArguments& args, const std::string& address, const std::strin
         return processes;
     }
     processes = eidolon::run::PerNodeProcesses(args.command, nodes, perNode, port, common);
-    for (size_t k = 0; k < processes.size(); ++k)
+    for (size_t k = 0; k < processes.size() && !eidolon::run::SpawnsItsOwnRanks(args.command[0]);
+         ++k)
     {
         // A program that drives every GPU of its node (nccl-tests -g M) is process k of
-        // `nodes`; a launcher such as torchrun sets its workers' own values over these.
+        // `nodes`. A known launcher gets none (SpawnsItsOwnRanks); one that is not known by name
+        // (a script around mpirun) passes these on, and gpu-emu sees through them.
         processes[k].env["RANK"] = std::to_string(k);
         processes[k].env["WORLD_SIZE"] = std::to_string(nodes);
         processes[k].env["LOCAL_RANK"] = "0";
         processes[k].env["LOCAL_WORLD_SIZE"] = "1";
+        // The workers of a launcher that keeps these (mpirun passes its environment on) take
+        // their identity from the launcher's own variables instead (gpu-emu/core/config.cc).
+        processes[k].env["EIDOLON_NODE_IDENTITY"] = fmt::format("{}:{}:0:1", k, nodes);
     }
+    // At least one process per node; a worker's Hello raises this to its WORLD_SIZE (torchrun's
+    // or mpirun's workers), and a launcher's agent that only counts the GPUs never joins.
     options.expectedProcesses = nodes;
     return processes;
 }

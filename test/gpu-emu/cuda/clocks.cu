@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <thread>
@@ -52,6 +53,36 @@ CpuScaleMain()
     return Finish("clocks (cpu scale 2)");
 }
 
+// The clock reads of the library at `path` (clock-reader.cc) after a 35 s kernel: real when its
+// name is in EIDOLON_REAL_CLOCK_LIBRARIES (`real`), else the program's virtual time.
+int
+LibraryMain(const char* path, bool real)
+{
+    void* library = dlopen(path, RTLD_NOW);
+    CHECK(library != nullptr);
+    if (!library)
+    {
+        return Finish("clocks (library)");
+    }
+    auto libraryNowUs = reinterpret_cast<double (*)()>(dlsym(library, "ClockReaderNowUs"));
+    CHECK(libraryNowUs != nullptr);
+    spin<<<2147483647, 1024>>>(nullptr); // ~35 s of virtual time
+    CHECK_CUDA(cudaDeviceSynchronize());
+    double programUs = NowUs();
+    double libraryUs = libraryNowUs();
+    if (real)
+    {
+        CHECK(programUs - libraryUs > 20e6);
+        CHECK_NEAR(libraryUs, RealUs(CLOCK_MONOTONIC), 5e6);
+    }
+    else
+    {
+        CHECK(libraryUs >= programUs);
+        CHECK_NEAR(libraryUs, programUs, 1.0); // one clock read's modelled cost apart at most
+    }
+    return Finish(real ? "clocks (library real)" : "clocks (library virtual)");
+}
+
 int
 main(int argc, char** argv)
 {
@@ -59,13 +90,22 @@ main(int argc, char** argv)
     {
         return CpuScaleMain();
     }
+    if (argc > 2 && std::strncmp(argv[1], "library-", 8) == 0)
+    {
+        return LibraryMain(argv[2], std::strcmp(argv[1], "library-real") == 0);
+    }
     const bool virtualClocks = !(argc > 1 && std::strcmp(argv[1], "real") == 0);
     const double longKernelUs = 2147483647.0 * 1024 * 16 / kHbmBytesPerUs; // ~35 s
 
     // Clocks turn virtual at the process's first CUDA call that needs the GPUs (it joins the
-    // simulator, if any); registering the program's kernels at start-up does not count.
+    // simulator, if any); registering the program's kernels at start-up does not count, nor does
+    // counting the GPUs (a launcher's agent does that without becoming a rank).
     int devices = 0;
     CHECK_CUDA(cudaGetDeviceCount(&devices));
+    double countedAt = NowUs();
+    usleep(20000);
+    CHECK(NowUs() - countedAt >= 20000); // still real: the sleep shows in full
+    CHECK_CUDA(cudaSetDevice(0));
     double before = NowUs();
     auto chronoBefore = std::chrono::steady_clock::now();
     timeval tvBefore;

@@ -12,9 +12,11 @@ spin(float*)
 int
 main()
 {
-    // Clocks turn virtual at the first CUDA call that needs the GPUs (not at kernel registration).
+    // Clocks turn virtual at the first CUDA call that needs the GPUs (not at kernel registration,
+    // nor at counting them).
     int devices = 0;
     CHECK_CUDA(cudaGetDeviceCount(&devices));
+    CHECK_CUDA(cudaSetDevice(0));
     double h = NowUs();
     spin<<<1000, 1000>>>(nullptr); // 16 us on the main thread's default stream
     std::thread(
