@@ -173,6 +173,19 @@ bool TraceEnabled();
 
 const char* StatusName(cudnnStatus_t status);
 
+// Writes `value` through `out`; CUDNN_STATUS_BAD_PARAM_NULL_POINTER when `out` is null.
+template<typename T, typename V>
+cudnnStatus_t
+Store(T* out, const V& value)
+{
+    if (!out)
+    {
+        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+    }
+    *out = value;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 // Warns once per API and reason, then returns `status`.
 cudnnStatus_t Unsupported(const char* api, cudnnStatus_t status, const std::string& why = "");
 

@@ -52,10 +52,5 @@ cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream)
 EIDOLON_EXPORT cudnnStatus_t
 cudnnGetStream(cudnnHandle_t handle, cudaStream_t* stream)
 {
-    if (!handle || !stream)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *stream = handle->stream;
-    return CUDNN_STATUS_SUCCESS;
+    return handle ? dnn::Store(stream, handle->stream) : CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
 }

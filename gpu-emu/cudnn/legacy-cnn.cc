@@ -12,26 +12,6 @@ using namespace eidolon::gpu::dnn;
 namespace
 {
 
-template<typename T>
-cudnnStatus_t
-Create(T** out)
-{
-    if (!out)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *out = new T();
-    return CUDNN_STATUS_SUCCESS;
-}
-
-template<typename T>
-cudnnStatus_t
-Destroy(T* descriptor)
-{
-    delete descriptor; // null is allowed, as in cuDNN
-    return CUDNN_STATUS_SUCCESS;
-}
-
 // fp32 convolutions use TF32 tensor cores unless the descriptor asks for FMA math (PyTorch sets
 // CUDNN_FMA_MATH when torch.backends.cudnn.allow_tf32 is off).
 bool
@@ -76,17 +56,6 @@ OfferAlgorithm(Algo algo, const cudnnConvolutionStruct* conv, int requested, int
     perf.mathType = conv->mathType;
     results[0] = perf;
     *returned = 1;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-cudnnStatus_t
-NoWorkspace(size_t* size)
-{
-    if (!size)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *size = 0;
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -54,6 +54,30 @@ FactsOf(const cudnnFilterStruct& w)
     return f;
 }
 
+// A new default descriptor through `out`.
+template<typename T>
+cudnnStatus_t
+Create(T** out)
+{
+    return Store(out, out ? new T() : nullptr);
+}
+
+// Destroys a descriptor; null is allowed, as in cuDNN.
+template<typename T>
+cudnnStatus_t
+Destroy(T* descriptor)
+{
+    delete descriptor;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+// The workspace (or reserve space) eidolon's algorithms ask for: none.
+inline cudnnStatus_t
+NoWorkspace(size_t* size)
+{
+    return Store(size, size_t(0));
+}
+
 // Places one kernel on the handle's stream.
 inline cudnnStatus_t
 SubmitOne(cudnnHandle_t handle, WorkPart part)
