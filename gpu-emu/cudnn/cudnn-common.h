@@ -5,6 +5,7 @@
 
 #include "../core/diagnostics.h"
 #include "../core/emulator.h"
+#include "../library-replies.h"
 
 #include <cudnn.h>
 
@@ -173,18 +174,9 @@ bool TraceEnabled();
 
 const char* StatusName(cudnnStatus_t status);
 
-// Writes `value` through `out`; CUDNN_STATUS_BAD_PARAM_NULL_POINTER when `out` is null.
-template<typename T, typename V>
-cudnnStatus_t
-Store(T* out, const V& value)
-{
-    if (!out)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *out = value;
-    return CUDNN_STATUS_SUCCESS;
-}
+// The answers of calls that write a result or create an object: a null pointer is
+// CUDNN_STATUS_BAD_PARAM_NULL_POINTER.
+using Reply = Replies<cudnnStatus_t, CUDNN_STATUS_SUCCESS, CUDNN_STATUS_BAD_PARAM_NULL_POINTER>;
 
 // Warns once per API and reason, then returns `status`.
 cudnnStatus_t Unsupported(const char* api, cudnnStatus_t status, const std::string& why = "");

@@ -65,7 +65,7 @@ OfferAlgorithm(Algo algo, const cudnnConvolutionStruct* conv, int requested, int
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* out)
 {
-    return Create(out);
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -128,7 +128,7 @@ cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t t, int requested,
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* out)
 {
-    return Create(out);
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -182,7 +182,7 @@ cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t w, int requested,
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* out)
 {
-    return Create(out);
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -231,12 +231,8 @@ cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t conv, int groups)
 EIDOLON_EXPORT cudnnStatus_t
 cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t conv, cudnnMathType_t mathType)
 {
-    if (!conv)
-    {
-        return CUDNN_STATUS_BAD_PARAM;
-    }
-    conv->mathType = mathType;
-    return CUDNN_STATUS_SUCCESS;
+    return Reply::SetField(conv, &cudnnConvolutionStruct::mathType, mathType,
+                           CUDNN_STATUS_BAD_PARAM);
 }
 
 // Output dims: (in + 2 pad - dilation (filter - 1) - 1) / stride + 1 per spatial dim.

@@ -54,14 +54,6 @@ FactsOf(const cudnnFilterStruct& w)
     return f;
 }
 
-// A new default descriptor through `out`.
-template<typename T>
-cudnnStatus_t
-Create(T** out)
-{
-    return Store(out, out ? new T() : nullptr);
-}
-
 // Destroys a descriptor; null is allowed, as in cuDNN.
 template<typename T>
 cudnnStatus_t
@@ -75,7 +67,7 @@ Destroy(T* descriptor)
 inline cudnnStatus_t
 NoWorkspace(size_t* size)
 {
-    return Store(size, size_t(0));
+    return Reply::Store(size, size_t(0));
 }
 
 // Places one kernel on the handle's stream.

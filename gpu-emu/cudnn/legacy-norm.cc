@@ -37,7 +37,7 @@ BatchNorm(const char* api, cudnnHandle_t handle, const cudnnTensorStruct* x,
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* out)
 {
-    return Create(out);
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t

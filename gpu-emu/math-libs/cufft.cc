@@ -15,7 +15,7 @@ namespace
 std::mutex g_mutex;
 std::set<cufftHandle> g_plans;
 std::atomic<cufftHandle> g_nextPlan{1};
-using Reply = mathlibs::Replies<cufftResult, CUFFT_SUCCESS, CUFFT_INVALID_VALUE>;
+using Reply = Replies<cufftResult, CUFFT_SUCCESS, CUFFT_INVALID_VALUE>;
 
 bool
 IsPlan(cufftHandle plan)

@@ -24,8 +24,7 @@ struct cusolverDnParams
 
 namespace
 {
-using Reply =
-    mathlibs::Replies<cusolverStatus_t, CUSOLVER_STATUS_SUCCESS, CUSOLVER_STATUS_INVALID_VALUE>;
+using Reply = Replies<cusolverStatus_t, CUSOLVER_STATUS_SUCCESS, CUSOLVER_STATUS_INVALID_VALUE>;
 
 template<typename Handle>
 cusolverStatus_t

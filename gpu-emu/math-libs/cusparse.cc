@@ -8,8 +8,7 @@ using namespace eidolon::gpu;
 
 namespace
 {
-using Reply =
-    mathlibs::Replies<cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, CUSPARSE_STATUS_INVALID_VALUE>;
+using Reply = Replies<cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, CUSPARSE_STATUS_INVALID_VALUE>;
 } // namespace
 
 struct cusparseContext

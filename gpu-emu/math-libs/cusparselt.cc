@@ -16,8 +16,7 @@ namespace
 constexpr int kMajor = 0, kMinor = 8, kPatch = 1;
 constexpr size_t kHandleBytes = 1024;
 constexpr char kHandleTag[] = "eidolon-cusparseLt";
-using Reply =
-    mathlibs::Replies<cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, CUSPARSE_STATUS_INVALID_VALUE>;
+using Reply = Replies<cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, CUSPARSE_STATUS_INVALID_VALUE>;
 } // namespace
 
 EIDOLON_EXPORT int

@@ -23,7 +23,7 @@ namespace
 // The architectures NVRTC 13 compiles for (sm_75 .. sm_121).
 constexpr int kArchs[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
 constexpr int kArchCount = int(sizeof(kArchs) / sizeof(kArchs[0]));
-using Reply = mathlibs::Replies<nvrtcResult, NVRTC_SUCCESS, NVRTC_ERROR_INVALID_INPUT>;
+using Reply = Replies<nvrtcResult, NVRTC_SUCCESS, NVRTC_ERROR_INVALID_INPUT>;
 } // namespace
 
 EIDOLON_EXPORT int
