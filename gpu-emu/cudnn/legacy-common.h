@@ -36,21 +36,14 @@ struct cudnnActivationStruct
 namespace eidolon::gpu::dnn
 {
 
-inline TensorFacts
-FactsOf(const cudnnTensorStruct& t)
+// The pricing's facts of a tensor or filter descriptor (dims and data type).
+template<typename TensorOrFilter>
+TensorFacts
+FactsOf(const TensorOrFilter& t)
 {
     TensorFacts f;
     f.dims.assign(t.dims.begin(), t.dims.end());
     f.dataType = t.dataType;
-    return f;
-}
-
-inline TensorFacts
-FactsOf(const cudnnFilterStruct& w)
-{
-    TensorFacts f;
-    f.dims.assign(w.dims.begin(), w.dims.end());
-    f.dataType = w.dataType;
     return f;
 }
 
