@@ -3,6 +3,7 @@
 
 #include "../core/diagnostics.h"
 #include "../core/emulator.h"
+#include "../library-replies.h"
 
 #include <cublas_api.h>
 #include <library_types.h>
@@ -13,6 +14,10 @@
 
 namespace eidolon::gpu::blas
 {
+
+// The answers of calls that write a result or create an object: a null pointer is
+// CUBLAS_STATUS_INVALID_VALUE.
+using Reply = Replies<cublasStatus_t, CUBLAS_STATUS_SUCCESS, CUBLAS_STATUS_INVALID_VALUE>;
 
 inline DType
 DTypeOf(cudaDataType type)

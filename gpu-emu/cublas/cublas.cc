@@ -25,12 +25,7 @@ template<typename T>
 cublasStatus_t
 SetSetting(cublasHandle_t handle, T cublasContext::*field, T value)
 {
-    if (!handle)
-    {
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    handle->*field = value;
-    return CUBLAS_STATUS_SUCCESS;
+    return Reply::SetField(handle, field, value, CUBLAS_STATUS_NOT_INITIALIZED);
 }
 
 // Reads a setting of the handle (cublasGet*).
@@ -38,12 +33,7 @@ template<typename T>
 cublasStatus_t
 GetSetting(cublasHandle_t handle, T cublasContext::*field, T* value)
 {
-    if (!handle || !value)
-    {
-        return handle ? CUBLAS_STATUS_INVALID_VALUE : CUBLAS_STATUS_NOT_INITIALIZED;
-    }
-    *value = handle->*field;
-    return CUBLAS_STATUS_SUCCESS;
+    return handle ? Reply::Store(value, handle->*field) : CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
 bool
@@ -106,12 +96,7 @@ Gemm(const char* api, cublasHandle_t handle, cublasOperation_t transa, cublasOpe
 EIDOLON_EXPORT cublasStatus_t
 cublasCreate_v2(cublasHandle_t* handle)
 {
-    if (!handle)
-    {
-        return CUBLAS_STATUS_INVALID_VALUE;
-    }
-    *handle = new cublasContext();
-    return CUBLAS_STATUS_SUCCESS;
+    return Reply::Create(handle);
 }
 
 // Destroys a handle.
@@ -130,26 +115,14 @@ cublasDestroy_v2(cublasHandle_t handle)
 EIDOLON_EXPORT cublasStatus_t
 cublasGetVersion_v2(cublasHandle_t, int* version)
 {
-    if (!version)
-    {
-        return CUBLAS_STATUS_INVALID_VALUE;
-    }
-    *version = kCublasVersion;
-    return CUBLAS_STATUS_SUCCESS;
+    return Reply::Store(version, kCublasVersion);
 }
 
 // Major, minor and patch level of the emulated cuBLAS.
 EIDOLON_EXPORT cublasStatus_t
 cublasGetProperty(libraryPropertyType type, int* value)
 {
-    if (!value)
-    {
-        return CUBLAS_STATUS_INVALID_VALUE;
-    }
-    *value = type == MAJOR_VERSION   ? CUBLAS_VER_MAJOR
-             : type == MINOR_VERSION ? CUBLAS_VER_MINOR
-                                     : CUBLAS_VER_PATCH;
-    return CUBLAS_STATUS_SUCCESS;
+    return Reply::Property(type, value, CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
 }
 
 // The CUDA runtime version cuBLAS was built for.

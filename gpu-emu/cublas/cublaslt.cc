@@ -171,14 +171,7 @@ cublasLtGetCudartVersion()
 EIDOLON_EXPORT cublasStatus_t
 cublasLtGetProperty(libraryPropertyType type, int* value)
 {
-    if (!value)
-    {
-        return CUBLAS_STATUS_INVALID_VALUE;
-    }
-    *value = type == MAJOR_VERSION   ? CUBLAS_VER_MAJOR
-             : type == MINOR_VERSION ? CUBLAS_VER_MINOR
-                                     : CUBLAS_VER_PATCH;
-    return CUBLAS_STATUS_SUCCESS;
+    return Reply::Property(type, value, CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
 }
 
 // Symbolic name of a status.

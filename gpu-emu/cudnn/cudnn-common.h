@@ -5,6 +5,7 @@
 
 #include "../core/diagnostics.h"
 #include "../core/emulator.h"
+#include "../library-replies.h"
 
 #include <cudnn.h>
 
@@ -172,6 +173,10 @@ WorkPart ConvolutionPart(const std::string& name, const GemmShape& shape, const 
 bool TraceEnabled();
 
 const char* StatusName(cudnnStatus_t status);
+
+// The answers of calls that write a result or create an object: a null pointer is
+// CUDNN_STATUS_BAD_PARAM_NULL_POINTER.
+using Reply = Replies<cudnnStatus_t, CUDNN_STATUS_SUCCESS, CUDNN_STATUS_BAD_PARAM_NULL_POINTER>;
 
 // Warns once per API and reason, then returns `status`.
 cudnnStatus_t Unsupported(const char* api, cudnnStatus_t status, const std::string& why = "");

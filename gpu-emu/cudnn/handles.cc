@@ -40,22 +40,12 @@ cudnnDestroy(cudnnHandle_t handle)
 EIDOLON_EXPORT cudnnStatus_t
 cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream)
 {
-    if (!handle)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    handle->stream = stream;
-    return CUDNN_STATUS_SUCCESS;
+    return dnn::Reply::SetField(handle, &cudnnContext::stream, stream);
 }
 
 // The handle's stream.
 EIDOLON_EXPORT cudnnStatus_t
 cudnnGetStream(cudnnHandle_t handle, cudaStream_t* stream)
 {
-    if (!handle || !stream)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *stream = handle->stream;
-    return CUDNN_STATUS_SUCCESS;
+    return handle ? dnn::Reply::Store(stream, handle->stream) : CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
 }

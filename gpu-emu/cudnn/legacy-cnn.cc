@@ -12,26 +12,6 @@ using namespace eidolon::gpu::dnn;
 namespace
 {
 
-template<typename T>
-cudnnStatus_t
-Create(T** out)
-{
-    if (!out)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *out = new T();
-    return CUDNN_STATUS_SUCCESS;
-}
-
-template<typename T>
-cudnnStatus_t
-Destroy(T* descriptor)
-{
-    delete descriptor; // null is allowed, as in cuDNN
-    return CUDNN_STATUS_SUCCESS;
-}
-
 // fp32 convolutions use TF32 tensor cores unless the descriptor asks for FMA math (PyTorch sets
 // CUDNN_FMA_MATH when torch.backends.cudnn.allow_tf32 is off).
 bool
@@ -79,24 +59,13 @@ OfferAlgorithm(Algo algo, const cudnnConvolutionStruct* conv, int requested, int
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t
-NoWorkspace(size_t* size)
-{
-    if (!size)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *size = 0;
-    return CUDNN_STATUS_SUCCESS;
-}
-
 } // namespace
 
 // ---------------------------------------------------------------- tensor descriptors
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* out)
 {
-    return Create(out);
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -159,7 +128,7 @@ cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t t, int requested,
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t* out)
 {
-    return Create(out);
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -213,7 +182,7 @@ cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t w, int requested,
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t* out)
 {
-    return Create(out);
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -262,12 +231,8 @@ cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t conv, int groups)
 EIDOLON_EXPORT cudnnStatus_t
 cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t conv, cudnnMathType_t mathType)
 {
-    if (!conv)
-    {
-        return CUDNN_STATUS_BAD_PARAM;
-    }
-    conv->mathType = mathType;
-    return CUDNN_STATUS_SUCCESS;
+    return Reply::SetField(conv, &cudnnConvolutionStruct::mathType, mathType,
+                           CUDNN_STATUS_BAD_PARAM);
 }
 
 // Output dims: (in + 2 pad - dilation (filter - 1) - 1) / stride + 1 per spatial dim.

@@ -36,8 +36,10 @@ struct cudnnActivationStruct
 namespace eidolon::gpu::dnn
 {
 
-inline TensorFacts
-FactsOf(const cudnnTensorStruct& t)
+// The pricing's facts of a tensor or filter descriptor (dims and data type).
+template<typename TensorOrFilter>
+TensorFacts
+FactsOf(const TensorOrFilter& t)
 {
     TensorFacts f;
     f.dims.assign(t.dims.begin(), t.dims.end());
@@ -45,13 +47,20 @@ FactsOf(const cudnnTensorStruct& t)
     return f;
 }
 
-inline TensorFacts
-FactsOf(const cudnnFilterStruct& w)
+// Destroys a descriptor; null is allowed, as in cuDNN.
+template<typename T>
+cudnnStatus_t
+Destroy(T* descriptor)
 {
-    TensorFacts f;
-    f.dims.assign(w.dims.begin(), w.dims.end());
-    f.dataType = w.dataType;
-    return f;
+    delete descriptor;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+// The workspace (or reserve space) eidolon's algorithms ask for: none.
+inline cudnnStatus_t
+NoWorkspace(size_t* size)
+{
+    return Reply::Store(size, size_t(0));
 }
 
 // Places one kernel on the handle's stream.

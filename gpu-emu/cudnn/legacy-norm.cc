@@ -31,36 +31,19 @@ BatchNorm(const char* api, cudnnHandle_t handle, const cudnnTensorStruct* x,
     return SubmitOne(handle, part);
 }
 
-cudnnStatus_t
-NoSpace(size_t* size)
-{
-    if (!size)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *size = 0;
-    return CUDNN_STATUS_SUCCESS;
-}
-
 } // namespace
 
 // ---------------------------------------------------------------- activation descriptors
 EIDOLON_EXPORT cudnnStatus_t
 cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t* out)
 {
-    if (!out)
-    {
-        return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
-    }
-    *out = new cudnnActivationStruct();
-    return CUDNN_STATUS_SUCCESS;
+    return Reply::Create(out);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
 cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t a)
 {
-    delete a;
-    return CUDNN_STATUS_SUCCESS;
+    return Destroy(a);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -119,7 +102,7 @@ cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
     const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
     const cudnnActivationDescriptor_t, size_t* size)
 {
-    return NoSpace(size);
+    return NoWorkspace(size);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -129,7 +112,7 @@ cudnnGetBatchNormalizationBackwardExWorkspaceSize(
     const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t,
     size_t* size)
 {
-    return NoSpace(size);
+    return NoWorkspace(size);
 }
 
 EIDOLON_EXPORT cudnnStatus_t
@@ -138,5 +121,5 @@ cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t, cudnnBatchNo
                                                      const cudnnActivationDescriptor_t,
                                                      const cudnnTensorDescriptor_t, size_t* size)
 {
-    return NoSpace(size);
+    return NoWorkspace(size);
 }

@@ -15,6 +15,7 @@ namespace
 std::mutex g_mutex;
 std::set<cufftHandle> g_plans;
 std::atomic<cufftHandle> g_nextPlan{1};
+using Reply = Replies<cufftResult, CUFFT_SUCCESS, CUFFT_INVALID_VALUE>;
 
 bool
 IsPlan(cufftHandle plan)
@@ -27,8 +28,7 @@ IsPlan(cufftHandle plan)
 EIDOLON_EXPORT int
 eidolonCufftUnsupported(const char* api)
 {
-    WarnUnsupportedOnce(api, "CUFFT_NOT_SUPPORTED");
-    return CUFFT_NOT_SUPPORTED;
+    return Reply::Unsupported(api, CUFFT_NOT_SUPPORTED, "CUFFT_NOT_SUPPORTED");
 }
 
 EIDOLON_EXPORT cufftResult
@@ -72,23 +72,11 @@ cufftSetWorkArea(cufftHandle plan, void*)
 EIDOLON_EXPORT cufftResult
 cufftGetVersion(int* version)
 {
-    if (!version)
-    {
-        return CUFFT_INVALID_VALUE;
-    }
-    *version = CUFFT_VERSION;
-    return CUFFT_SUCCESS;
+    return Reply::Store(version, CUFFT_VERSION);
 }
 
 EIDOLON_EXPORT cufftResult
 cufftGetProperty(libraryPropertyType type, int* value)
 {
-    if (!value)
-    {
-        return CUFFT_INVALID_VALUE;
-    }
-    *value = type == MAJOR_VERSION   ? CUFFT_VER_MAJOR
-             : type == MINOR_VERSION ? CUFFT_VER_MINOR
-                                     : CUFFT_VER_PATCH;
-    return CUFFT_SUCCESS;
+    return Reply::Property(type, value, CUFFT_VER_MAJOR, CUFFT_VER_MINOR, CUFFT_VER_PATCH);
 }

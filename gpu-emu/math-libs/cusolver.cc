@@ -24,17 +24,7 @@ struct cusolverDnParams
 
 namespace
 {
-template<typename Handle>
-cusolverStatus_t
-CreateHandle(Handle** handle)
-{
-    if (!handle)
-    {
-        return CUSOLVER_STATUS_INVALID_VALUE;
-    }
-    *handle = new Handle();
-    return CUSOLVER_STATUS_SUCCESS;
-}
+using Reply = Replies<cusolverStatus_t, CUSOLVER_STATUS_SUCCESS, CUSOLVER_STATUS_INVALID_VALUE>;
 
 template<typename Handle>
 cusolverStatus_t
@@ -52,38 +42,25 @@ DestroyHandle(Handle* handle)
 EIDOLON_EXPORT int
 eidolonCusolverUnsupported(const char* api)
 {
-    WarnUnsupportedOnce(api, "CUSOLVER_STATUS_NOT_SUPPORTED");
-    return CUSOLVER_STATUS_NOT_SUPPORTED;
+    return Reply::Unsupported(api, CUSOLVER_STATUS_NOT_SUPPORTED, "CUSOLVER_STATUS_NOT_SUPPORTED");
 }
 
 EIDOLON_EXPORT cusolverStatus_t
 cusolverGetVersion(int* version)
 {
-    if (!version)
-    {
-        return CUSOLVER_STATUS_INVALID_VALUE;
-    }
-    *version = CUSOLVER_VERSION;
-    return CUSOLVER_STATUS_SUCCESS;
+    return Reply::Store(version, CUSOLVER_VERSION);
 }
 
 EIDOLON_EXPORT cusolverStatus_t
 cusolverGetProperty(libraryPropertyType type, int* value)
 {
-    if (!value)
-    {
-        return CUSOLVER_STATUS_INVALID_VALUE;
-    }
-    *value = type == MAJOR_VERSION   ? CUSOLVER_VER_MAJOR
-             : type == MINOR_VERSION ? CUSOLVER_VER_MINOR
-                                     : CUSOLVER_VER_PATCH;
-    return CUSOLVER_STATUS_SUCCESS;
+    return Reply::Property(type, value, CUSOLVER_VER_MAJOR, CUSOLVER_VER_MINOR, CUSOLVER_VER_PATCH);
 }
 
 EIDOLON_EXPORT cusolverStatus_t
 cusolverDnCreate(cusolverDnHandle_t* handle)
 {
-    return CreateHandle(handle);
+    return Reply::Create(handle);
 }
 
 EIDOLON_EXPORT cusolverStatus_t
@@ -95,29 +72,20 @@ cusolverDnDestroy(cusolverDnHandle_t handle)
 EIDOLON_EXPORT cusolverStatus_t
 cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t stream)
 {
-    if (!handle)
-    {
-        return CUSOLVER_STATUS_NOT_INITIALIZED;
-    }
-    handle->stream = stream;
-    return CUSOLVER_STATUS_SUCCESS;
+    return Reply::SetField(handle, &cusolverDnContext::stream, stream,
+                           CUSOLVER_STATUS_NOT_INITIALIZED);
 }
 
 EIDOLON_EXPORT cusolverStatus_t
 cusolverDnGetStream(cusolverDnHandle_t handle, cudaStream_t* stream)
 {
-    if (!handle || !stream)
-    {
-        return handle ? CUSOLVER_STATUS_INVALID_VALUE : CUSOLVER_STATUS_NOT_INITIALIZED;
-    }
-    *stream = handle->stream;
-    return CUSOLVER_STATUS_SUCCESS;
+    return handle ? Reply::Store(stream, handle->stream) : CUSOLVER_STATUS_NOT_INITIALIZED;
 }
 
 EIDOLON_EXPORT cusolverStatus_t
 cusolverDnCreateParams(cusolverDnParams_t* params)
 {
-    return CreateHandle(params);
+    return Reply::Create(params);
 }
 
 EIDOLON_EXPORT cusolverStatus_t
@@ -129,7 +97,7 @@ cusolverDnDestroyParams(cusolverDnParams_t params)
 EIDOLON_EXPORT cusolverStatus_t
 cusolverSpCreate(cusolverSpHandle_t* handle)
 {
-    return CreateHandle(handle);
+    return Reply::Create(handle);
 }
 
 EIDOLON_EXPORT cusolverStatus_t
@@ -141,10 +109,6 @@ cusolverSpDestroy(cusolverSpHandle_t handle)
 EIDOLON_EXPORT cusolverStatus_t
 cusolverSpSetStream(cusolverSpHandle_t handle, cudaStream_t stream)
 {
-    if (!handle)
-    {
-        return CUSOLVER_STATUS_NOT_INITIALIZED;
-    }
-    handle->stream = stream;
-    return CUSOLVER_STATUS_SUCCESS;
+    return Reply::SetField(handle, &cusolverSpContext::stream, stream,
+                           CUSOLVER_STATUS_NOT_INITIALIZED);
 }

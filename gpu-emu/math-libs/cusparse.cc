@@ -6,6 +6,11 @@
 
 using namespace eidolon::gpu;
 
+namespace
+{
+using Reply = Replies<cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, CUSPARSE_STATUS_INVALID_VALUE>;
+} // namespace
+
 struct cusparseContext
 {
     cudaStream_t stream = nullptr;
@@ -23,19 +28,13 @@ struct cusparseMatDescr
 EIDOLON_EXPORT int
 eidolonCusparseUnsupported(const char* api)
 {
-    WarnUnsupportedOnce(api, "CUSPARSE_STATUS_NOT_SUPPORTED");
-    return CUSPARSE_STATUS_NOT_SUPPORTED;
+    return Reply::Unsupported(api, CUSPARSE_STATUS_NOT_SUPPORTED, "CUSPARSE_STATUS_NOT_SUPPORTED");
 }
 
 EIDOLON_EXPORT cusparseStatus_t
 cusparseCreate(cusparseHandle_t* handle)
 {
-    if (!handle)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    *handle = new cusparseContext();
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::Create(handle);
 }
 
 EIDOLON_EXPORT cusparseStatus_t
@@ -52,69 +51,39 @@ cusparseDestroy(cusparseHandle_t handle)
 EIDOLON_EXPORT cusparseStatus_t
 cusparseSetStream(cusparseHandle_t handle, cudaStream_t stream)
 {
-    if (!handle)
-    {
-        return CUSPARSE_STATUS_NOT_INITIALIZED;
-    }
-    handle->stream = stream;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::SetField(handle, &cusparseContext::stream, stream,
+                           CUSPARSE_STATUS_NOT_INITIALIZED);
 }
 
 EIDOLON_EXPORT cusparseStatus_t
 cusparseGetStream(cusparseHandle_t handle, cudaStream_t* stream)
 {
-    if (!handle || !stream)
-    {
-        return handle ? CUSPARSE_STATUS_INVALID_VALUE : CUSPARSE_STATUS_NOT_INITIALIZED;
-    }
-    *stream = handle->stream;
-    return CUSPARSE_STATUS_SUCCESS;
+    return handle ? Reply::Store(stream, handle->stream) : CUSPARSE_STATUS_NOT_INITIALIZED;
 }
 
 EIDOLON_EXPORT cusparseStatus_t
 cusparseSetPointerMode(cusparseHandle_t handle, cusparsePointerMode_t mode)
 {
-    if (!handle)
-    {
-        return CUSPARSE_STATUS_NOT_INITIALIZED;
-    }
-    handle->pointerMode = mode;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::SetField(handle, &cusparseContext::pointerMode, mode,
+                           CUSPARSE_STATUS_NOT_INITIALIZED);
 }
 
 EIDOLON_EXPORT cusparseStatus_t
 cusparseGetPointerMode(cusparseHandle_t handle, cusparsePointerMode_t* mode)
 {
-    if (!handle || !mode)
-    {
-        return handle ? CUSPARSE_STATUS_INVALID_VALUE : CUSPARSE_STATUS_NOT_INITIALIZED;
-    }
-    *mode = handle->pointerMode;
-    return CUSPARSE_STATUS_SUCCESS;
+    return handle ? Reply::Store(mode, handle->pointerMode) : CUSPARSE_STATUS_NOT_INITIALIZED;
 }
 
 EIDOLON_EXPORT cusparseStatus_t
 cusparseGetVersion(cusparseHandle_t, int* version)
 {
-    if (!version)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    *version = CUSPARSE_VERSION;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::Store(version, CUSPARSE_VERSION);
 }
 
 EIDOLON_EXPORT cusparseStatus_t
 cusparseGetProperty(libraryPropertyType type, int* value)
 {
-    if (!value)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    *value = type == MAJOR_VERSION   ? CUSPARSE_VER_MAJOR
-             : type == MINOR_VERSION ? CUSPARSE_VER_MINOR
-                                     : CUSPARSE_VER_PATCH;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::Property(type, value, CUSPARSE_VER_MAJOR, CUSPARSE_VER_MINOR, CUSPARSE_VER_PATCH);
 }
 
 EIDOLON_EXPORT const char*
@@ -152,12 +121,7 @@ cusparseGetErrorString(cusparseStatus_t status)
 EIDOLON_EXPORT cusparseStatus_t
 cusparseCreateMatDescr(cusparseMatDescr_t* descr)
 {
-    if (!descr)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    *descr = new cusparseMatDescr();
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::Create(descr);
 }
 
 EIDOLON_EXPORT cusparseStatus_t
@@ -170,12 +134,7 @@ cusparseDestroyMatDescr(cusparseMatDescr_t descr)
 EIDOLON_EXPORT cusparseStatus_t
 cusparseSetMatType(cusparseMatDescr_t descr, cusparseMatrixType_t type)
 {
-    if (!descr)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    descr->type = type;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::SetField(descr, &cusparseMatDescr::type, type);
 }
 
 EIDOLON_EXPORT cusparseMatrixType_t
@@ -187,12 +146,7 @@ cusparseGetMatType(const cusparseMatDescr_t descr)
 EIDOLON_EXPORT cusparseStatus_t
 cusparseSetMatFillMode(cusparseMatDescr_t descr, cusparseFillMode_t fill)
 {
-    if (!descr)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    descr->fill = fill;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::SetField(descr, &cusparseMatDescr::fill, fill);
 }
 
 EIDOLON_EXPORT cusparseFillMode_t
@@ -204,12 +158,7 @@ cusparseGetMatFillMode(const cusparseMatDescr_t descr)
 EIDOLON_EXPORT cusparseStatus_t
 cusparseSetMatDiagType(cusparseMatDescr_t descr, cusparseDiagType_t diag)
 {
-    if (!descr)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    descr->diag = diag;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::SetField(descr, &cusparseMatDescr::diag, diag);
 }
 
 EIDOLON_EXPORT cusparseDiagType_t
@@ -221,12 +170,7 @@ cusparseGetMatDiagType(const cusparseMatDescr_t descr)
 EIDOLON_EXPORT cusparseStatus_t
 cusparseSetMatIndexBase(cusparseMatDescr_t descr, cusparseIndexBase_t base)
 {
-    if (!descr)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    descr->base = base;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::SetField(descr, &cusparseMatDescr::base, base);
 }
 
 EIDOLON_EXPORT cusparseIndexBase_t

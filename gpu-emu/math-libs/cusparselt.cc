@@ -16,13 +16,13 @@ namespace
 constexpr int kMajor = 0, kMinor = 8, kPatch = 1;
 constexpr size_t kHandleBytes = 1024;
 constexpr char kHandleTag[] = "eidolon-cusparseLt";
+using Reply = Replies<cusparseStatus_t, CUSPARSE_STATUS_SUCCESS, CUSPARSE_STATUS_INVALID_VALUE>;
 } // namespace
 
 EIDOLON_EXPORT int
 eidolonCusparseLtUnsupported(const char* api)
 {
-    WarnUnsupportedOnce(api, "CUSPARSE_STATUS_NOT_SUPPORTED");
-    return CUSPARSE_STATUS_NOT_SUPPORTED;
+    return Reply::Unsupported(api, CUSPARSE_STATUS_NOT_SUPPORTED, "CUSPARSE_STATUS_NOT_SUPPORTED");
 }
 
 EIDOLON_EXPORT cusparseStatus_t
@@ -50,23 +50,13 @@ cusparseLtDestroy(const void* handle)
 EIDOLON_EXPORT cusparseStatus_t
 cusparseLtGetVersion(const void*, int* version)
 {
-    if (!version)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    *version = kMajor * 1000 + kMinor * 100 + kPatch;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::Store(version, kMajor * 1000 + kMinor * 100 + kPatch);
 }
 
 EIDOLON_EXPORT cusparseStatus_t
 cusparseLtGetProperty(libraryPropertyType type, int* value)
 {
-    if (!value)
-    {
-        return CUSPARSE_STATUS_INVALID_VALUE;
-    }
-    *value = type == MAJOR_VERSION ? kMajor : type == MINOR_VERSION ? kMinor : kPatch;
-    return CUSPARSE_STATUS_SUCCESS;
+    return Reply::Property(type, value, kMajor, kMinor, kPatch);
 }
 
 EIDOLON_EXPORT const char*

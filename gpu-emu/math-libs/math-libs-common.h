@@ -4,17 +4,6 @@
 // and returns the library's not-supported status (gpu-emu/README.md "Math libraries").
 #pragma once
 
-#include "../core/diagnostics.h"
+#include "../library-replies.h"
 
 #define EIDOLON_EXPORT extern "C" __attribute__((visibility("default")))
-
-namespace eidolon::gpu::mathlibs
-{
-
-// A handle of one of these libraries: the stream calls would run on.
-struct LibraryHandle
-{
-    void* stream = nullptr;
-};
-
-} // namespace eidolon::gpu::mathlibs

@@ -23,13 +23,13 @@ namespace
 // The architectures NVRTC 13 compiles for (sm_75 .. sm_121).
 constexpr int kArchs[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
 constexpr int kArchCount = int(sizeof(kArchs) / sizeof(kArchs[0]));
+using Reply = Replies<nvrtcResult, NVRTC_SUCCESS, NVRTC_ERROR_INVALID_INPUT>;
 } // namespace
 
 EIDOLON_EXPORT int
 eidolonNvrtcUnsupported(const char* api)
 {
-    WarnUnsupportedOnce(api, "NVRTC_ERROR_INTERNAL_ERROR");
-    return NVRTC_ERROR_INTERNAL_ERROR;
+    return Reply::Unsupported(api, NVRTC_ERROR_INTERNAL_ERROR, "NVRTC_ERROR_INTERNAL_ERROR");
 }
 
 EIDOLON_EXPORT nvrtcResult
@@ -71,12 +71,7 @@ nvrtcGetErrorString(nvrtcResult result)
 EIDOLON_EXPORT nvrtcResult
 nvrtcGetNumSupportedArchs(int* count)
 {
-    if (!count)
-    {
-        return NVRTC_ERROR_INVALID_INPUT;
-    }
-    *count = kArchCount;
-    return NVRTC_SUCCESS;
+    return Reply::Store(count, kArchCount);
 }
 
 EIDOLON_EXPORT nvrtcResult
@@ -131,12 +126,7 @@ nvrtcCompileProgram(nvrtcProgram program, int, const char* const*)
 EIDOLON_EXPORT nvrtcResult
 nvrtcGetProgramLogSize(nvrtcProgram program, size_t* size)
 {
-    if (!program || !size)
-    {
-        return program ? NVRTC_ERROR_INVALID_INPUT : NVRTC_ERROR_INVALID_PROGRAM;
-    }
-    *size = program->log.size() + 1;
-    return NVRTC_SUCCESS;
+    return program ? Reply::Store(size, program->log.size() + 1) : NVRTC_ERROR_INVALID_PROGRAM;
 }
 
 EIDOLON_EXPORT nvrtcResult

@@ -41,6 +41,21 @@ main()
           CUSPARSE_STATUS_NOT_SUPPORTED);
     CHECK(std::strcmp(cusparseGetErrorName(CUSPARSE_STATUS_NOT_SUPPORTED),
                       "CUSPARSE_STATUS_NOT_SUPPORTED") == 0);
+    cudaStream_t stream = reinterpret_cast<cudaStream_t>(0x10);
+    CHECK(cusparseSetStream(sparse, stream) == CUSPARSE_STATUS_SUCCESS);
+    cudaStream_t got = nullptr;
+    CHECK(cusparseGetStream(sparse, &got) == CUSPARSE_STATUS_SUCCESS && got == stream);
+    // Bad arguments: a missing handle is "not initialized", a missing result pointer or
+    // descriptor "invalid value" (cuSPARSE's documented statuses).
+    CHECK(cusparseGetStream(nullptr, &got) == CUSPARSE_STATUS_NOT_INITIALIZED);
+    CHECK(cusparseGetStream(sparse, nullptr) == CUSPARSE_STATUS_INVALID_VALUE);
+    CHECK(cusparseSetMatType(nullptr, CUSPARSE_MATRIX_TYPE_GENERAL) ==
+          CUSPARSE_STATUS_INVALID_VALUE);
+    CHECK(cusparseCreateMatDescr(nullptr) == CUSPARSE_STATUS_INVALID_VALUE);
+    CHECK(cusparseGetVersion(sparse, nullptr) == CUSPARSE_STATUS_INVALID_VALUE);
+    int part = -1;
+    CHECK(cusparseGetProperty(MINOR_VERSION, &part) == CUSPARSE_STATUS_SUCCESS &&
+          part == CUSPARSE_VER_MINOR);
     CHECK(cusparseDestroyMatDescr(descr) == CUSPARSE_STATUS_SUCCESS);
     CHECK(cusparseDestroy(sparse) == CUSPARSE_STATUS_SUCCESS);
 
@@ -59,6 +74,8 @@ main()
     CHECK(cufftGetVersion(&version) == CUFFT_SUCCESS && version == CUFFT_VERSION);
     cufftHandle plan1d = 0;
     CHECK(cufftPlan1d(&plan1d, 1024, CUFFT_C2C, 1) == CUFFT_NOT_SUPPORTED);
+    CHECK(cufftGetProperty(MAJOR_VERSION, &part) == CUFFT_SUCCESS && part == CUFFT_VER_MAJOR);
+    CHECK(cufftGetVersion(nullptr) == CUFFT_INVALID_VALUE);
     CHECK(cufftDestroy(plan) == CUFFT_SUCCESS);
     CHECK(cufftDestroy(plan) == CUFFT_INVALID_PLAN);
 
@@ -68,6 +85,10 @@ main()
     int lwork = 0;
     CHECK(cusolverDnSpotrf_bufferSize(dense, CUBLAS_FILL_MODE_LOWER, 16, nullptr, 16, &lwork) ==
           CUSOLVER_STATUS_NOT_SUPPORTED);
+    CHECK(cusolverDnSetStream(nullptr, stream) == CUSOLVER_STATUS_NOT_INITIALIZED);
+    CHECK(cusolverDnGetStream(dense, nullptr) == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(cusolverGetProperty(PATCH_LEVEL, &part) == CUSOLVER_STATUS_SUCCESS &&
+          part == CUSOLVER_VER_PATCH);
     CHECK(cusolverDnDestroy(dense) == CUSOLVER_STATUS_SUCCESS);
 
     // NVRTC
@@ -79,6 +100,8 @@ main()
     CHECK(nvrtcCompileProgram(program, 0, nullptr) == NVRTC_ERROR_INTERNAL_ERROR);
     size_t logSize = 0;
     CHECK(nvrtcGetProgramLogSize(program, &logSize) == NVRTC_SUCCESS && logSize > 1);
+    CHECK(nvrtcGetProgramLogSize(nullptr, &logSize) == NVRTC_ERROR_INVALID_PROGRAM);
+    CHECK(nvrtcGetProgramLogSize(program, nullptr) == NVRTC_ERROR_INVALID_INPUT);
     std::string log(logSize, '\0');
     CHECK(nvrtcGetProgramLog(program, &log[0]) == NVRTC_SUCCESS);
     CHECK(log.find("eidolon") != std::string::npos);
