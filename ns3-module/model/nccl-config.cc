@@ -274,6 +274,11 @@ NcclConfig::Validate() const
         throw std::invalid_argument("NCCL_COLLNET_ENABLE=" + std::to_string(collnetEnable) +
                                     ": must be 0 or 1");
     }
+    if (p2pDisable < -1 || p2pDisable > 1)
+    {
+        throw std::invalid_argument("NCCL_P2P_DISABLE=" + std::to_string(p2pDisable) +
+                                    ": must be 0 or 1");
+    }
 }
 
 std::string
@@ -370,6 +375,10 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
     if (get("NCCL_COLLNET_ENABLE", &v))
     {
         c.collnetEnable = ParseInt("NCCL_COLLNET_ENABLE", v, 0, 1);
+    }
+    if (get("NCCL_P2P_DISABLE", &v))
+    {
+        c.p2pDisable = ParseInt("NCCL_P2P_DISABLE", v, 0, 1);
     }
     c.Validate();
     return c;

@@ -28,9 +28,9 @@ namespace eidolon::tools
 namespace
 {
 
-const char* const kNcclVariables[] = {"NCCL_ALGO",          "NCCL_PROTO",
-                                      "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-                                      "NCCL_NVLS_ENABLE",   "NCCL_COLLNET_ENABLE"};
+const char* const kNcclVariables[] = {
+    "NCCL_ALGO",        "NCCL_PROTO",          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+    "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE", "NCCL_P2P_DISABLE"};
 
 std::string
 SelfDirectory()
