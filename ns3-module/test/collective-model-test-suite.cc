@@ -327,6 +327,17 @@ CollectiveModelTestCase::P2pDisabledRoutesIntraNodeTrafficThroughTheHost()
     std::vector<CollectivePlan> ownPlans;
     Run(own, {own.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &ownPlans);
     NS_TEST_EXPECT_MSG_NE(ownPlans[0].algorithm, NcclAlgorithm::Nvls, "");
+    // Send/Recv takes the host path too: 1 GB from rank 0 to rank 1 crosses gpu0's PCIe uplink,
+    // so it cannot beat 1e9 / 56.7 GB/s = 17637 us (over NVLink it would take under 3 ms), and
+    // with a CTA's 20.6 GB/s per channel on at most 4 p2p channels it needs no more than
+    // 1e9 / (2 x 20.6 GB/s) = 24272 us if only the per-peer 2 channels run, plus latency and
+    // the FIFO steps (under 1 ms).
+    Bench pair("dgx-h100-1node", {{"NCCL_P2P_DISABLE", "1"}});
+    CollectiveCall send = pair.Call(CollectiveKind::SendRecv, 0, 2);
+    send.transfers = {{0, 1, 1000000000}};
+    auto sendEnds = Run(pair, {send});
+    NS_TEST_EXPECT_MSG_GT(sendEnds[0][1], 1e9 / (0.9 * 63e9) * 1e6, "");
+    NS_TEST_EXPECT_MSG_LT(sendEnds[0][1], 1e9 / (2 * kCta) * 1e6 + 1000, "");
     // Only 0 and 1 are NCCL_P2P_DISABLE values.
     EIDOLON_TEST_EXPECT_THROW(NcclConfig::FromEnvironment({{"NCCL_P2P_DISABLE", "2"}}),
                               std::invalid_argument);
