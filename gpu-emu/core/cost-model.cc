@@ -404,6 +404,13 @@ PeerCopyNs(uint64_t bytes, const GpuSpec& spec)
     return spec.pricing.hostCopyLatencyNs + double(bytes) / (rate * efficiency) * 1e9;
 }
 
+Ns
+StagedPeerCopyNs(uint64_t bytes, const GpuSpec& spec)
+{
+    const Ns oneLeg = HostCopyNs(bytes, true, true, spec);
+    return oneLeg + spec.pricing.hostCopyLatencyNs;
+}
+
 double
 AttentionFlops(const AttentionShape& a)
 {

@@ -150,6 +150,11 @@ Ns DeviceCopyNs(uint64_t bytes, const GpuSpec& spec);
 Ns MemsetNs(uint64_t bytes, const GpuSpec& spec);
 Ns HostCopyNs(uint64_t bytes, bool toDevice, bool pinned, const GpuSpec& spec);
 Ns PeerCopyNs(uint64_t bytes, const GpuSpec& spec);
+// A copy between two GPUs without peer access: the driver stages it through pinned host memory,
+// device-to-host over the source's PCIe and host-to-device over the destination's, in chunks that
+// overlap; both legs run at the pinned rate, so the bytes cross once at that rate and each leg
+// adds its latency.
+Ns StagedPeerCopyNs(uint64_t bytes, const GpuSpec& spec);
 // The stream's share of a copy from or to pageable host memory: the driver's staged pipeline takes
 // HostCopyNs(pageable) end to end, `stagedNs` of which the host already spent staging before the
 // copy reached the stream; what is left, never less than the DMA itself at the pinned rate.

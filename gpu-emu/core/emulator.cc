@@ -1048,8 +1048,9 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
     }
     auto priced = [](MemoryKind kind)
     { return kind == MemoryKind::Managed ? MemoryKind::Device : kind; };
-    bool peer = dstKind != MemoryKind::Host && srcKind != MemoryKind::Host &&
-                DeviceOf(dst) != DeviceOf(src);
+    PeerRoute peer = dstKind != MemoryKind::Host && srcKind != MemoryKind::Host
+                         ? RouteBetween(DeviceOf(src), DeviceOf(dst))
+                         : PeerRoute::None;
     uint64_t bytes = uint64_t(width) * rows;
     Price price = PriceCopy(priced(srcKind), priced(dstKind), bytes, peer, staging);
     static const std::string label = "memcpy";
@@ -1082,8 +1083,20 @@ Emulator::Memset(Stream& stream, void* dst, size_t pitch, int value, size_t widt
     return Place(stream, OpKind::Memset, price.duration, label, price.provider, bytes);
 }
 
+PeerRoute
+Emulator::RouteBetween(int from, int to) const
+{
+    if (from == to || from < 0 || to < 0)
+    {
+        return PeerRoute::None;
+    }
+    // Either side's copy engine may push or pull once it can map the other's memory.
+    const bool mapped = m_devices[from]->peerAccess[to] || m_devices[to]->peerAccess[from];
+    return mapped ? PeerRoute::Direct : PeerRoute::ThroughHost;
+}
+
 Price
-Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
+Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, PeerRoute peer,
                     CopyStaging staging) const
 {
     // Rates, latencies and the L2 regime: cost-model.h (the spec's pricing block).
@@ -1100,9 +1113,13 @@ Emulator::PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
         }
         return {PageableCopyNs(bytes, toDevice, staging.stagedNs, m_spec), "copy-pcie-pageable"};
     }
-    if (peer)
+    if (peer == PeerRoute::Direct)
     {
         return {PeerCopyNs(bytes, m_spec), "copy-peer"};
+    }
+    if (peer == PeerRoute::ThroughHost)
+    {
+        return {StagedPeerCopyNs(bytes, m_spec), "copy-peer-via-host"};
     }
     return {DeviceCopyNs(bytes, m_spec), "copy-device"};
 }
@@ -1189,7 +1206,7 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
         {
             bytes += op.count * uint64_t(op.typeSize);
         }
-        Price price = PriceCopy(MemoryKind::Device, MemoryKind::Device, bytes, false);
+        Price price = PriceCopy(MemoryKind::Device, MemoryKind::Device, bytes, PeerRoute::None);
         Place(stream, OpKind::Communication, price.duration, label, "nccl-local", bytes);
         m_exchange->Post(member, ops);
         m_exchange->Expect(member, ops, stream.id, 0);

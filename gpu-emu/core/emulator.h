@@ -161,6 +161,15 @@ enum class MemoryKind
 // cudaHostRegister) is staged by the driver through its own pinned buffers: the whole copy runs at
 // the spec's pageable rate, of which `stagedNs` the caller has already charged the host (the
 // staging it did before the copy reached the stream).
+// A copy between two devices of this process: none (same device or host memory involved), direct
+// over NVLink (peer access enabled), or staged by the driver through pinned host memory.
+enum class PeerRoute
+{
+    None,
+    Direct,
+    ThroughHost,
+};
+
 struct CopyStaging
 {
     bool pageable = false;
@@ -277,8 +286,11 @@ public:
     // simulator's horizon pass the rank (causality violations).
     void LandData(const void* pointer, size_t bytes, bool hostReads = false);
     const HostBacking& Backing() const { return *m_backing; }
-    Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, bool peer,
+    Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, PeerRoute peer,
                     CopyStaging staging = CopyStaging()) const;
+    // How a copy between devices `from` and `to` travels: straight over NVLink when either has
+    // peer access to the other (cudaDeviceEnablePeerAccess), else through host memory.
+    PeerRoute RouteBetween(int from, int to) const;
     Price PriceMemset(uint64_t bytes) const;
 
     std::unordered_map<const void*, Symbol>& Symbols() { return m_symbols; }

@@ -108,7 +108,8 @@ struct CollectiveCall
 };
 
 /// What NCCL would pick, and what the environment forces (NCCL_ALGO, NCCL_PROTO,
-/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE), for the emulated NCCL version.
+/// NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_NVLS_ENABLE, NCCL_P2P_DISABLE), for the emulated
+/// NCCL version.
 struct NcclConfig
 {
     std::string algo;      //!< NCCL_ALGO value as NCCL parses it ("" = NCCL's choice)
@@ -120,6 +121,10 @@ struct NcclConfig
     int patEnable = -1;    //!< NCCL_PAT_ENABLE (-1 unset = 2, auto)
     /// NCCL_COLLNET_ENABLE (-1 unset = 0: NCCL leaves CollNet off unless it is 1)
     int collnetEnable = -1;
+    /// NCCL_P2P_DISABLE (-1 unset = 0). At 1 GPUs of one node never map each other's memory: NCCL
+    /// connects them with its SHM transport, through host memory (GPU -> PCIe -> host -> PCIe ->
+    /// GPU), its search sees PCIe between them, and NVLS is off.
+    int p2pDisable = -1;
     /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
     /// the variable on a value NCCL would reject.
     static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);
@@ -162,6 +167,8 @@ struct NcclCommInfo
     /// CollNet usable: SHARP switches, NCCL_COLLNET_ENABLE=1, two nodes or more. Enables
     /// CollNetDirect (with an NVSwitch), CollNetChain and NVLS across nodes.
     bool collnet = false;
+    /// NCCL_P2P_DISABLE=1: intra-node traffic goes through the node's host memory (SHM transport).
+    bool viaHost = false;
     Graph ring, tree;
     Graph nvlsGraph;      //!< NVLS graph: one channel per head
     Graph collnetDirect;  //!< CollNetDirect graph: one channel per head GPU (a GPU with a NIC)

@@ -87,8 +87,9 @@ struct PipeInputs
     /// `salt`, so paths never depend on posting order.
     std::vector<uint32_t> Route(uint32_t from, uint32_t to, uint64_t salt) const
     {
-        return topo.Route(call.gpus[from], call.gpus[to],
-                          hashBase ^ (salt * 0xc2b2ae3d27d4eb4fULL));
+        const uint64_t hash = hashBase ^ (salt * 0xc2b2ae3d27d4eb4fULL);
+        return comm.viaHost ? RouteViaHost(topo, call.gpus[from], call.gpus[to], hash)
+                            : topo.Route(call.gpus[from], call.gpus[to], hash);
     }
 
     void Append(std::vector<uint32_t>& path, uint32_t from, uint32_t to, uint64_t salt) const
@@ -684,6 +685,27 @@ ScheduleAt(Time at, std::function<void()> fn)
 {
     Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
     Simulator::Schedule(delay, [fn]() { fn(); });
+}
+
+std::vector<uint32_t>
+RouteViaHost(const Topology& topo, uint32_t src, uint32_t dst, uint64_t hash)
+{
+    const int32_t node = topo.GetDevice(src).node;
+    if (src != dst && node >= 0 && topo.GetDevice(dst).node == node)
+    {
+        const std::vector<Device>& devices = topo.Devices();
+        for (uint32_t id = 0; id < devices.size(); ++id)
+        {
+            if (devices[id].kind == DeviceKind::Host && devices[id].node == node)
+            {
+                std::vector<uint32_t> path = topo.Route(src, id, hash);
+                const std::vector<uint32_t> down = topo.Route(id, dst, hash);
+                path.insert(path.end(), down.begin(), down.end());
+                return path;
+            }
+        }
+    }
+    return topo.Route(src, dst, hash);
 }
 
 double

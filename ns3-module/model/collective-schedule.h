@@ -39,7 +39,13 @@ struct ScheduleContext
     double netEfficiency = 0;                //!< payload fraction of a NIC port
     double netMessageLatencyUs = 0;          //!< the network transport's cost per message
     bool pxn = true;                         //!< inter-node p2p through the destination's rail
+    bool p2pViaHost = false; //!< NCCL_P2P_DISABLE=1: intra-node p2p through host memory (SHM)
 };
+
+/// The path of NCCL's SHM transport between GPUs `src` and `dst` of one node (NCCL_P2P_DISABLE=1):
+/// up PCIe into the node's host memory and down to `dst`, as one pipelined flow. GPUs of different
+/// nodes, or a node without a host device, take the plain route.
+std::vector<uint32_t> RouteViaHost(const Topology& topo, uint32_t src, uint32_t dst, uint64_t hash);
 
 /// Runs `fn` at `at` (now if `at` has passed).
 void ScheduleAt(Time at, std::function<void()> fn);

@@ -274,6 +274,11 @@ NcclConfig::Validate() const
         throw std::invalid_argument("NCCL_COLLNET_ENABLE=" + std::to_string(collnetEnable) +
                                     ": must be 0 or 1");
     }
+    if (p2pDisable < -1 || p2pDisable > 1)
+    {
+        throw std::invalid_argument("NCCL_P2P_DISABLE=" + std::to_string(p2pDisable) +
+                                    ": must be 0 or 1");
+    }
 }
 
 std::string
@@ -328,8 +333,9 @@ const std::vector<std::string>&
 NcclConfig::Variables()
 {
     static const std::vector<std::string> names = {
-        "NCCL_ALGO",        "NCCL_PROTO",          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-        "NCCL_NVLS_ENABLE", "NCCL_NVLS_NCHANNELS", "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE"};
+        "NCCL_ALGO",          "NCCL_PROTO",          "NCCL_MIN_NCHANNELS",
+        "NCCL_MAX_NCHANNELS", "NCCL_NVLS_ENABLE",    "NCCL_NVLS_NCHANNELS",
+        "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE", "NCCL_P2P_DISABLE"};
     return names;
 }
 
@@ -379,6 +385,10 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
     if (get("NCCL_COLLNET_ENABLE", &v))
     {
         c.collnetEnable = ParseInt("NCCL_COLLNET_ENABLE", v, 0, 1);
+    }
+    if (get("NCCL_P2P_DISABLE", &v))
+    {
+        c.p2pDisable = ParseInt("NCCL_P2P_DISABLE", v, 0, 1);
     }
     c.Validate();
     return c;

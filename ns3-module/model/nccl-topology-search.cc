@@ -658,6 +658,14 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
     {
         facts.push_back(DescribeGpu(topology, links, r, gpus[r]));
         byNode[facts.back().node].push_back(r);
+        if (settings.config.p2pDisable == 1)
+        {
+            // No P2P: NCCL's paths between GPUs go through the CPU (PCIe both ways), so its
+            // search sees no NVLink and no NVSwitch (no NVLS), and SHM carries the data.
+            facts.back().nvlink = 0;
+            facts.back().nvswitch = false;
+            c.viaHost = true;
+        }
     }
     c.nNodes = uint32_t(byNode.size());
     c.ppn = c.nRanks / c.nNodes;

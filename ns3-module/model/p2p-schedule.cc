@@ -356,7 +356,7 @@ TransferPath(const ScheduleContext& ctx, const LocalGpus& local, uint32_t src, u
     }
     if (path.empty())
     {
-        path = topo.Route(src, dst, hash);
+        path = ctx.p2pViaHost ? RouteViaHost(topo, src, dst, hash) : topo.Route(src, dst, hash);
     }
     return path;
 }

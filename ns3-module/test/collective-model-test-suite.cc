@@ -117,6 +117,7 @@ public:
     void BusBandwidthFactorsAreNcclTests();
     void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
     void CollNetDirectAllreduceReducesInTheSwitch();
+    void P2pDisabledRoutesIntraNodeTrafficThroughTheHost();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -292,6 +293,55 @@ CollectiveModelTestCase::RingAllreduceTimeIsAlphaBeta()
         Near(b.model->PlanLatencyUs(b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)), plans[0]),
              56.0),
         true, "");
+}
+
+void
+CollectiveModelTestCase::P2pDisabledRoutesIntraNodeTrafficThroughTheHost()
+{
+    // NCCL_P2P_DISABLE=1 on one DGX H100: the GPUs connect through host memory (NCCL's SHM
+    // transport), each ring step gpu i -> pcie i -> host -> pcie j -> gpu j over Gen5 x16
+    // (63 GB/s per direction, 0.9 of it payload). Ring/Simple, 4 channels, 1 GiB: each directed
+    // PCIe link carries the 4 channels' flows once, 63/4 GB/s each (below a CTA's 20.6 GB/s), so
+    // the ring moves 2(n-1)/n x S at 0.9 x 63 = 56.7 GB/s. alpha = NCCL's ring latency over PCI:
+    // 8.4 + 14 x 5.7 = 88.2 us.
+    SimulatorGuard guard;
+    Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"},
+                               {"NCCL_PROTO", "Simple"},
+                               {"NCCL_MIN_NCHANNELS", "4"},
+                               {"NCCL_MAX_NCHANNELS", "4"},
+                               {"NCCL_P2P_DISABLE", "1"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 4, "");
+    const double want = 88.2 + 1.75 * kGiB / (0.9 * 63e9) * 1e6;
+    for (double e : ends[0])
+    {
+        NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
+    }
+    // Without P2P NCCL has no NVLink path and no NVLS: its own choice for 1 GiB is not NVLS.
+    Bench own("dgx-h100-1node", {{"NCCL_P2P_DISABLE", "1"}});
+    const NcclCommInfo c =
+        own.model->DescribeCommunicator(own.Call(CollectiveKind::AllReduce, 1).gpus);
+    NS_TEST_EXPECT_MSG_EQ(c.nvls, false, "");
+    NS_TEST_EXPECT_MSG_EQ(c.viaHost, true, "");
+    NS_TEST_EXPECT_MSG_EQ(c.ring.nvlinkIntra, false, "");
+    std::vector<CollectivePlan> ownPlans;
+    Run(own, {own.Call(CollectiveKind::AllReduce, uint64_t(kGiB))}, &ownPlans);
+    NS_TEST_EXPECT_MSG_NE(ownPlans[0].algorithm, NcclAlgorithm::Nvls, "");
+    // Send/Recv takes the host path too: 1 GB from rank 0 to rank 1 crosses gpu0's PCIe uplink,
+    // so it cannot beat 1e9 / 56.7 GB/s = 17637 us (over NVLink it would take under 3 ms), and
+    // with a CTA's 20.6 GB/s per channel on at most 4 p2p channels it needs no more than
+    // 1e9 / (2 x 20.6 GB/s) = 24272 us if only the per-peer 2 channels run, plus latency and
+    // the FIFO steps (under 1 ms).
+    Bench pair("dgx-h100-1node", {{"NCCL_P2P_DISABLE", "1"}});
+    CollectiveCall send = pair.Call(CollectiveKind::SendRecv, 0, 2);
+    send.transfers = {{0, 1, 1000000000}};
+    auto sendEnds = Run(pair, {send});
+    NS_TEST_EXPECT_MSG_GT(sendEnds[0][1], 1e9 / (0.9 * 63e9) * 1e6, "");
+    NS_TEST_EXPECT_MSG_LT(sendEnds[0][1], 1e9 / (2 * kCta) * 1e6 + 1000, "");
+    // Only 0 and 1 are NCCL_P2P_DISABLE values.
+    EIDOLON_TEST_EXPECT_THROW(NcclConfig::FromEnvironment({{"NCCL_P2P_DISABLE", "2"}}),
+                              std::invalid_argument);
 }
 
 void
@@ -611,7 +661,6 @@ CollectiveModelTestCase::OtherCollectivesMoveWhatNcclMoves()
     auto ends = Run(b, {b.Call(CollectiveKind::AllGather, uint64_t(kGiB), 0, 1)});
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], 32.2 + 0.875 * kGiB / kNvlPayload * 1e6, 1e-4), true,
                           ends[0][0]);
-    SimulatorGuard guard2;
     Bench c("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
     auto call = c.Call(CollectiveKind::Broadcast, uint64_t(kGiB), 0, 2);
     call.root = 3;
@@ -1011,6 +1060,8 @@ public:
             {"network_transport_costs_every_network_message",
              &C::NetworkTransportCostsEveryNetworkMessage},
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
+            {"p2p_disabled_routes_intra_node_traffic_through_the_host",
+             &C::P2pDisabledRoutesIntraNodeTrafficThroughTheHost},
         };
         for (const auto& [name, check] : checks)
         {

@@ -294,6 +294,9 @@ BOOST_AUTO_TEST_CASE(memory_bound_kernel_above_and_below_l2)
                boost::test_tools::tolerance(1e-9));
     BOOST_TEST(HostCopyNs(25000000, true, false, spec) == 2000 + 5e6,
                boost::test_tools::tolerance(1e-9));
+    // Between GPUs without peer access: pinned 25 GB/s once (the legs overlap), 2 us per leg.
+    BOOST_TEST(StagedPeerCopyNs(25000000, spec) == 2000 + 1e6 + 2000,
+               boost::test_tools::tolerance(1e-9));
 }
 
 BOOST_AUTO_TEST_CASE(attention_forward_and_backward)

@@ -1,5 +1,6 @@
 // Two devices (EIDOLON_NUM_GPUS=2): per-thread current device, per-device memory and streams,
-// peer access, peer copies priced by NVLink, properties from the spec.
+// peer access, peer copies priced by NVLink (access enabled) or through host memory (not),
+// properties from the spec.
 #include "check.h"
 
 #include <cstring>
@@ -86,6 +87,32 @@ main()
     double h = NowUs();
     CHECK_CUDA(cudaMemcpyPeer(on0, 0, on1, 1, 10000000));
     CHECK_NEAR(NowUs() - h, kLaunchOverheadUs + kLaunchLatencyUs + 1e7 / (300e3 * 0.5), 1e-3);
+
+    // Without peer access either way the driver stages the copy through pinned host memory: down
+    // device 1's PCIe and up device 0's, pipelined, so 1e7 bytes cross once at the pinned rate,
+    // 32 GB/s * 0.5: 1e7 / 16e3 = 625 us (TEST-GPU has no host-copy latency).
+    const double viaHostUs = 1e7 / (32e3 * 0.5);
+    CHECK_CUDA(cudaDeviceDisablePeerAccess(0));
+    CHECK_EQ_ERR(cudaDeviceDisablePeerAccess(0), cudaErrorPeerAccessNotEnabled);
+    cudaGetLastError();
+    h = NowUs();
+    CHECK_CUDA(cudaMemcpyPeer(on0, 0, on1, 1, 10000000));
+    CHECK_NEAR(NowUs() - h, kLaunchOverheadUs + kLaunchLatencyUs + viaHostUs, 1e-3);
+    // The same for a UVA cudaMemcpy and a 2D copy (1000 rows of 10^4 bytes) between the devices.
+    h = NowUs();
+    CHECK_CUDA(cudaMemcpy(on1, on0, 10000000, cudaMemcpyDefault));
+    CHECK_NEAR(NowUs() - h, kLaunchOverheadUs + kLaunchLatencyUs + viaHostUs, 1e-3);
+    h = NowUs();
+    CHECK_CUDA(cudaMemcpy2D(on0, 20000, on1, 10000, 10000, 1000, cudaMemcpyDeviceToDevice));
+    CHECK_NEAR(NowUs() - h, kLaunchOverheadUs + kLaunchLatencyUs + viaHostUs, 1e-3);
+    // Access enabled from device 0 to device 1 alone is enough for the copy engines: NVLink again.
+    CHECK_CUDA(cudaSetDevice(0));
+    CHECK_CUDA(cudaDeviceEnablePeerAccess(1, 0));
+    h = NowUs();
+    CHECK_CUDA(cudaMemcpy(on0, on1, 10000000, cudaMemcpyDefault));
+    CHECK_NEAR(NowUs() - h, kLaunchOverheadUs + kLaunchLatencyUs + 1e7 / (300e3 * 0.5), 1e-3);
+    CHECK_CUDA(cudaDeviceDisablePeerAccess(1));
+    CHECK_CUDA(cudaSetDevice(1));
 
     // Work on device 1 does not make device 0 busy.
     spin<<<4000, 1000>>>(nullptr); // 64 us on device 1
