@@ -1370,6 +1370,7 @@ Emulator::WriteReport(const std::string& path)
                                {"peak_backed_bytes", backed.peakBytes},
                                {"dropped_bytes", backed.droppedBytes},
                                {"posted_bytes", m_exchange->Stats().postedBytes},
+                               {"posted_files", m_exchange->Stats().postedFiles},
                                {"received_bytes", m_exchange->Stats().receivedBytes}};
     nlohmann::json report = {{"gpu", m_spec.name},
                              {"host_time_ns", m_clock.Now()},
