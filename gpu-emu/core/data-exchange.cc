@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <set>
 
 namespace eidolon::gpu
@@ -101,16 +102,28 @@ DataExchange::DataExchange(std::string directory, DataAccess& access, uint64_t o
              std::strerror(errno) + "; collectives move no data between processes");
         m_directory.clear();
     }
-    if (!m_directory.empty())
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    m_runTag = std::to_string(getpid()) + "-" + std::to_string(now.tv_sec) + "-" +
+               std::to_string(now.tv_nsec);
+}
+
+ExchangeBoard*
+DataExchange::Board() const
+{
+    if (!m_boardOpened && !m_directory.empty())
     {
-        m_board = std::make_unique<ExchangeBoard>(m_directory);
+        m_boardOpened = true;
+        std::string path = m_directory + "/board." + m_runTag;
+        m_board = std::make_unique<ExchangeBoard>(path);
         if (!m_board->Usable())
         {
-            Warn("cannot map the exchange board in " + m_directory + ": " + std::strerror(errno) +
+            Warn("cannot map the exchange board " + path + ": " + std::strerror(errno) +
                  "; NCCL operations post a file each");
             m_board.reset();
         }
     }
+    return m_board.get();
 }
 
 std::string
@@ -168,15 +181,15 @@ DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int
         return;
     }
     // The order readers rely on: the flag, then the file, then the count (exchange-board.h).
-    if (backed && m_board)
+    if (backed && Board())
     {
-        m_board->MarkData();
+        Board()->MarkData();
     }
-    if (backed || !m_board)
+    if (backed || !Board())
     {
         WriteFile(key, pointer, bytes, backed, readers);
     }
-    if (m_board && !m_board->Publish(stream, count) && !backed)
+    if (Board() && !Board()->Publish(stream, count) && !backed)
     {
         WarnOnce("board", "the exchange board in " + m_directory +
                               " is full: NCCL operations without data post marker files");
@@ -238,7 +251,7 @@ DataExchange::Present(const Source& source, bool local) const
     {
         return m_mailbox.count(source.key) != 0;
     }
-    int64_t posted = m_board ? m_board->Posted(source.stream) : -1;
+    int64_t posted = Board() ? Board()->Posted(source.stream) : -1;
     if (posted >= 0)
     {
         return uint64_t(posted) > source.index;
@@ -266,8 +279,8 @@ DataExchange::Take(const Source& source, bool local, Contribution* out)
     }
     // On the board (and posted: Present said so), a contribution without a file holds no data;
     // with the flag clear, no file exists at all.
-    bool onBoard = m_board && m_board->Posted(source.stream) >= 0;
-    if (onBoard && !m_board->AnyData())
+    bool onBoard = Board() && Board()->Posted(source.stream) >= 0;
+    if (onBoard && !Board()->AnyData())
     {
         *out = Contribution{};
         return true;

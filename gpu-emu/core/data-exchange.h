@@ -56,6 +56,11 @@ public:
     // send buffer larger than this is posted as holding no data (EIDOLON_HOST_DATA_OP_MAX).
     DataExchange(std::string directory, DataAccess& access, uint64_t opMaxBytes = 4ull << 20);
 
+    // Names this run for the exchange board ("board.<tag>" in the directory), so that a
+    // directory reused by a later run starts from a fresh board; every process of the run must
+    // give the same tag (the simulator's clock epoch). Default: this process's id and start.
+    void SetRunTag(const std::string& tag) { m_runTag = tag; }
+
     // Before the record of `ops` is placed: posts what this member sends.
     void Post(const CommMember& member, const std::vector<CommOp>& ops);
     // After it is placed: what this member receives becomes pending on `record` (0: the record's
@@ -139,7 +144,11 @@ private:
     void Land(const Landing& landing);
 
     std::string m_directory;
-    std::unique_ptr<ExchangeBoard> m_board; // null: files alone (markers for buffers without data)
+    // The board, mapped at first use (null: files alone, markers for buffers without data).
+    ExchangeBoard* Board() const;
+    std::string m_runTag;
+    mutable std::unique_ptr<ExchangeBoard> m_board;
+    mutable bool m_boardOpened = false;
     DataAccess& m_access;
     uint64_t m_opMaxBytes;
     bool m_postedData = false; // the last Post put data under some key

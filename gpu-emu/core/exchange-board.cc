@@ -45,9 +45,8 @@ Hash(const BoardStream& s)
 }
 } // namespace
 
-ExchangeBoard::ExchangeBoard(const std::string& directory)
+ExchangeBoard::ExchangeBoard(const std::string& path)
 {
-    std::string path = directory + "/" + FileName();
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
     {

@@ -28,15 +28,13 @@ struct BoardStream
 class ExchangeBoard
 {
 public:
-    // Maps (creating if need be) the board file under `directory`; Usable() says if it worked.
-    explicit ExchangeBoard(const std::string& directory);
+    // Maps (creating if need be) the board file `path`; Usable() says if it worked.
+    explicit ExchangeBoard(const std::string& path);
     ~ExchangeBoard();
     ExchangeBoard(const ExchangeBoard&) = delete;
     ExchangeBoard& operator=(const ExchangeBoard&) = delete;
 
     bool Usable() const { return m_base != nullptr; }
-    // The name of the board file in the data directory.
-    static const char* FileName() { return "board"; }
 
     // Sets the run's "some rank posted data" flag (sequentially consistent).
     void MarkData();
