@@ -180,16 +180,12 @@ DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int
         m_mailbox[key] = Mail{contribution, readers};
         return;
     }
-    // The order readers rely on: the flag, then the file, then the count (exchange-board.h).
-    if (backed && Board())
-    {
-        Board()->MarkData();
-    }
+    // The order readers rely on: the file, then the count (exchange-board.h).
     if (backed || !Board())
     {
         WriteFile(key, pointer, bytes, backed, readers);
     }
-    if (Board() && !Board()->Publish(stream, count) && !backed)
+    if (Board() && !Board()->Publish(stream, count, backed) && !backed)
     {
         WarnOnce("board", "the exchange board in " + m_directory +
                               " is full: NCCL operations without data post marker files");
@@ -251,7 +247,7 @@ DataExchange::Present(const Source& source, bool local) const
     {
         return m_mailbox.count(source.key) != 0;
     }
-    int64_t posted = Board() ? Board()->Posted(source.stream) : -1;
+    int64_t posted = Board() ? Board()->Read(source.stream).posted : -1;
     if (posted >= 0)
     {
         return uint64_t(posted) > source.index;
@@ -278,9 +274,11 @@ DataExchange::Take(const Source& source, bool local, Contribution* out)
         return true;
     }
     // On the board (and posted: Present said so), a contribution without a file holds no data;
-    // with the flag clear, no file exists at all.
-    bool onBoard = Board() && Board()->Posted(source.stream) >= 0;
-    if (onBoard && !Board()->AnyData())
+    // one after its stream's last contribution with data has no file at all.
+    ExchangeBoard::Progress progress =
+        Board() ? Board()->Read(source.stream) : ExchangeBoard::Progress{-1, 0};
+    bool onBoard = progress.posted >= 0;
+    if (onBoard && progress.withData <= source.index)
     {
         *out = Contribution{};
         return true;

@@ -9,7 +9,7 @@
 namespace eidolon::gpu
 {
 
-// A board: a header line, then an open-addressing table of streams. Slots are claimed with a
+// A board: a header, then an open-addressing table of streams. Slots are claimed with a
 // compare-and-swap and never freed (a run has few streams: communicators x ranks, plus the pairs
 // that send). tmpfs gives zeroed pages, and only the pages touched.
 struct ExchangeBoard::Slot
@@ -20,16 +20,16 @@ struct ExchangeBoard::Slot
     int32_t from;
     int32_t to;
     uint64_t posted;
+    uint64_t withData;
 };
 
 namespace
 {
 struct Header
 {
-    uint32_t anyData;
-    uint32_t reserved[15]; // a cache line of its own
+    uint32_t reserved[16]; // a cache line, for a later format field
 };
-constexpr size_t kSlots = 1u << 16; // 2 MiB of address space; a run touches a few pages
+constexpr size_t kSlots = 1u << 16; // 2.5 MiB of address space; a run touches a few pages
 constexpr uint32_t kFree = 0;
 constexpr uint32_t kClaiming = 1;
 constexpr uint32_t kHeld = 2;
@@ -74,22 +74,6 @@ ExchangeBoard::~ExchangeBoard()
     }
 }
 
-void
-ExchangeBoard::MarkData()
-{
-    auto* header = static_cast<Header*>(m_base);
-    if (!__atomic_load_n(&header->anyData, __ATOMIC_RELAXED))
-    {
-        __atomic_store_n(&header->anyData, 1u, __ATOMIC_SEQ_CST);
-    }
-}
-
-bool
-ExchangeBoard::AnyData() const
-{
-    return __atomic_load_n(&static_cast<Header*>(m_base)->anyData, __ATOMIC_ACQUIRE) != 0;
-}
-
 ExchangeBoard::Slot*
 ExchangeBoard::Find(const BoardStream& stream, bool claim, bool* full) const
 {
@@ -132,7 +116,7 @@ ExchangeBoard::Find(const BoardStream& stream, bool claim, bool* full) const
 }
 
 bool
-ExchangeBoard::Publish(const BoardStream& stream, uint64_t count)
+ExchangeBoard::Publish(const BoardStream& stream, uint64_t count, bool withData)
 {
     bool full = false;
     Slot* slot = Find(stream, true, &full);
@@ -140,20 +124,25 @@ ExchangeBoard::Publish(const BoardStream& stream, uint64_t count)
     {
         return false;
     }
+    if (withData) // one writer per stream: the count's release store publishes this too
+    {
+        __atomic_store_n(&slot->withData, count, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&slot->posted, count, __ATOMIC_RELEASE);
     return true;
 }
 
-int64_t
-ExchangeBoard::Posted(const BoardStream& stream) const
+ExchangeBoard::Progress
+ExchangeBoard::Read(const BoardStream& stream) const
 {
     bool full = false;
     const Slot* slot = Find(stream, false, &full);
     if (!slot)
     {
-        return full ? -1 : 0;
+        return Progress{full ? -1 : 0, 0};
     }
-    return int64_t(__atomic_load_n(&slot->posted, __ATOMIC_ACQUIRE));
+    int64_t posted = int64_t(__atomic_load_n(&slot->posted, __ATOMIC_ACQUIRE));
+    return Progress{posted, __atomic_load_n(&slot->withData, __ATOMIC_RELAXED)};
 }
 
 } // namespace eidolon::gpu

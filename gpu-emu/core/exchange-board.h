@@ -1,13 +1,12 @@
 // The run's exchange board (README "Device memory and data"): one shared-memory file in the data
-// directory that every rank process maps, so that the common case of an NCCL operation whose send
-// buffers hold no host data costs no file system call. It holds
-//  - a sticky flag, set by the first rank that posts data (before its data file is written);
-//  - per sender stream of contributions (a rank's collectives on a communicator, or its sends to
-//    one peer) the number posted so far, published with a release store after the contribution's
-//    file (if any) is in place.
-// A reader that acquires a count above a contribution's index knows that contribution is posted:
-// if the flag was still clear then, no rank had posted data, so it holds none; otherwise its
-// file says, and a missing file means no data. A rank without data writes no file.
+// directory that every rank process maps, so that an NCCL operation whose send buffers hold no
+// host data costs no file system call. Per sender stream of contributions (a rank's collectives
+// on a communicator, or its sends to one peer) it holds the number posted so far and the number
+// up to the last one posted with data, both stored after that contribution's file is in place,
+// the count last with a release store. A reader that acquires a count above a contribution's
+// index knows it is posted; if the stream's last contribution with data came before it, it holds
+// none (no file to look for); otherwise its file says, and a missing file means no data. A rank
+// without data writes no file.
 #pragma once
 
 #include <cstddef>
@@ -36,17 +35,18 @@ public:
 
     bool Usable() const { return m_base != nullptr; }
 
-    // Sets the run's "some rank posted data" flag (sequentially consistent).
-    void MarkData();
-    // Whether any rank posted data (acquire).
-    bool AnyData() const;
-
-    // Publishes that `stream` has posted `count` contributions (release). False if the board is
-    // full: then the stream's readers fall back to files (the writer must post markers).
-    bool Publish(const BoardStream& stream, uint64_t count);
-    // How many contributions `stream` has posted (acquire); -1 if the stream cannot be on the
-    // board (it is full and does not hold it): then files alone say.
-    int64_t Posted(const BoardStream& stream) const;
+    // Publishes that `stream` has posted `count` contributions, the last one `withData` (release).
+    // False if the board is full: then the stream's readers fall back to files (the writer must
+    // post markers).
+    bool Publish(const BoardStream& stream, uint64_t count, bool withData);
+    struct Progress
+    {
+        int64_t posted;    // contributions posted; -1: the stream cannot be on the board (it is
+                           // full and does not hold it), so files alone say
+        uint64_t withData; // contributions posted up to the last one with data (0: none had)
+    };
+    // Where `stream` stands (acquire).
+    Progress Read(const BoardStream& stream) const;
 
 private:
     struct Slot;

@@ -241,7 +241,7 @@ AllReduceInt32(const int32_t* send, int32_t* recv, uint64_t count)
 }
 } // namespace
 
-BOOST_AUTO_TEST_CASE(a_board_shares_posted_counts_and_the_data_flag_between_mappings)
+BOOST_AUTO_TEST_CASE(a_board_shares_posted_counts_between_mappings)
 {
     DataDirectory dir;
     std::filesystem::create_directories(dir.path);
@@ -250,19 +250,19 @@ BOOST_AUTO_TEST_CASE(a_board_shares_posted_counts_and_the_data_flag_between_mapp
     BOOST_REQUIRE(writer.Usable() && reader.Usable());
     BoardStream collectives{7, 1, -1};
     BoardStream sends{7, 1, 0};
-    BOOST_TEST(reader.Posted(collectives) == 0); // nothing posted yet
-    BOOST_TEST(writer.Publish(collectives, 3));
-    BOOST_TEST(writer.Publish(sends, 1));
-    BOOST_TEST(reader.Posted(collectives) == 3);
-    BOOST_TEST(reader.Posted(sends) == 1);
-    BOOST_TEST(reader.Posted(BoardStream{7, 0, -1}) == 0); // another rank's stream
-    BOOST_TEST(!reader.AnyData());
-    writer.MarkData();
-    BOOST_TEST(reader.AnyData());
+    BOOST_TEST(reader.Read(collectives).posted == 0); // nothing posted yet
+    BOOST_TEST(writer.Publish(collectives, 1, false));
+    BOOST_TEST(writer.Publish(collectives, 2, true)); // the second collective (index 1) had data
+    BOOST_TEST(writer.Publish(collectives, 3, false));
+    BOOST_TEST(writer.Publish(sends, 1, false));
+    BOOST_TEST(reader.Read(collectives).posted == 3);
+    BOOST_TEST(reader.Read(collectives).withData == 2u);
+    BOOST_TEST(reader.Read(sends).posted == 1);
+    BOOST_TEST(reader.Read(sends).withData == 0u);
+    BOOST_TEST(reader.Read(BoardStream{7, 0, -1}).posted == 0); // another rank's stream
     // Another run's board in the same directory starts clean.
     ExchangeBoard next((dir.path / "board.run2").string());
-    BOOST_TEST(next.Posted(collectives) == 0);
-    BOOST_TEST(!next.AnyData());
+    BOOST_TEST(next.Read(collectives).posted == 0);
 }
 
 BOOST_AUTO_TEST_CASE(exchange_without_data_posts_no_file_and_one_writer_reaches_every_rank)
