@@ -1,14 +1,18 @@
 // The bytes NCCL operations move between ranks (README "Device memory and data"). Ranks are
-// separate processes on one machine; payloads never go through the simulator. When a rank places
-// a communication record it first *posts* its contribution: for each operation that sends, a
-// snapshot of the send buffer (or a marker saying it holds no data) as a file in the run's data
-// directory (EIDOLON_DATA_DIR, which `eidolon run` creates per run on /dev/shm), written under a
-// temporary name and renamed, so a file that exists is complete. The receive side is *pending*
-// until its data is needed: reading or writing an overlapping range (a copy, a memset, a later
-// collective's send buffer) lands it, after asking the simulator for the record's end if a peer's
-// contribution is not posted yet (the simulator ends a collective only after every rank placed it,
-// and ranks post before they place, so then every one is posted); any answer from the simulator
-// also lands what is ready. Each file counts its readers down and the last one removes it.
+// separate processes on one machine; payloads never go through the simulator. When a rank places a
+// communication record it first *posts* its contribution: for each operation that sends and whose
+// send buffer holds data, a snapshot of the buffer as a file in the run's data directory
+// (EIDOLON_DATA_DIR, which `eidolon run` creates per run on /dev/shm), written under a temporary
+// name and renamed, so a file that exists is complete; then, on the run's exchange board (shared
+// memory, exchange-board.h), how many contributions it has posted. A contribution counted on the
+// board but without a file holds no data, and one after its stream's last contribution with data is
+// not even looked for, so operations without host data cost no file system call. The receive side
+// is *pending* until its data is needed: reading or writing an overlapping range (a copy, a memset,
+// a later collective's send buffer) lands it, after asking the simulator for the record's end if a
+// peer's contribution is not posted yet (the simulator ends a collective only after every rank
+// placed it, and ranks post before they place, so then every one is posted); any answer from the
+// simulator also lands what is ready. Each file counts its readers down and the last one removes
+// it.
 //
 // Operations of one-rank communicators use an in-process mailbox instead of files. Without a data
 // directory (a program not started by `eidolon run`), communicators of several ranks move no data.
