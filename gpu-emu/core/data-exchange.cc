@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <set>
 
 namespace eidolon::gpu
@@ -101,6 +102,28 @@ DataExchange::DataExchange(std::string directory, DataAccess& access, uint64_t o
              std::strerror(errno) + "; collectives move no data between processes");
         m_directory.clear();
     }
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    m_runTag = std::to_string(getpid()) + "-" + std::to_string(now.tv_sec) + "-" +
+               std::to_string(now.tv_nsec);
+}
+
+ExchangeBoard*
+DataExchange::Board() const
+{
+    if (!m_boardOpened && !m_directory.empty())
+    {
+        m_boardOpened = true;
+        std::string path = m_directory + "/board." + m_runTag;
+        m_board = std::make_unique<ExchangeBoard>(path);
+        if (!m_board->Usable())
+        {
+            Warn("cannot map the exchange board " + path + ": " + std::strerror(errno) +
+                 "; NCCL operations post a file each");
+            m_board.reset();
+        }
+    }
+    return m_board.get();
 }
 
 std::string
@@ -123,7 +146,7 @@ DataExchange::P2pKey(uint64_t commId, int from, int to, uint64_t index) const
 
 void
 DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int readers,
-                  bool local)
+                  bool local, const BoardStream& stream, uint64_t count)
 {
     // Over the bound, the buffer's pages are not even looked at (every NCCL call posts: a scan
     // of a large buffer's page map would be paid per call); only until the warning is given.
@@ -157,6 +180,24 @@ DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int
         m_mailbox[key] = Mail{contribution, readers};
         return;
     }
+    // The order readers rely on: the file, then the count (exchange-board.h).
+    if (backed || !Board())
+    {
+        WriteFile(key, pointer, bytes, backed, readers);
+    }
+    if (Board() && !Board()->Publish(stream, count, backed) && !backed)
+    {
+        WarnOnce("board", "the exchange board in " + m_directory +
+                              " is full: NCCL operations without data post marker files");
+        WriteFile(key, pointer, bytes, false, readers);
+    }
+}
+
+void
+DataExchange::WriteFile(const std::string& key, const void* pointer, size_t bytes, bool backed,
+                        int readers)
+{
+    ++m_stats.postedFiles;
     std::string path = m_directory + "/" + key;
     std::string temporary = path + ".tmp" + std::to_string(getpid());
     FileHeader header{kMagic, backed ? 1u : 0u, readers, 0, backed ? bytes : 0};
@@ -200,18 +241,24 @@ DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int
 }
 
 bool
-DataExchange::Present(const std::string& key, bool local) const
+DataExchange::Present(const Source& source, bool local) const
 {
     if (local)
     {
-        return m_mailbox.count(key) != 0;
+        return m_mailbox.count(source.key) != 0;
     }
-    return access((m_directory + "/" + key).c_str(), F_OK) == 0;
+    int64_t posted = Board() ? Board()->Read(source.stream).posted : -1;
+    if (posted >= 0)
+    {
+        return uint64_t(posted) > source.index;
+    }
+    return access((m_directory + "/" + source.key).c_str(), F_OK) == 0;
 }
 
 bool
-DataExchange::Take(const std::string& key, bool local, Contribution* out)
+DataExchange::Take(const Source& source, bool local, Contribution* out)
 {
+    const std::string& key = source.key;
     if (local)
     {
         auto it = m_mailbox.find(key);
@@ -226,11 +273,22 @@ DataExchange::Take(const std::string& key, bool local, Contribution* out)
         }
         return true;
     }
+    // On the board (and posted: Present said so), a contribution without a file holds no data;
+    // one after its stream's last contribution with data has no file at all.
+    ExchangeBoard::Progress progress =
+        Board() ? Board()->Read(source.stream) : ExchangeBoard::Progress{-1, 0};
+    bool onBoard = progress.posted >= 0;
+    if (onBoard && progress.withData <= source.index)
+    {
+        *out = Contribution{};
+        return true;
+    }
     std::string path = m_directory + "/" + key;
     int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0)
     {
-        return false;
+        *out = Contribution{};
+        return onBoard;
     }
     struct stat info;
     void* map = MAP_FAILED;
@@ -293,7 +351,7 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
             {
                 uint64_t index = m_sends[{member.commId, member.rank, op.peer}]++;
                 Put(P2pKey(member.commId, member.rank, op.peer, index), op.sendbuff, bytes, 1,
-                    local);
+                    local, BoardStream{member.commId, member.rank, op.peer}, index + 1);
             }
             continue;
         }
@@ -310,7 +368,7 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
         if (readers > 0)
         {
             Put(CollectiveKey(member.commId, m_postedIndex[i], member.rank), op.sendbuff, bytes,
-                readers, local);
+                readers, local, BoardStream{member.commId, member.rank, -1}, m_postedIndex[i] + 1);
         }
     }
 }
@@ -324,9 +382,12 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
     for (size_t i = 0; Moves(member.nranks) && i < ops.size() && i < m_postedIndex.size(); ++i)
     {
         const CommOp& op = ops[i];
-        Landing landing{op, member.nranks, member.rank,
-                        std::vector<std::string>(size_t(member.nranks))};
-        auto key = [&](int rank) { return CollectiveKey(member.commId, m_postedIndex[i], rank); };
+        Landing landing{op, member.nranks, member.rank, std::vector<Source>(size_t(member.nranks))};
+        auto key = [&](int rank)
+        {
+            return Source{CollectiveKey(member.commId, m_postedIndex[i], rank),
+                          BoardStream{member.commId, rank, -1}, m_postedIndex[i]};
+        };
         switch (op.kind)
         {
         case CommOpKind::AllReduce:
@@ -334,7 +395,7 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
         case CommOpKind::ReduceScatter:
             for (int q = 0; q < member.nranks; ++q)
             {
-                landing.keys[size_t(q)] = key(q);
+                landing.sources[size_t(q)] = key(q);
             }
             break;
         case CommOpKind::Reduce:
@@ -344,7 +405,7 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
             }
             for (int q = 0; q < member.nranks; ++q)
             {
-                landing.keys[size_t(q)] = key(q);
+                landing.sources[size_t(q)] = key(q);
             }
             break;
         case CommOpKind::Broadcast:
@@ -352,7 +413,7 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
             {
                 continue; // in place at the root: nothing to land
             }
-            landing.keys[size_t(op.root)] = key(op.root);
+            landing.sources[size_t(op.root)] = key(op.root);
             break;
         case CommOpKind::Recv:
         {
@@ -361,7 +422,9 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
                 continue;
             }
             uint64_t index = m_receives[{member.commId, op.peer, member.rank}]++;
-            landing.keys[size_t(op.peer)] = P2pKey(member.commId, op.peer, member.rank, index);
+            landing.sources[size_t(op.peer)] =
+                Source{P2pKey(member.commId, op.peer, member.rank, index),
+                       BoardStream{member.commId, op.peer, member.rank}, index};
             break;
         }
         case CommOpKind::Send:
@@ -435,9 +498,9 @@ DataExchange::TryLandOldest()
     Pending& oldest = m_pending.front();
     for (const Landing& landing : oldest.landings)
     {
-        for (const std::string& key : landing.keys)
+        for (const Source& source : landing.sources)
         {
-            if (!key.empty() && !Present(key, Local(landing.nranks)))
+            if (!source.key.empty() && !Present(source, Local(landing.nranks)))
             {
                 return false;
             }
@@ -497,9 +560,9 @@ DataExchange::Land(const Landing& landing)
     bool any = false;
     for (int q = 0; q < landing.nranks; ++q)
     {
-        if (!landing.keys[size_t(q)].empty())
+        if (!landing.sources[size_t(q)].key.empty())
         {
-            Take(landing.keys[size_t(q)], local, &from[size_t(q)]);
+            Take(landing.sources[size_t(q)], local, &from[size_t(q)]);
         }
         any = any || from[size_t(q)].backed;
     }

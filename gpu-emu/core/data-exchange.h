@@ -1,20 +1,25 @@
 // The bytes NCCL operations move between ranks (README "Device memory and data"). Ranks are
-// separate processes on one machine; payloads never go through the simulator. When a rank places
-// a communication record it first *posts* its contribution: for each operation that sends, a
-// snapshot of the send buffer (or a marker saying it holds no data) as a file in the run's data
-// directory (EIDOLON_DATA_DIR, which `eidolon run` creates per run on /dev/shm), written under a
-// temporary name and renamed, so a file that exists is complete. The receive side is *pending*
-// until its data is needed: reading or writing an overlapping range (a copy, a memset, a later
-// collective's send buffer) lands it, after asking the simulator for the record's end if a peer's
-// file is missing (the simulator ends a collective only after every rank placed it, and ranks post
-// before they place, so then every file exists); any answer from the simulator also lands what is
-// ready. Each file counts its readers down and the last one removes it.
+// separate processes on one machine; payloads never go through the simulator. When a rank places a
+// communication record it first *posts* its contribution: for each operation that sends and whose
+// send buffer holds data, a snapshot of the buffer as a file in the run's data directory
+// (EIDOLON_DATA_DIR, which `eidolon run` creates per run on /dev/shm), written under a temporary
+// name and renamed, so a file that exists is complete; then, on the run's exchange board (shared
+// memory, exchange-board.h), how many contributions it has posted. A contribution counted on the
+// board but without a file holds no data, and one after its stream's last contribution with data is
+// not even looked for, so operations without host data cost no file system call. The receive side
+// is *pending* until its data is needed: reading or writing an overlapping range (a copy, a memset,
+// a later collective's send buffer) lands it, after asking the simulator for the record's end if a
+// peer's contribution is not posted yet (the simulator ends a collective only after every rank
+// placed it, and ranks post before they place, so then every one is posted); any answer from the
+// simulator also lands what is ready. Each file counts its readers down and the last one removes
+// it.
 //
 // Operations of one-rank communicators use an in-process mailbox instead of files. Without a data
 // directory (a program not started by `eidolon run`), communicators of several ranks move no data.
 #pragma once
 
 #include "communication.h"
+#include "exchange-board.h"
 
 #include <cstdint>
 #include <deque>
@@ -45,6 +50,7 @@ struct DataExchangeStats
 {
     uint64_t postedBytes = 0;   // bytes of data this process posted
     uint64_t receivedBytes = 0; // bytes of data landed from other ranks
+    uint64_t postedFiles = 0;   // contribution files this process wrote
 };
 
 class DataExchange
@@ -53,6 +59,11 @@ public:
     // `directory`: where ranks of other processes meet ("" = in-process only). `opMaxBytes`: a
     // send buffer larger than this is posted as holding no data (EIDOLON_HOST_DATA_OP_MAX).
     DataExchange(std::string directory, DataAccess& access, uint64_t opMaxBytes = 4ull << 20);
+
+    // Names this run for the exchange board ("board.<tag>" in the directory), so that a
+    // directory reused by a later run starts from a fresh board; every process of the run must
+    // give the same tag (the simulator's clock epoch). Default: this process's id and start.
+    void SetRunTag(const std::string& tag) { m_runTag = tag; }
 
     // Before the record of `ops` is placed: posts what this member sends.
     void Post(const CommMember& member, const std::vector<CommOp>& ops);
@@ -92,7 +103,14 @@ private:
         std::shared_ptr<const char> data;
         size_t size = 0;
     };
-    // One operation's receive: the keys of the contributions it combines, by comm rank, this
+    // Where a contribution is found: its file's name (or mailbox key) and its place on the board.
+    struct Source
+    {
+        std::string key; // "" = none expected
+        BoardStream stream{};
+        uint64_t index = 0;
+    };
+    // One operation's receive: the contributions it combines, by comm rank, this
     // rank's own included (a rank posts its send buffer for itself too: what it sent, whatever
     // the buffer holds by the time the data lands).
     struct Landing
@@ -100,7 +118,7 @@ private:
         CommOp op;
         int nranks;
         int rank;
-        std::vector<std::string> keys; // per comm rank ("" = none expected)
+        std::vector<Source> sources; // per comm rank
     };
     struct Pending
     {
@@ -113,18 +131,28 @@ private:
 
     std::string CollectiveKey(uint64_t commId, uint64_t index, int rank) const;
     std::string P2pKey(uint64_t commId, int from, int to, uint64_t index) const;
-    // Posts `bytes` at `pointer` (or a marker that they hold no data) under `key` for `readers`
-    // reads. `local`: the in-process mailbox (one-rank communicators).
-    void Put(const std::string& key, const void* pointer, size_t bytes, int readers, bool local);
-    bool Present(const std::string& key, bool local) const;
-    // Reads (and counts down) the contribution under `key`; false if it is not there.
-    bool Take(const std::string& key, bool local, Contribution* out);
+    // Posts `bytes` at `pointer` under `key` for `readers` reads, then counts `count` posted on
+    // `stream`'s board entry. A buffer without data is posted as a marker only in the mailbox
+    // or without a board. `local`: the in-process mailbox (one-rank communicators).
+    void Put(const std::string& key, const void* pointer, size_t bytes, int readers, bool local,
+             const BoardStream& stream, uint64_t count);
+    // Writes the contribution file `key` (a marker if not `backed`).
+    void WriteFile(const std::string& key, const void* pointer, size_t bytes, bool backed,
+                   int readers);
+    bool Present(const Source& source, bool local) const;
+    // Reads (and counts down) the contribution of `source`; false if it is not there.
+    bool Take(const Source& source, bool local, Contribution* out);
     bool Local(int nranks) const { return nranks == 1; }
     // Whether operations of `nranks` ranks move data here.
     bool Moves(int nranks) const;
     void Land(const Landing& landing);
 
     std::string m_directory;
+    // The board, mapped at first use (null: files alone, markers for buffers without data).
+    ExchangeBoard* Board() const;
+    std::string m_runTag;
+    mutable std::unique_ptr<ExchangeBoard> m_board;
+    mutable bool m_boardOpened = false;
     DataAccess& m_access;
     uint64_t m_opMaxBytes;
     bool m_postedData = false; // the last Post put data under some key

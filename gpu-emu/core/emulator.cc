@@ -338,6 +338,12 @@ Emulator::JoinSimulator()
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_sink = std::move(sink);
+            // The run's processes share the simulator's epochs: they name the exchange board.
+            int64_t monotonic = 0, realtime = 0, boottime = 0;
+            if (m_sink->ClockEpochs(&monotonic, &realtime, &boottime))
+            {
+                m_exchange->SetRunTag(std::to_string(realtime) + "-" + std::to_string(monotonic));
+            }
         }
     }
 }
@@ -1387,6 +1393,7 @@ Emulator::WriteReport(const std::string& path)
                                {"peak_backed_bytes", backed.peakBytes},
                                {"dropped_bytes", backed.droppedBytes},
                                {"posted_bytes", m_exchange->Stats().postedBytes},
+                               {"posted_files", m_exchange->Stats().postedFiles},
                                {"received_bytes", m_exchange->Stats().receivedBytes}};
     nlohmann::json report = {{"gpu", m_spec.name},
                              {"host_time_ns", m_clock.Now()},

@@ -2,6 +2,9 @@
 // (gpu-emu/README.md "Device memory and data"): cuda/data-ranks.cu checks every collective's
 // result on every rank against values worked out from what each rank wrote, on two and three
 // ranks (three-gpus.yaml: sum(0..2) = 3 is not a value a one-rank or two-rank mistake gives).
+// It also checks that operations on buffers no rank wrote post no file in the run's data
+// directory (the exchange board alone says they hold nothing), and that data only one rank wrote
+// reaches every rank.
 #define BOOST_TEST_MODULE bridge_data_runs
 #include <boost/test/unit_test.hpp>
 

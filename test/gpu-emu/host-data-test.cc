@@ -1,15 +1,21 @@
 // The pieces of the host-visible data rule (gpu-emu/README.md "Device memory and data") on their
-// own: HostBacking's page accounting and cap, and the reductions' arithmetic and conversions.
+// own: HostBacking's page accounting and cap, the reductions' arithmetic and conversions, and the
+// data exchange's board (two ranks of a run as two DataExchange objects in this process).
 // Every expected value is worked out by hand in the comment next to it.
 #define BOOST_TEST_MODULE gpu_emu_host_data
 #include <boost/test/unit_test.hpp>
 
+#include "data-exchange.h"
+#include "exchange-board.h"
 #include "host-backing.h"
 #include "reductions.h"
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <set>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using eidolon::gpu::HostBacking;
@@ -168,4 +174,149 @@ BOOST_AUTO_TEST_CASE(reductions_compute_nccl_operators)
     BOOST_TEST(!Combine(7, 5, reinterpret_cast<char*>(&f), reinterpret_cast<char*>(&f), 1, &error));
     BOOST_TEST(
         !Combine(10, 0, reinterpret_cast<char*>(&h), reinterpret_cast<char*>(&h), 1, &error));
+}
+
+namespace
+{
+using eidolon::gpu::BoardStream;
+using eidolon::gpu::CommMember;
+using eidolon::gpu::CommOp;
+using eidolon::gpu::CommOpKind;
+using eidolon::gpu::DataExchange;
+using eidolon::gpu::ExchangeBoard;
+
+// Host memory standing in for a rank's device memory: a buffer holds data once it is marked.
+class HostAccess : public eidolon::gpu::DataAccess
+{
+public:
+    std::set<const void*> written;
+    bool HasData(const void* pointer, size_t) override { return written.count(pointer) != 0; }
+    void Load(const void* pointer, void* out, size_t bytes) override
+    {
+        std::memcpy(out, pointer, bytes);
+    }
+    void Store(void* pointer, const void* data, size_t bytes) override
+    {
+        std::memcpy(pointer, data, bytes);
+    }
+};
+
+// A fresh data directory under /dev/shm (or the temporary directory), removed at the end.
+struct DataDirectory
+{
+    std::filesystem::path path;
+    DataDirectory()
+    {
+        std::filesystem::path parent = std::filesystem::is_directory("/dev/shm")
+                                           ? std::filesystem::path("/dev/shm")
+                                           : std::filesystem::temp_directory_path();
+        path = parent / ("eidolon-board-test-" + std::to_string(getpid()));
+        std::filesystem::remove_all(path);
+    }
+    ~DataDirectory() { std::filesystem::remove_all(path); }
+    // Entries other than boards.
+    int Files() const
+    {
+        int files = 0;
+        for (const auto& entry : std::filesystem::directory_iterator(path))
+        {
+            files += entry.path().filename().string().rfind("board.", 0) == 0 ? 0 : 1;
+        }
+        return files;
+    }
+};
+
+CommOp
+AllReduceInt32(const int32_t* send, int32_t* recv, uint64_t count)
+{
+    CommOp op;
+    op.kind = CommOpKind::AllReduce;
+    op.count = count;
+    op.dtype = 2; // ncclInt32
+    op.typeSize = 4;
+    op.redop = 0; // ncclSum
+    op.sendbuff = send;
+    op.recvbuff = recv;
+    return op;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_board_shares_posted_counts_between_mappings)
+{
+    DataDirectory dir;
+    std::filesystem::create_directories(dir.path);
+    ExchangeBoard writer((dir.path / "board.run1").string());
+    ExchangeBoard reader((dir.path / "board.run1").string());
+    BOOST_REQUIRE(writer.Usable() && reader.Usable());
+    BoardStream collectives{7, 1, -1};
+    BoardStream sends{7, 1, 0};
+    BOOST_TEST(reader.Read(collectives).posted == 0); // nothing posted yet
+    BOOST_TEST(writer.Publish(collectives, 1, false));
+    BOOST_TEST(writer.Publish(collectives, 2, true)); // the second collective (index 1) had data
+    BOOST_TEST(writer.Publish(collectives, 3, false));
+    BOOST_TEST(writer.Publish(sends, 1, false));
+    BOOST_TEST(reader.Read(collectives).posted == 3);
+    BOOST_TEST(reader.Read(collectives).withData == 2u);
+    BOOST_TEST(reader.Read(sends).posted == 1);
+    BOOST_TEST(reader.Read(sends).withData == 0u);
+    BOOST_TEST(reader.Read(BoardStream{7, 0, -1}).posted == 0); // another rank's stream
+    // Another run's board in the same directory starts clean.
+    ExchangeBoard next((dir.path / "board.run2").string());
+    BOOST_TEST(next.Read(collectives).posted == 0);
+}
+
+BOOST_AUTO_TEST_CASE(exchange_without_data_posts_no_file_and_one_writer_reaches_every_rank)
+{
+    DataDirectory dir;
+    HostAccess access0, access1;
+    DataExchange rank0(dir.path.string(), access0);
+    DataExchange rank1(dir.path.string(), access1);
+    rank0.SetRunTag("test");
+    rank1.SetRunTag("test");
+    CommMember member0{42, 2, 0, 0};
+    CommMember member1{42, 2, 1, 0};
+    int32_t send0[4] = {1, 2, 3, 4}, send1[4] = {10, 20, 30, 40};
+    int32_t recv0[4] = {-1, -1, -1, -1}, recv1[4] = {-1, -1, -1, -1};
+
+    // No rank's buffer holds data: no file, and the landing (once both posted) moves nothing.
+    std::vector<CommOp> ops0{AllReduceInt32(send0, recv0, 4)};
+    std::vector<CommOp> ops1{AllReduceInt32(send1, recv1, 4)};
+    rank0.Post(member0, ops0);
+    rank0.Expect(member0, ops0, 1, 5);
+    BOOST_TEST(!rank0.TryLandOldest()); // rank 1 has not posted: it might still send data
+    rank1.Post(member1, ops1);
+    rank1.Expect(member1, ops1, 1, 5);
+    BOOST_TEST(rank0.TryLandOldest());
+    BOOST_TEST(rank1.TryLandOldest());
+    BOOST_TEST(dir.Files() == 0);
+    BOOST_TEST(rank0.Stats().postedFiles == 0u);
+    BOOST_TEST(recv0[3] == -1); // nothing moved: the destination keeps its contents
+    BOOST_TEST(recv1[0] == -1);
+
+    // Only rank 1's buffer holds data; rank 0 posts first, without a file: both get 10 20 30 40
+    // (rank 0 adds zeros).
+    access1.written.insert(send1);
+    rank0.Post(member0, ops0);
+    rank0.Expect(member0, ops0, 1, 6);
+    BOOST_TEST(!rank0.TryLandOldest());
+    rank1.Post(member1, ops1);
+    rank1.Expect(member1, ops1, 1, 6);
+    BOOST_TEST(dir.Files() == 1); // rank 1's file
+    BOOST_TEST(rank0.TryLandOldest());
+    BOOST_TEST(rank1.TryLandOldest());
+    BOOST_TEST(recv0[0] == 10);
+    BOOST_TEST(recv0[3] == 40);
+    BOOST_TEST(recv1[0] == 10);
+    BOOST_TEST(recv1[3] == 40);
+    BOOST_TEST(rank0.Stats().postedFiles == 0u);
+    BOOST_TEST(rank1.Stats().postedFiles == 1u);
+    BOOST_TEST(dir.Files() == 0); // its last reader removed it
+
+    // A later run in the same directory (another tag) is not fooled by this run's counts.
+    HostAccess access2;
+    DataExchange again(dir.path.string(), access2);
+    again.SetRunTag("next");
+    again.Post(member0, ops0);
+    again.Expect(member0, ops0, 1, 7);
+    BOOST_TEST(!again.TryLandOldest()); // its rank 1 has not posted
 }

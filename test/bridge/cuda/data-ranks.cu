@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -93,6 +94,37 @@ HostOf(const T* device, size_t count)
     return values;
 }
 
+// Contribution files in the run's data directory (EIDOLON_DATA_DIR) named for the first
+// `collectives` collectives of a communicator or for the first send from a rank to the next one
+// (names as core/data-exchange.cc makes them: <comm>.c<index>.r<rank>, <comm>.p<from>.<to>.<index>,
+// a ".tmp<pid>" suffix while written). The exchange board ("board") is not one.
+static int
+EarlyContributionFiles(int n, unsigned long long collectives)
+{
+    const char* directory = std::getenv("EIDOLON_DATA_DIR");
+    DIR* dir = directory ? opendir(directory) : nullptr;
+    if (!dir)
+        return -1;
+    int found = 0;
+    while (dirent* entry = readdir(dir))
+    {
+        std::string name = entry->d_name;
+        size_t dot = name.find('.');
+        if (dot == std::string::npos || name == "." || name == "..")
+            continue;
+        unsigned long long index = 0;
+        int from = 0, to = 0, r = 0;
+        const char* rest = name.c_str() + dot;
+        if (std::sscanf(rest, ".c%llu.r%d", &index, &r) == 2 && index < collectives)
+            ++found;
+        else if (std::sscanf(rest, ".p%d.%d.%llu", &from, &to, &index) == 3 && index == 0 &&
+                 to == (from + 1) % n)
+            ++found;
+    }
+    closedir(dir);
+    return found;
+}
+
 int
 main()
 {
@@ -108,6 +140,25 @@ main()
     cudaStream_t stream;
     CUDA(cudaStreamCreate(&stream));
     const int sum = n * (n - 1) / 2; // 0 + 1 + ... + (n - 1)
+
+    // First, operations on buffers no rank wrote: the common case posts no file at all (only the
+    // exchange board is there), and the destinations keep what they held (zeros).
+    {
+        float* unwritten = nullptr;
+        float* out = nullptr;
+        CUDA(cudaMalloc(&unwritten, 256 * sizeof(float) * n));
+        CUDA(cudaMalloc(&out, 256 * sizeof(float) * n));
+        NCCL(ncclAllReduce(unwritten, out, 256, ncclFloat, ncclSum, comm, stream));
+        NCCL(ncclAllGather(unwritten, out, 256, ncclFloat, comm, stream));
+        NCCL(ncclBroadcast(unwritten, out, 256, ncclFloat, 0, comm, stream));
+        NCCL(ncclGroupStart());
+        NCCL(ncclSend(unwritten, 8, ncclFloat, (rank + 1) % n, comm, stream));
+        NCCL(ncclRecv(out, 8, ncclFloat, (rank + n - 1) % n, comm, stream));
+        NCCL(ncclGroupEnd());
+        CUDA(cudaStreamSynchronize(stream));
+        CHECK(HostOf(out, 256)[7] == 0.0f);
+        CHECK(EarlyContributionFiles(n, 3) == 0);
+    }
 
     // DDP's model check: rank r fills 1024 floats with r; an in-place sum gives sum(0..n-1); the
     // result is read with an async copy on the stream after the collective.
@@ -210,6 +261,25 @@ main()
     std::vector<int> incoming = HostOf(a2aRecv, 2 * size_t(n));
     for (int p = 0; p < n; ++p)
         CHECK(incoming[2 * p + 1] == 10 * p + rank);
+
+    // Only rank 1 writes its send buffer (i + 7): every rank's sum is rank 1's values (the
+    // others add zeros), and the all-gather's slot 1 holds them on every rank.
+    {
+        int* onlyOne = nullptr;
+        CUDA(cudaMalloc(&onlyOne, 16));
+        if (rank == 1)
+            CUDA(cudaMemcpy(onlyOne, std::vector<int>{7, 8, 9, 10}.data(), 16,
+                            cudaMemcpyHostToDevice));
+        int* summed = nullptr;
+        int* gatheredOne = nullptr;
+        CUDA(cudaMalloc(&summed, 16));
+        CUDA(cudaMalloc(&gatheredOne, 16 * n));
+        NCCL(ncclAllReduce(onlyOne, summed, 4, ncclInt32, ncclSum, comm, stream));
+        NCCL(ncclAllGather(onlyOne, gatheredOne, 4, ncclInt32, comm, stream));
+        CHECK(HostOf(summed, 4) == (std::vector<int>{7, 8, 9, 10}));
+        std::vector<int> slots = HostOf(gatheredOne, 4 * size_t(n));
+        CHECK(slots[4] == 7 && slots[7] == 10);
+    }
 
     // Buffers no one wrote move nothing: the destination keeps what the host put there.
     float* empty = nullptr;
