@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -373,6 +374,22 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
     }
 }
 
+namespace
+{
+// The destination range of a landing.
+std::pair<uint64_t, uint64_t>
+Destination(const CommOp& op, int nranks)
+{
+    uint64_t bytes = op.count * uint64_t(op.typeSize);
+    if (op.kind == CommOpKind::AllGather)
+    {
+        bytes *= uint64_t(nranks);
+    }
+    auto start = reinterpret_cast<uint64_t>(op.recvbuff);
+    return {start, start + bytes};
+}
+} // namespace
+
 void
 DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, uint64_t streamId,
                      uint64_t record)
@@ -438,8 +455,42 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
     m_postedIndex.clear();
     if (!pending.landings.empty())
     {
+        if (record != 0)
+        {
+            Unwaited unwaited{{record, streamId}, {}};
+            for (const Landing& landing : pending.landings)
+            {
+                unwaited.destinations.push_back(Destination(landing.op, landing.nranks));
+            }
+            m_unwaited.push_back(std::move(unwaited));
+        }
         m_pending.push_back(std::move(pending));
     }
+}
+
+std::vector<DataExchange::UnwaitedRecord>
+DataExchange::TakeUnwaited(const void* pointer, size_t bytes)
+{
+    auto start = reinterpret_cast<uint64_t>(pointer);
+    size_t newest = 0; // one past the newest overlapping entry
+    for (size_t i = m_unwaited.size(); i > 0 && newest == 0; --i)
+    {
+        for (auto [begin, end] : m_unwaited[i - 1].destinations)
+        {
+            if (begin < start + bytes && start < end)
+            {
+                newest = i;
+                break;
+            }
+        }
+    }
+    std::vector<UnwaitedRecord> taken;
+    for (size_t i = 0; i < newest; ++i)
+    {
+        taken.push_back(m_unwaited.front().what);
+        m_unwaited.pop_front();
+    }
+    return taken;
 }
 
 bool
@@ -453,22 +504,6 @@ DataExchange::Oldest(PendingRef* ref) const
     *ref = PendingRef{oldest.id, oldest.streamId, oldest.record, oldest.ownData};
     return true;
 }
-
-namespace
-{
-// The destination range of a landing.
-std::pair<uint64_t, uint64_t>
-Destination(const CommOp& op, int nranks)
-{
-    uint64_t bytes = op.count * uint64_t(op.typeSize);
-    if (op.kind == CommOpKind::AllGather)
-    {
-        bytes *= uint64_t(nranks);
-    }
-    auto start = reinterpret_cast<uint64_t>(op.recvbuff);
-    return {start, start + bytes};
-}
-} // namespace
 
 uint64_t
 DataExchange::NewestOverlapping(const void* pointer, size_t bytes) const
@@ -538,6 +573,16 @@ DataExchange::LandReady()
 void
 DataExchange::Forget(uint64_t address, uint64_t bytes)
 {
+    for (Unwaited& unwaited : m_unwaited)
+    {
+        auto& ranges = unwaited.destinations;
+        ranges.erase(std::remove_if(ranges.begin(), ranges.end(),
+                                    [&](const std::pair<uint64_t, uint64_t>& range) {
+                                        return range.first >= address &&
+                                               range.second <= address + bytes;
+                                    }),
+                     ranges.end());
+    }
     for (Pending& pending : m_pending)
     {
         auto& landings = pending.landings;

@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace eidolon::gpu
@@ -91,6 +92,28 @@ public:
     void LandReady();
     // Receives into freed memory are dropped.
     void Forget(uint64_t address, uint64_t bytes);
+
+    // The clock side of host reads, kept apart from landing so that it follows program order
+    // only: a receive stays "unwaited" from Expect until the host reads its destination or its
+    // record is known to end before the host clock (Prune), whether or not its data has landed
+    // (which depends on how fast the peers ran). A receive whose record is known locally
+    // (record 0) is never unwaited.
+    struct UnwaitedRecord
+    {
+        uint64_t record;
+        uint64_t streamId;
+    };
+    // Takes the unwaited receives up to the newest whose destination overlaps
+    // [pointer, +bytes) (older ones first, as receives land), returning their records.
+    std::vector<UnwaitedRecord> TakeUnwaited(const void* pointer, size_t bytes);
+    // Drops the unwaited receives for which `waited(record)` holds.
+    template<typename Waited> void PruneUnwaited(Waited waited)
+    {
+        for (auto it = m_unwaited.begin(); it != m_unwaited.end();)
+        {
+            it = waited(it->what.record) ? m_unwaited.erase(it) : std::next(it);
+        }
+    }
 
     const DataExchangeStats& Stats() const { return m_stats; }
 
@@ -174,6 +197,12 @@ private:
     };
     std::map<std::string, Mail> m_mailbox; // in-process contributions
     std::deque<Pending> m_pending;
+    struct Unwaited
+    {
+        UnwaitedRecord what;
+        std::vector<std::pair<uint64_t, uint64_t>> destinations; // [begin, end) byte ranges
+    };
+    std::deque<Unwaited> m_unwaited; // program order
     uint64_t m_nextId = 1;
     DataExchangeStats m_stats;
 };

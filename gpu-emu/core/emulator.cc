@@ -856,12 +856,25 @@ void
 Emulator::SyncTo(Ns t)
 {
     m_clock.AdvanceTo(t);
+    PruneWaitedReceives();
 }
 
 void
 Emulator::SyncTo(const Completion& completion, const char* what)
 {
-    m_clock.AdvanceTo(Resolve(completion, what));
+    SyncTo(Resolve(completion, what));
+}
+
+void
+Emulator::PruneWaitedReceives()
+{
+    // The host has waited for these: a later host read of their destinations moves nothing.
+    m_exchange->PruneUnwaited(
+        [this](uint64_t record)
+        {
+            auto it = m_resolved.find(record);
+            return it != m_resolved.end() && it->second <= m_clock.Now();
+        });
 }
 
 bool
@@ -973,6 +986,23 @@ HostVisible(MemoryKind kind)
 void
 Emulator::LandData(const void* pointer, size_t bytes, bool hostReads)
 {
+    if (hostReads)
+    {
+        // A host read of an NCCL receive's destination moves the host clock to that receive's
+        // end, as the stream synchronization a correct program makes before reading NCCL's
+        // output would, whether or not the peers' data has already arrived: which of the two it
+        // is depends on how fast they ran in wall time, and virtual time must not.
+        Completion unwaited;
+        for (const DataExchange::UnwaitedRecord& receive : m_exchange->TakeUnwaited(pointer, bytes))
+        {
+            m_sink->Seal(receive.streamId);
+            unwaited.pending.push_back(receive.record);
+        }
+        if (!unwaited.pending.empty())
+        {
+            SyncTo(unwaited, "data of an NCCL operation");
+        }
+    }
     uint64_t newest = m_exchange->NewestOverlapping(pointer, bytes);
     m_exchange->LandReady();
     // Receives land oldest first (a later one may overwrite an earlier one's bytes).

@@ -36,7 +36,7 @@ Slurp(const fs::path& path)
 
 // Runs data-ranks on `gpus` GPUs of `topology`; returns the exit status, output in `out`.
 int
-RunRanks(const std::string& topology, int gpus, std::string* out)
+RunRanks(const std::string& topology, int gpus, std::string* out, const std::string& env = "")
 {
     std::string name = boost::unit_test::framework::current_test_case().p_name;
     fs::path dir =
@@ -47,7 +47,7 @@ RunRanks(const std::string& topology, int gpus, std::string* out)
         "EIDOLON_GPU_SPEC_DIR=" EIDOLON_GPU_TEST_DIR
         "/gpus EIDOLON_HOST_SPEC_DIR=" EIDOLON_GPU_TEST_DIR
         "/hosts EIDOLON_HOST=TEST-HOST EIDOLON_HOST_CPU_SCALE=0 EIDOLON_TEST_ID_FILE=" +
-        (dir / "id").string() + " " + kBin +
+        (dir / "id").string() + " " + env + " " + kBin +
         "/eidolon run --topology " EIDOLON_BRIDGE_TEST_DIR "/" + topology + " --gpus " +
         std::to_string(gpus) + " --progress off --out " + (dir / "out").string() + " -- " +
         kProgram + " >" + (dir / "log").string() + " 2>&1";
@@ -55,6 +55,16 @@ RunRanks(const std::string& topology, int gpus, std::string* out)
     *out = Slurp(dir / "log");
     fs::remove_all(dir);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The number rank `rank` printed as "rank R name=N".
+long long
+PrintedNumber(const std::string& out, int rank, const std::string& name)
+{
+    std::string tag = "rank " + std::to_string(rank) + " " + name + "=";
+    size_t at = out.find(tag);
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no " << tag << " in:\n" << out);
+    return std::stoll(out.substr(at + tag.size()));
 }
 
 } // namespace
@@ -84,4 +94,17 @@ BOOST_AUTO_TEST_CASE(collectives_move_host_written_data_between_two_ranks)
                    "rank " << rank << " did not pass:\n"
                            << out);
     }
+}
+
+// A host read of an NCCL result waits for the operation's end in virtual time whether the peer's
+// data came late (the peer slept before its all-reduce) or was there already (the reader slept
+// before reading): the same virtual read time. Before, the clock moved only when the data was
+// late, so the time depended on how fast the peer ran.
+BOOST_AUTO_TEST_CASE(a_host_read_waits_for_the_operation_however_late_the_data_comes)
+{
+    std::string late, early;
+    BOOST_TEST(RunRanks("two-gpus.yaml", 2, &late, "EIDOLON_TEST_LATE_RANK=1") == 0);
+    BOOST_TEST(RunRanks("two-gpus.yaml", 2, &early, "EIDOLON_TEST_SLOW_READ_RANK=0") == 0);
+    BOOST_TEST(PrintedNumber(late, 0, "read_at_ns") == PrintedNumber(early, 0, "read_at_ns"));
+    BOOST_TEST(PrintedNumber(late, 1, "read_at_ns") == PrintedNumber(early, 1, "read_at_ns"));
 }

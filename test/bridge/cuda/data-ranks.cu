@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <vector>
 
 static int g_failures = 0;
+static std::chrono::steady_clock::time_point g_start; // virtual: read after the first CUDA call
 static int g_rank = 0;
 
 #define CHECK(cond)                                                                                \
@@ -132,6 +134,7 @@ main()
     int n = EnvInt("WORLD_SIZE", 1);
     g_rank = rank;
     CUDA(cudaSetDevice(EnvInt("LOCAL_RANK", rank)));
+    g_start = std::chrono::steady_clock::now();
     ncclUniqueId id;
     if (!ExchangeId(rank, &id))
         return 3;
@@ -287,6 +290,25 @@ main()
     float* kept = DeviceWith(std::vector<float>(16, 77.0f));
     NCCL(ncclAllReduce(empty, kept, 16, ncclFloat, ncclSum, comm, stream));
     CHECK(HostOf(kept, 16)[15] == 77.0f);
+
+    // A host read of an NCCL result moves the host clock to the operation's end whether or not
+    // the peers' data is already there: EIDOLON_TEST_LATE_RANK sleeps 300 ms (wall) before the
+    // all-reduce, so that its data comes late to the reader; EIDOLON_TEST_SLOW_READ_RANK sleeps
+    // before reading, so that it is there. The virtual time after the read is the same either way.
+    {
+        CUDA(cudaStreamSynchronize(stream));
+        int* timed = DeviceWith(std::vector<int>(4, rank));
+        if (rank == EnvInt("EIDOLON_TEST_LATE_RANK", -1))
+            usleep(300000);
+        NCCL(ncclAllReduce(timed, timed, 4, ncclInt32, ncclSum, comm, stream));
+        if (rank == EnvInt("EIDOLON_TEST_SLOW_READ_RANK", -1))
+            usleep(300000);
+        CHECK(HostOf(timed, 4)[3] == sum);
+        long long readAt = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - g_start)
+                               .count();
+        std::printf("rank %d read_at_ns=%lld\n", rank, readAt);
+    }
 
     CUDA(cudaStreamSynchronize(stream));
     NCCL(ncclCommDestroy(comm));
