@@ -79,7 +79,7 @@ StoreInt(KernelMemory& memory, char* at, IntType type, int64_t value)
     memory.Store(at, &value, type.bytes); // wraps as the device's integer arithmetic does
 }
 
-template <typename T>
+template<typename T>
 T
 Field(const void* base, size_t offset)
 {
@@ -144,9 +144,11 @@ RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& mem
     std::optional<Combine> combine;
     if (ops.find("sum_functor") != std::string::npos)
         combine = Combine::Sum;
-    else if (ops.find("MaxOps<") != std::string::npos || ops.find("MaxNanFunctor<") != std::string::npos)
+    else if (ops.find("MaxOps<") != std::string::npos ||
+             ops.find("MaxNanFunctor<") != std::string::npos)
         combine = Combine::Max;
-    else if (ops.find("MinOps<") != std::string::npos || ops.find("MinNanFunctor<") != std::string::npos)
+    else if (ops.find("MinOps<") != std::string::npos ||
+             ops.find("MinNanFunctor<") != std::string::npos)
         combine = Combine::Min;
     const char* op = static_cast<const char*>(launch.args[0]);
     std::optional<size_t> at;
@@ -178,7 +180,8 @@ RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& mem
     {
         const uint32_t size = Field<uint32_t>(op, inputCalc + 4 + 12 * size_t(d));
         const uint32_t shift = Field<uint32_t>(op, inputCalc + 4 + 12 * size_t(d) + 8);
-        if (shift > 32 || (uint64_t(1) << shift) < size || (shift > 0 && (uint64_t(1) << (shift - 1)) >= size))
+        if (shift > 32 || (uint64_t(1) << shift) < size ||
+            (shift > 0 && (uint64_t(1) << (shift - 1)) >= size))
         {
             return false; // not an IntDivider: the smallest s with 2^s >= divisor
         }
@@ -294,7 +297,8 @@ RunAdd(const KernelLaunch& launch, const std::string& name, KernelMemory& memory
         const int64_t a = LoadInt(memory, data[1] + at, *type);
         int64_t value;
         if (side.empty())
-            value = int64_t(uint64_t(a) + uint64_t(alpha) * uint64_t(LoadInt(memory, data[2] + at, *type)));
+            value = int64_t(uint64_t(a) +
+                            uint64_t(alpha) * uint64_t(LoadInt(memory, data[2] + at, *type)));
         else if (side == "OnOther")
             value = int64_t(uint64_t(a) + uint64_t(alpha) * uint64_t(first));
         else
