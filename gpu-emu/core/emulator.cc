@@ -2,6 +2,7 @@
 
 #include "bridge-client.h"
 #include "diagnostics.h"
+#include "host-kernels.h"
 #include "host-time.h"
 #include "per-thread.h"
 
@@ -981,7 +982,50 @@ HostVisible(MemoryKind kind)
 {
     return kind != MemoryKind::Device;
 }
+// Memory as a host-run kernel sees it (host-kernels.h): pending receives land first.
+class KernelDataAccess final : public KernelMemory
+{
+public:
+    KernelDataAccess(Emulator& emulator, DataAccess& access)
+        : m_emulator(emulator)
+        , m_access(access)
+    {
+    }
+
+    void Settle(const void* pointer, size_t bytes, bool reads) override
+    {
+        m_emulator.LandData(pointer, bytes, reads);
+    }
+    bool HasData(const void* pointer, size_t bytes) override
+    {
+        return m_access.HasData(pointer, bytes);
+    }
+    void Load(const void* pointer, void* out, size_t bytes) override
+    {
+        m_access.Load(pointer, out, bytes);
+    }
+    void Store(void* pointer, const void* data, size_t bytes) override
+    {
+        m_access.Store(pointer, data, bytes);
+    }
+
+private:
+    Emulator& m_emulator;
+    DataAccess& m_access;
+};
+
 } // namespace
+
+void
+Emulator::RunKernelData(const Stream& stream, const KernelLaunch& launch)
+{
+    if (stream.capture || !launch.args || !launch.kernel)
+    {
+        return;
+    }
+    KernelDataAccess memory(*this, *m_dataAccess);
+    RunKernelOnHost(launch, memory);
+}
 
 void
 Emulator::LandData(const void* pointer, size_t bytes, bool hostReads)

@@ -287,6 +287,9 @@ public:
     // given up with a warning, because a wait that does not move the host clock lets the
     // simulator's horizon pass the rank (causality violations).
     void LandData(const void* pointer, size_t bytes, bool hostReads = false);
+    // The data effect of a kernel launched on `stream`: the few kernels host-kernels.h names run
+    // on the host when their inputs hold data (not while the stream captures a graph).
+    void RunKernelData(const Stream& stream, const KernelLaunch& launch);
     const HostBacking& Backing() const { return *m_backing; }
     Price PriceCopy(MemoryKind from, MemoryKind to, uint64_t bytes, PeerRoute peer,
                     CopyStaging staging = CopyStaging()) const;

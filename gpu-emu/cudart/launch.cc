@@ -79,6 +79,7 @@ LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaSt
     emu.Clock().Charge(stream->legacy ? spec::HostCall::LaunchKernelLegacyStream
                                       : spec::HostCall::LaunchKernel);
     emu.Place(*stream, OpKind::Kernel, price.duration, kernel->name, price.provider, 0);
+    emu.RunKernelData(*stream, launch);
     return cudaSuccess;
 }
 

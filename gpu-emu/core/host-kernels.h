@@ -1,0 +1,37 @@
+// Kernels the host runs (README "Device memory and data"): the few PyTorch kernels whose work is
+// plain data movement or a tiny integer computation (sizes, offsets, counts), so that what a
+// program computes on the device from host-written values reads back as on a GPU. A kernel of the
+// set runs when one of its inputs holds host data and its arguments parse; any other launch, and
+// these with inputs that hold none, compute nothing, as every kernel does.
+//  - reduce_kernel<..., ReduceOp<T, sum/max/min ops, ...>> of an integer T to one output
+//    (torch.sum/max/min of a whole tensor);
+//  - vectorized_/unrolled_elementwise_kernel of CUDAFunctor[OnSelf|OnOther]_add<T> for an
+//    integer T (a + alpha * b, either side a host scalar);
+//  - CatArrayBatchedCopy* of one-dimensional contiguous inputs (torch.cat of vectors).
+#pragma once
+
+#include "cost-model.h"
+#include "data-exchange.h"
+
+#include <cstdint>
+
+namespace eidolon::gpu
+{
+
+// The memory a host-run kernel reads and writes.
+class KernelMemory : public DataAccess
+{
+public:
+    // Before `bytes` at `pointer` are read (`reads`) or written: the pending NCCL receives into
+    // them land, a read waiting for them as a host read does.
+    virtual void Settle(const void* pointer, size_t bytes, bool reads) = 0;
+};
+
+// Largest input (bytes) a host-run kernel reads: the set is for metadata, not for tensors.
+constexpr uint64_t kHostKernelMaxBytes = 1ull << 20;
+
+// Runs `launch` on the host if it is one of the kernels above and its inputs hold data; returns
+// whether it ran.
+bool RunKernelOnHost(const KernelLaunch& launch, KernelMemory& memory);
+
+} // namespace eidolon::gpu
