@@ -8,6 +8,7 @@ set -u
 eidolon=$1
 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
 ends=()
 burner=
 trap '[ -n "$burner" ] && kill "$burner" 2>/dev/null' EXIT
@@ -17,14 +18,14 @@ for run in 1 2; do
     burner=$!
   fi
   EIDOLON_HOST_TIME=calls "$here/run-under-eidolon.sh" "$eidolon" "$out/run$run" --gpus 2 --watchdog 240 --grace 600 -- \
-    "$here/../../examples/pytorch/train_gpt.py" --model tiny --parallel fsdp --steps 3 >"$out.run$run.log" 2>&1
+    "$here/../../examples/pytorch/train_gpt.py" --model tiny --parallel fsdp --steps 3 >"$out/run$run.log" 2>&1
   status=$?
   if [ -n "$burner" ]; then
     kill "$burner"
     burner=
   fi
-  [ $status -eq 77 ] && { cat "$out.run$run.log"; exit 77; }
-  [ $status -ne 0 ] && { echo "run $run failed ($status):"; tail -20 "$out.run$run.log"; exit 1; }
+  [ $status -eq 77 ] && { cat "$out/run$run.log"; exit 77; }
+  [ $status -ne 0 ] && { echo "run $run failed ($status):"; tail -20 "$out/run$run.log"; exit 1; }
   ends+=("$(python3 -c "import json; s=json.load(open('$out/run$run/summary.json')); print(sorted((g['name'], g['end_ns']) for g in s['gpus']))")")
 done
 echo "run 1: ${ends[0]}"
