@@ -37,6 +37,10 @@ struct ThreadClockState
     }
     bool known = false;
     bool drives = false;
+    uint64_t timedCalls = 0;              // timed calls it has entered (Enter)
+    uint64_t timedCallsAtLastRead = 0;    // that count at its last virtual clock read
+    Ns nowAtLastRead = -1;                // the host clock then
+    int sameReads = 0;                    // reads in a row that saw the clock stand still
     double cpuAtLastLeave = 0;            // thread CPU ns when it last left gpu-emu
     double cpuAtEnter = 0;                // thread CPU ns when it entered the current call
     double wallAtEnter = 0;               // monotonic ns then
@@ -182,6 +186,7 @@ HostClock::Enter(CallKind kind)
         ++g_drivingThreads;
         startsDriving = true;
     }
+    ++thread.timedCalls;
     if (!thread.drives)
     {
         return;
@@ -248,6 +253,31 @@ HostClock::Leave()
     {
         // The instructions retired inside gpu-emu (and while blocked on the simulator) are ours.
         thread.instructionsAtLastLeave = ReadInstructions(thread.instructionCounter);
+    }
+}
+
+void
+HostClock::ClockRead()
+{
+    ThreadClockState& thread = g_threads.Get();
+    // The read itself entered a timed call (ApiCall(CallKind::Query)): not one in between.
+    bool callBetween = thread.timedCalls != thread.timedCallsAtLastRead + 1;
+    thread.sameReads = !callBetween && m_now == thread.nowAtLastRead ? thread.sameReads + 1 : 0;
+    if (thread.sameReads >= kReadsBeforeBusyWait)
+    {
+        Charge(spec::HostCall::ClockRead);
+    }
+    thread.timedCallsAtLastRead = thread.timedCalls;
+    thread.nowAtLastRead = m_now;
+}
+
+void
+HostClock::DeadlineWait()
+{
+    if (ThreadClockState* thread = g_threads.IfCreated())
+    {
+        thread->sameReads = 0;
+        thread->nowAtLastRead = -1;
     }
 }
 

@@ -77,6 +77,20 @@ public:
     // the program's CPU time nor ours.
     void Rebase();
 
+    // A virtual clock read by the calling thread (clock_gettime, gettimeofday), before it shows
+    // Now(). Reads cost nothing: how often a program reads the clock depends on real thread
+    // scheduling (a deadline for each GIL hand-over, ProcessGroupNCCL's completion hooks on
+    // whichever thread finds a work done), so a cost per read would make virtual times depend on
+    // it. Only a busy-wait on the clock pays: from the kReadsBeforeBusyWait-th read in a row of
+    // the same virtual time, with no timed call or deadline wait in between, each read costs
+    // HostCall::ClockRead, so that a loop waiting for the clock to pass a deadline ends.
+    void ClockRead();
+    static constexpr int kReadsBeforeBusyWait = 64;
+
+    // The calling thread begins a wait on an absolute deadline (pthread_cond_timedwait and kin):
+    // whatever it read before, it is not spinning on the clock.
+    void DeadlineWait();
+
     // How many threads that drive the timeline are alive (at least 1).
     int DrivingThreads() const;
 

@@ -17,6 +17,8 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,12 +40,29 @@ namespace
 using ClockGettime = int (*)(clockid_t, struct timespec*);
 using GetTimeOfDay = int (*)(struct timeval*, void*);
 using ClockNanosleep = int (*)(clockid_t, int, const struct timespec*, struct timespec*);
+using CondTimedwait = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
+using CondClockwait = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*);
+using SemTimedwait = int (*)(sem_t*, const struct timespec*);
+using SemClockwait = int (*)(sem_t*, clockid_t, const struct timespec*);
 
 // libc's functions, resolved once when libcudart is loaded (resolving them lazily could allocate
 // inside an allocator that reads the clock); until then the system call is used.
 ClockGettime g_realClockGettime = nullptr;
 GetTimeOfDay g_realGetTimeOfDay = nullptr;
 ClockNanosleep g_realClockNanosleep = nullptr;
+CondTimedwait g_realCondTimedwait = nullptr;
+CondClockwait g_realCondClockwait = nullptr;
+SemTimedwait g_realSemTimedwait = nullptr;
+SemClockwait g_realSemClockwait = nullptr;
+
+// libc's `name` at `version` (else the next definition): resolved when the library loads.
+template<class Function>
+Function
+Libc(void* libc, const char* name, const char* version)
+{
+    void* symbol = libc ? dlvsym(libc, name, version) : nullptr;
+    return reinterpret_cast<Function>(symbol ? symbol : dlsym(RTLD_NEXT, name));
+}
 
 // libc's own, not RTLD_NEXT's: these interposers are in libcudart and in libeidolon-clocks.so,
 // and when the latter is preloaded the next definition after it is libcudart's.
@@ -60,6 +79,10 @@ ResolveRealClocks()
     void* sleep = libc ? dlvsym(libc, "clock_nanosleep", "GLIBC_2.17") : nullptr;
     g_realClockNanosleep =
         reinterpret_cast<ClockNanosleep>(sleep ? sleep : dlsym(RTLD_NEXT, "clock_nanosleep"));
+    g_realCondTimedwait = Libc<CondTimedwait>(libc, "pthread_cond_timedwait", "GLIBC_2.3.2");
+    g_realCondClockwait = Libc<CondClockwait>(libc, "pthread_cond_clockwait", "GLIBC_2.30");
+    g_realSemTimedwait = Libc<SemTimedwait>(libc, "sem_timedwait", "GLIBC_2.2.5");
+    g_realSemClockwait = Libc<SemClockwait>(libc, "sem_clockwait", "GLIBC_2.30");
 }
 
 int
@@ -263,11 +286,10 @@ VirtualNs(clockid_t clock, const void* caller)
     int64_t base = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE ? bases.realtime
                    : clock == CLOCK_BOOTTIME                                 ? bases.boottime
                                                                              : bases.monotonic;
+    // Free, but for a loop that waits for the clock to pass a deadline (HostClock::ClockRead).
+    emulator.Clock().ClockRead();
     double offset = std::max(emulator.Clock().Now(), lastShown); // never backwards for a thread
     lastShown = offset;
-    // The read itself takes time (so that a loop waiting for the clock to pass a deadline ends
-    // whatever the host-time mode).
-    emulator.Clock().Charge(spec::HostCall::ClockRead);
     return base + static_cast<int64_t>(std::llround(offset));
 }
 
@@ -331,4 +353,114 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, stru
         }
     }
     return g_realClockNanosleep(clock, flags, request, remain);
+}
+
+namespace
+{
+
+// The calling thread waits for an absolute deadline: the clock read that computed it is free
+// (HostClock::DeadlineWait).
+void
+DeadlineWait()
+{
+    if (Emulator* emulator = Emulator::IfCreated())
+    {
+        emulator->Clock().DeadlineWait();
+    }
+}
+
+// A deadline on `clock` that a thread which sees the clock virtual computed, as a deadline on the
+// real clock: as far ahead of the real now as it is of the virtual now (so that the wait lasts its
+// timeout in real time). False (pass the deadline through) where the thread sees real time, and
+// for the libraries whose reads stay real (`caller`: the code that waits).
+bool
+RealDeadline(clockid_t clock, const struct timespec* deadline, struct timespec* real,
+             const void* caller)
+{
+    if (!g_realCondTimedwait)
+    {
+        ResolveRealClocks(); // a wait in another library's constructor, before ours ran
+    }
+    DeadlineWait();
+    int64_t now = deadline ? VirtualNs(clock, caller) : -1;
+    DeadlineWait(); // our own read is free too
+    if (now < 0)
+    {
+        return false;
+    }
+    timespec realNow;
+    RealTime(clock, &realNow);
+    int64_t left = std::max<int64_t>(0, ToNs(*deadline) - now);
+    int64_t at = ToNs(realNow) + left;
+    real->tv_sec = static_cast<time_t>(at / 1000000000);
+    real->tv_nsec = static_cast<long>(at % 1000000000);
+    return true;
+}
+
+// The clock a condition variable's deadline was computed on (its attribute is glibc's private
+// state): the virtual clock it is nearer to. Real and monotonic time are decades apart.
+// (Compared with the real clocks' values now, not the virtual bases: those are fixed when the
+// process first shows virtual time, which a wait on any thread must not bring forward.)
+clockid_t
+DeadlineClock(const struct timespec* deadline)
+{
+    timespec monotonic, realtime;
+    RealTime(CLOCK_MONOTONIC, &monotonic);
+    RealTime(CLOCK_REALTIME, &realtime);
+    int64_t at = ToNs(*deadline);
+    return std::llabs(at - ToNs(monotonic)) < std::llabs(at - ToNs(realtime)) ? CLOCK_MONOTONIC
+                                                                              : CLOCK_REALTIME;
+}
+
+} // namespace
+
+// pthread_cond_timedwait: a deadline computed from the virtual clock waits what is left of it in
+// virtual time, as real time; its clock read costs nothing (DeadlineWait).
+EIDOLON_EXPORT int
+pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
+                       const struct timespec* deadline)
+{
+    timespec real;
+    if (!g_realCondTimedwait)
+    {
+        ResolveRealClocks(); // a wait in another library's constructor, before ours ran
+    }
+    if (Emulator::IfCreated() &&
+        RealDeadline(DeadlineClock(deadline), deadline, &real, __builtin_return_address(0)))
+    {
+        return g_realCondTimedwait(cond, mutex, &real);
+    }
+    return g_realCondTimedwait(cond, mutex, deadline);
+}
+
+// pthread_cond_clockwait: as pthread_cond_timedwait, on the clock named.
+EIDOLON_EXPORT int
+pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+                       const struct timespec* deadline)
+{
+    timespec real;
+    return g_realCondClockwait(
+        cond, mutex, clock,
+        RealDeadline(clock, deadline, &real, __builtin_return_address(0)) ? &real : deadline);
+}
+
+// sem_timedwait: as pthread_cond_timedwait, on CLOCK_REALTIME.
+EIDOLON_EXPORT int
+sem_timedwait(sem_t* semaphore, const struct timespec* deadline)
+{
+    timespec real;
+    return g_realSemTimedwait(
+        semaphore, RealDeadline(CLOCK_REALTIME, deadline, &real, __builtin_return_address(0))
+                       ? &real
+                       : deadline);
+}
+
+// sem_clockwait: as pthread_cond_timedwait, on the clock named.
+EIDOLON_EXPORT int
+sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* deadline)
+{
+    timespec real;
+    return g_realSemClockwait(
+        semaphore, clock,
+        RealDeadline(clock, deadline, &real, __builtin_return_address(0)) ? &real : deadline);
 }
