@@ -37,7 +37,12 @@ struct WireLimits
     static constexpr int kMaxRecordsPerBatch = 1 << 16; // the client sends at most 4096
     static constexpr int kMaxDeps = 1 << 12;
     static constexpr int kMaxOps = 1 << 16;
-    static constexpr uint64_t kBatchWindow = 1024;
+    // A rank sends batches on one socket per thread, so a batch overtakes every batch still
+    // queued on the other sockets (ZeroMQ's send and receive high-water marks, 1000 messages each,
+    // plus the kernel's socket buffer): when the simulator falls behind, legitimate batches come
+    // over a thousand ahead (the main job, once the data exchange stopped pacing the ranks). The
+    // window only refuses absurd sequence numbers; kMaxEarlyBytes bounds what is held.
+    static constexpr uint64_t kBatchWindow = 1 << 16;
     static constexpr size_t kMaxEarlyBytes = size_t(256) << 20;
     static constexpr size_t kMaxDeferred = 1024;
     static constexpr size_t kMaxNameBytes = 4096;

@@ -400,7 +400,7 @@ BOOST_AUTO_TEST_CASE(communicator_sizes_beyond_the_topology_are_refused_naming_t
 }
 
 // Batches and requests parked on a batch far ahead were kept for good (17 GB in the report);
-// now a batch or request at most 1024 batches ahead is held, and at most 1024 requests wait.
+// now a batch or request at most 65536 batches ahead is held, and at most 1024 requests wait.
 BOOST_AUTO_TEST_CASE(batches_and_requests_far_ahead_are_refused_and_held_ones_bounded)
 {
     std::ostringstream log;
@@ -411,15 +411,15 @@ BOOST_AUTO_TEST_CASE(batches_and_requests_far_ahead_are_refused_and_held_ones_bo
     far.Chain(1, 0, {}, 0, 1, 0);
     server.Deliver("p0", far.Bytes());
     BOOST_TEST(log.str().find("Batch.seq 1000000000000000: rank0 expects batch 1 next and "
-                              "holds at most 1024 batches ahead") != std::string::npos);
-    // Batch 1 + 1023 is the last one held; 1 + 1024 is refused.
-    BatchBuilder last(1024, 0);
+                              "holds at most 65536 batches ahead") != std::string::npos);
+    // Batch 1 + 65535 is the last one held; 1 + 65536 is refused.
+    BatchBuilder last(65536, 0);
     last.Chain(2, 0, {}, 0, 1, 0);
     server.Deliver("p0", last.Bytes());
-    BatchBuilder beyond(1025, 0);
+    BatchBuilder beyond(65537, 0);
     server.Deliver("p0", beyond.Bytes());
-    BOOST_TEST(log.str().find("Batch.seq 1024:") == std::string::npos);
-    BOOST_TEST(log.str().find("Batch.seq 1025: rank0 expects batch 1 next") != std::string::npos);
+    BOOST_TEST(log.str().find("Batch.seq 65536:") == std::string::npos);
+    BOOST_TEST(log.str().find("Batch.seq 65537: rank0 expects batch 1 next") != std::string::npos);
     wire::Envelope sync = Envelope();
     sync.mutable_sync()->add_ops(1);
     sync.mutable_sync()->set_driving_threads(1);
