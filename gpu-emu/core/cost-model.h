@@ -31,6 +31,9 @@ struct KernelInfo
     std::string name;                     // demangled, without a leading "void " (matching key)
     const KernelFamily* family = nullptr; // roofline family from the name; null: look it up
     int64_t argBytes = -1;                // total parameter bytes (from the cubin), -1 unknown
+    // Its name is no kernel the host runs (host-kernels.cc), known after its first launch, so
+    // that later launches skip the name checks. Written under the emulator's lock.
+    mutable bool notRunOnHost = false;
 };
 
 struct KernelLaunch

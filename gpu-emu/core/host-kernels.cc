@@ -130,12 +130,17 @@ enum class Combine
 };
 
 bool
-RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& memory)
+RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& memory, bool* nameFits)
 {
     static const std::regex reduce(
         R"(reduce_kernel<\d+, \d+, at::native::ReduceOp<([a-z ]+), (.*), unsigned int, ([a-z ]+), \d+, \d+> >)");
     std::smatch m;
-    if (!launch.args || !launch.args[0] || !std::regex_search(name, m, reduce) || m[1] != m[3])
+    if (!std::regex_search(name, m, reduce) || m[1] != m[3])
+    {
+        *nameFits = false;
+        return false;
+    }
+    if (!launch.args || !launch.args[0])
     {
         return false;
     }
@@ -150,12 +155,13 @@ RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& mem
     else if (ops.find("MinOps<") != std::string::npos ||
              ops.find("MinNanFunctor<") != std::string::npos)
         combine = Combine::Min;
-    const char* op = static_cast<const char*>(launch.args[0]);
-    std::optional<size_t> at;
-    if (type && combine)
+    if (!type || !combine)
     {
-        at = ReduceConfigOffset(launch, op);
+        *nameFits = false;
+        return false;
     }
+    const char* op = static_cast<const char*>(launch.args[0]);
+    std::optional<size_t> at = ReduceConfigOffset(launch, op);
     if (!at)
     {
         return false;
@@ -253,20 +259,25 @@ RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& mem
 // CUDAFunctor_add {alpha} (out = a + alpha b), CUDAFunctorOnOther_add {other, alpha} (out = a +
 // alpha other), CUDAFunctorOnSelf_add {self, alpha} (out = self + alpha b).
 bool
-RunAdd(const KernelLaunch& launch, const std::string& name, KernelMemory& memory)
+RunAdd(const KernelLaunch& launch, const std::string& name, KernelMemory& memory, bool* nameFits)
 {
     static const std::regex add(
         R"(^(?:at::native::)?(?:vectorized|unrolled)_elementwise_kernel<.*at::native::CUDAFunctor(OnSelf|OnOther)?_add<([a-z ]+)>, std::array<char\*, (\d)ul?>)");
     std::smatch m;
-    if (!launch.args || !launch.args[0] || !launch.args[1] || !launch.args[2] ||
-        !std::regex_search(name, m, add))
+    if (!std::regex_search(name, m, add))
     {
+        *nameFits = false;
         return false;
     }
     const auto type = IntTypeNamed(m[2]);
     const std::string side = m[1];
     const size_t operands = std::stoul(m[3]);
     if (!type || operands != (side.empty() ? 3u : 2u))
+    {
+        *nameFits = false;
+        return false;
+    }
+    if (!launch.args || !launch.args[0] || !launch.args[1] || !launch.args[2])
     {
         return false;
     }
@@ -316,13 +327,17 @@ RunAdd(const KernelLaunch& launch, const std::string& name, KernelMemory& memory
 // nElements[batch]; bool isContiguous[batch]; ...`; grid.y inputs of this batch. For one dimension,
 // input i's element j goes to out[(offset[i] + j) * dimStride].
 bool
-RunCat(const KernelLaunch& launch, const std::string& name, KernelMemory& memory)
+RunCat(const KernelLaunch& launch, const std::string& name, KernelMemory& memory, bool* nameFits)
 {
     static const std::regex cat(
         R"(CatArrayBatchedCopy[A-Za-z0-9_]*<[^<]*OpaqueType<(\d+)u?>, unsigned int, (\d+), (\d+), (\d+))");
     std::smatch m;
-    if (!launch.args || !launch.args[0] || !launch.args[1] || !launch.args[4] ||
-        !std::regex_search(name, m, cat) || std::stol(m[2]) != 1)
+    if (!std::regex_search(name, m, cat) || std::stol(m[2]) != 1)
+    {
+        *nameFits = false;
+        return false;
+    }
+    if (!launch.args || !launch.args[0] || !launch.args[1] || !launch.args[4])
     {
         return false;
     }
@@ -376,21 +391,34 @@ RunCat(const KernelLaunch& launch, const std::string& name, KernelMemory& memory
 bool
 RunKernelOnHost(const KernelLaunch& launch, KernelMemory& memory)
 {
-    // Substring checks first: this runs at every launch, and the regexes are slow on long names.
-    const std::string& name = launch.kernel->name;
+    // This runs at every launch, and the regexes are slow on long names: a kernel whose name is
+    // none of ours is known as such after its first launch (KernelInfo::notRunOnHost).
+    const KernelInfo& kernel = *launch.kernel;
+    if (kernel.notRunOnHost)
+    {
+        return false;
+    }
+    const std::string& name = kernel.name;
+    bool nameFits = true;
+    bool ran = false;
     if (name.find("reduce_kernel<") != std::string::npos)
     {
-        return RunReduce(launch, name, memory);
+        ran = RunReduce(launch, name, memory, &nameFits);
     }
-    if (name.find("_add<") != std::string::npos)
+    else if (name.find("_add<") != std::string::npos)
     {
-        return RunAdd(launch, name, memory);
+        ran = RunAdd(launch, name, memory, &nameFits);
     }
-    if (name.find("CatArrayBatchedCopy") != std::string::npos)
+    else if (name.find("CatArrayBatchedCopy") != std::string::npos)
     {
-        return RunCat(launch, name, memory);
+        ran = RunCat(launch, name, memory, &nameFits);
     }
-    return false;
+    else
+    {
+        nameFits = false;
+    }
+    kernel.notRunOnHost = !nameFits;
+    return ran;
 }
 
 } // namespace eidolon::gpu
