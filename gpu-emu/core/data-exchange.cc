@@ -463,6 +463,10 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
                 unwaited.destinations.push_back(Destination(landing.op, landing.nranks));
             }
             m_unwaited.push_back(std::move(unwaited));
+            if (m_unwaited.size() > kMaxUnwaited)
+            {
+                m_unwaited.pop_front(); // by count: program order, so still deterministic
+            }
         }
         m_pending.push_back(std::move(pending));
     }
@@ -472,23 +476,23 @@ std::vector<DataExchange::UnwaitedRecord>
 DataExchange::TakeUnwaited(const void* pointer, size_t bytes)
 {
     auto start = reinterpret_cast<uint64_t>(pointer);
-    size_t newest = 0; // one past the newest overlapping entry
-    for (size_t i = m_unwaited.size(); i > 0 && newest == 0; --i)
-    {
-        for (auto [begin, end] : m_unwaited[i - 1].destinations)
-        {
-            if (begin < start + bytes && start < end)
-            {
-                newest = i;
-                break;
-            }
-        }
-    }
     std::vector<UnwaitedRecord> taken;
-    for (size_t i = 0; i < newest; ++i)
+    for (auto it = m_unwaited.begin(); it != m_unwaited.end();)
     {
-        taken.push_back(m_unwaited.front().what);
-        m_unwaited.pop_front();
+        bool overlaps = false;
+        for (auto [begin, end] : it->destinations)
+        {
+            overlaps = overlaps || (begin < start + bytes && start < end);
+        }
+        if (overlaps)
+        {
+            taken.push_back(it->what);
+            it = m_unwaited.erase(it);
+        }
+        else
+        {
+            ++it;
+        }
     }
     return taken;
 }

@@ -94,26 +94,18 @@ public:
     void Forget(uint64_t address, uint64_t bytes);
 
     // The clock side of host reads, kept apart from landing so that it follows program order
-    // only: a receive stays "unwaited" from Expect until the host reads its destination or its
-    // record is known to end before the host clock (Prune), whether or not its data has landed
-    // (which depends on how fast the peers ran). A receive whose record is known locally
-    // (record 0) is never unwaited.
+    // only: a receive stays "unwaited" from Expect until the host reads its destination, whether
+    // or not its data has landed (which depends on how fast the peers ran). A receive whose
+    // record is known locally (record 0) is never unwaited. At most kMaxUnwaited are kept, the
+    // oldest dropped first (by then the host has long passed their ends).
     struct UnwaitedRecord
     {
         uint64_t record;
         uint64_t streamId;
     };
-    // Takes the unwaited receives up to the newest whose destination overlaps
-    // [pointer, +bytes) (older ones first, as receives land), returning their records.
+    static constexpr size_t kMaxUnwaited = 4096;
+    // Takes the unwaited receives whose destinations overlap [pointer, +bytes).
     std::vector<UnwaitedRecord> TakeUnwaited(const void* pointer, size_t bytes);
-    // Drops the unwaited receives for which `waited(record)` holds.
-    template<typename Waited> void PruneUnwaited(Waited waited)
-    {
-        for (auto it = m_unwaited.begin(); it != m_unwaited.end();)
-        {
-            it = waited(it->what.record) ? m_unwaited.erase(it) : std::next(it);
-        }
-    }
 
     const DataExchangeStats& Stats() const { return m_stats; }
 

@@ -857,25 +857,12 @@ void
 Emulator::SyncTo(Ns t)
 {
     m_clock.AdvanceTo(t);
-    PruneWaitedReceives();
 }
 
 void
 Emulator::SyncTo(const Completion& completion, const char* what)
 {
     SyncTo(Resolve(completion, what));
-}
-
-void
-Emulator::PruneWaitedReceives()
-{
-    // The host has waited for these: a later host read of their destinations moves nothing.
-    m_exchange->PruneUnwaited(
-        [this](uint64_t record)
-        {
-            auto it = m_resolved.find(record);
-            return it != m_resolved.end() && it->second <= m_clock.Now();
-        });
 }
 
 bool

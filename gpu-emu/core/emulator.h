@@ -249,8 +249,6 @@ public:
     // waits) when pending records are involved. `what` names the caller for the watchdog.
     Ns Resolve(const Completion& completion, const char* what);
     // Moves the host clock to `t`; never backwards.
-    // Forgets the NCCL receives whose ends the host clock has passed (data-exchange.h).
-    void PruneWaitedReceives();
     void SyncTo(Ns t);
     void SyncTo(const Completion& completion, const char* what);
     // Polling rule: the calling thread asked whether `object` is done and it is not. After

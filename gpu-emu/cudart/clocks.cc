@@ -425,7 +425,9 @@ pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
     {
         ResolveRealClocks(); // a wait in another library's constructor, before ours ran
     }
-    if (Emulator::IfCreated() &&
+    // Threads that drive no GPU (most waits of a process) pass through before any clock is read.
+    Emulator* emulator = Emulator::IfCreated();
+    if (emulator && emulator->Clock().CallingThreadDrives() &&
         RealDeadline(DeadlineClock(deadline), deadline, &real, __builtin_return_address(0)))
     {
         return g_realCondTimedwait(cond, mutex, &real);
