@@ -641,6 +641,51 @@ BOOST_AUTO_TEST_CASE(ranks_do_not_outlive_a_killed_eidolon)
     }
 }
 
+// The value of `name` in the environment of process `pid` ("" if none).
+std::string
+EnvironmentOf(int pid, const std::string& name)
+{
+    std::string environ = Slurp("/proc/" + std::to_string(pid) + "/environ");
+    std::string tag = name + "=";
+    for (size_t at = 0; at < environ.size();)
+    {
+        size_t end = environ.find('\0', at);
+        end = end == std::string::npos ? environ.size() : end;
+        if (environ.compare(at, tag.size(), tag) == 0)
+        {
+            return environ.substr(at + tag.size(), end - at - tag.size());
+        }
+        at = end + 1;
+    }
+    return "";
+}
+
+// A killed eidolon cannot remove the run's data directory (on /dev/shm: memory, and an unread
+// benchmark's contributions once took 11 GB there); the next run removes it, and only it: a
+// directory whose run still lives (it holds the lock on its owner.lock) stays.
+BOOST_AUTO_TEST_CASE(the_next_run_sweeps_a_killed_runs_data)
+{
+    Scratch s;
+    int pid = StartStuckRun(s);
+    std::vector<int> ranks = RanksOf(pid);
+    std::string data = EnvironmentOf(ranks.at(0), "EIDOLON_DATA_DIR");
+    BOOST_REQUIRE(!data.empty());
+    std::ofstream(data + "/unread-contribution") << "bytes a killed run left";
+
+    Scratch other;
+    Result alive = other.Eidolon("", "p2p 4194304");
+    BOOST_REQUIRE_MESSAGE(alive.status == 0, alive.err);
+    BOOST_TEST(fs::exists(data + "/unread-contribution")); // its run still lives: kept
+
+    BOOST_REQUIRE(kill(pid, SIGKILL) == 0);
+    BOOST_TEST(WaitForStatus(s) == 128 + SIGKILL);
+    BOOST_TEST(fs::exists(data)); // nothing of eidolon ran to remove it
+    Result next = other.Eidolon("", "p2p 4194304");
+    BOOST_REQUIRE_MESSAGE(next.status == 0, next.err);
+    BOOST_TEST(!fs::exists(data));
+    BOOST_TEST(Has(next.err, "killed before they could clean up"));
+}
+
 // A rank whose simulator dies (SIGKILL: no error reply, no goodbye) does not wait for good: it
 // notices within a second or so that the simulator's pid (EIDOLON_SIM_PID) is gone, says so, and
 // its later CUDA calls fail (cudaErrorNoDevice), so the program ends with a CUDA error. Before,

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -59,7 +61,11 @@ LoaderEnvironment(const std::string& libDir)
 
 // The run's private directory where the ranks exchange the bytes of NCCL operations
 // (gpu-emu/core/data-exchange.h), on /dev/shm when there is one: made at the start of a launched
-// run (mode 0700) and removed with whatever the ranks left in it when the run ends.
+// run (mode 0700) and removed with whatever the ranks left in it when the run ends. The run holds
+// an exclusive lock on its `owner.lock` for as long as it lives (the kernel drops it when the
+// process dies, however it dies), so that a run killed by SIGKILL (a harness's timeout), whose
+// directory no destructor removes, leaves nothing a later run does not sweep: /dev/shm is memory,
+// and one killed benchmark can leave gigabytes of unread contributions there.
 class RunDataDirectory
 {
 public:
@@ -69,10 +75,16 @@ public:
         std::string parent = std::filesystem::is_directory("/dev/shm", error)
                                  ? std::string("/dev/shm")
                                  : std::filesystem::temp_directory_path().string();
-        std::string pattern = parent + "/eidolon-data-XXXXXX";
+        SweepStale(parent);
+        std::string pattern = parent + "/" + kPrefix + "XXXXXX";
         if (mkdtemp(pattern.data()))
         {
             m_path = pattern;
+            m_lock = open((m_path + "/" + kLockName).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+            if (m_lock >= 0)
+            {
+                flock(m_lock, LOCK_EX | LOCK_NB);
+            }
         }
     }
     ~RunDataDirectory()
@@ -82,13 +94,87 @@ public:
             std::error_code error;
             std::filesystem::remove_all(m_path, error);
         }
+        if (m_lock >= 0)
+        {
+            close(m_lock);
+        }
     }
     RunDataDirectory(const RunDataDirectory&) = delete;
     RunDataDirectory& operator=(const RunDataDirectory&) = delete;
     const std::string& Path() const { return m_path; }
 
+    static constexpr const char* kPrefix = "eidolon-data-";
+    static constexpr const char* kLockName = "owner.lock";
+
+    // Removes the run data directories in `parent` whose run has ended: their lock can be taken
+    // (its holder is dead). A directory without a lock file is from a release before the lock,
+    // or one being made this instant: removed only when untouched for an hour. Says what it freed.
+    static void SweepStale(const std::string& parent)
+    {
+        namespace fs = std::filesystem;
+        std::error_code error;
+        uint64_t removed = 0;
+        uint64_t bytes = 0;
+        for (fs::directory_iterator it(parent, error), end; !error && it != end;
+             it.increment(error))
+        {
+            const fs::path& path = it->path();
+            std::error_code statError;
+            if (path.filename().string().rfind(kPrefix, 0) != 0 ||
+                !fs::is_directory(fs::symlink_status(path, statError)))
+            {
+                continue;
+            }
+            struct stat info;
+            if (lstat(path.c_str(), &info) != 0 || info.st_uid != geteuid())
+            {
+                continue; // another user's run: not ours to judge
+            }
+            if (!Ended(path, info))
+            {
+                continue;
+            }
+            uint64_t size = 0;
+            for (fs::recursive_directory_iterator file(path, statError), last;
+                 !statError && file != last; file.increment(statError))
+            {
+                std::error_code sizeError;
+                uint64_t fileSize = file->is_regular_file(sizeError) ? file->file_size(sizeError) : 0;
+                size += sizeError ? 0 : fileSize;
+            }
+            std::error_code removeError;
+            fs::remove_all(path, removeError);
+            if (!removeError)
+            {
+                ++removed;
+                bytes += size;
+            }
+        }
+        if (removed > 0)
+        {
+            std::cerr << fmt::format("eidolon: removed {} data director{} ({:.1f} MiB) left in {} "
+                                     "by runs that were killed before they could clean up\n",
+                                     removed, removed == 1 ? "y" : "ies",
+                                     double(bytes) / (1 << 20), parent);
+        }
+    }
+
 private:
+    // Whether the run that made the directory `path` has ended.
+    static bool Ended(const std::filesystem::path& path, const struct stat& info)
+    {
+        int fd = open((path / kLockName).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+        {
+            return errno == ENOENT && time(nullptr) - info.st_mtime > 3600;
+        }
+        bool ended = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        close(fd); // drops the lock we may have taken
+        return ended;
+    }
+
     std::string m_path;
+    int m_lock = -1;
 };
 
 // The signal that asked the run to stop (0: none yet). Set by the handler, read by the loop.
