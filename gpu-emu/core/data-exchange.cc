@@ -563,7 +563,39 @@ DataExchange::AbandonOldest(const std::string& why)
     }
     WarnOnce("abandon", "the data of an NCCL operation did not arrive (" + why +
                             "); its destination keeps its contents");
+    for (const Landing& landing : m_pending.front().landings)
+    {
+        Discard(landing);
+    }
     m_pending.pop_front();
+}
+
+void
+DataExchange::Discard(const Landing& landing)
+{
+    for (const Source& source : landing.sources)
+    {
+        if (!source.key.empty())
+        {
+            if (m_discarded.size() == kMaxDiscarded)
+            {
+                m_discarded.pop_front(); // its file stays until the run's directory goes
+            }
+            m_discarded.push_back(Discarded{source, Local(landing.nranks)});
+        }
+    }
+    ReleaseDiscarded();
+}
+
+void
+DataExchange::ReleaseDiscarded()
+{
+    for (auto it = m_discarded.begin(); it != m_discarded.end();)
+    {
+        Contribution unused;
+        bool released = Present(it->source, it->local) && Take(it->source, it->local, &unused);
+        it = released ? m_discarded.erase(it) : std::next(it);
+    }
 }
 
 void
@@ -571,6 +603,10 @@ DataExchange::LandReady()
 {
     while (TryLandOldest())
     {
+    }
+    if (!m_discarded.empty())
+    {
+        ReleaseDiscarded();
     }
 }
 
@@ -594,6 +630,10 @@ DataExchange::Forget(uint64_t address, uint64_t bytes)
         {
             auto [begin, end] = Destination(it->op, it->nranks);
             bool inside = begin >= address && end <= address + bytes;
+            if (inside)
+            {
+                Discard(*it);
+            }
             it = inside ? landings.erase(it) : std::next(it);
         }
     }

@@ -161,6 +161,11 @@ private:
     // Whether operations of `nranks` ranks move data here.
     bool Moves(int nranks) const;
     void Land(const Landing& landing);
+    // A receive given up (abandoned, or its destination freed) still counts down the
+    // contributions it would have read, so that their files and mailbox entries go: at once for
+    // those already there, later (ReleaseDiscarded, from LandReady) for those still to come.
+    void Discard(const Landing& landing);
+    void ReleaseDiscarded();
 
     std::string m_directory;
     // The board, mapped at first use (null: files alone, markers for buffers without data).
@@ -189,6 +194,14 @@ private:
     };
     std::map<std::string, Mail> m_mailbox; // in-process contributions
     std::deque<Pending> m_pending;
+    struct Discarded
+    {
+        Source source;
+        bool local;
+    };
+    // Contributions of given-up receives not yet posted; at most kMaxDiscarded, oldest dropped.
+    static constexpr size_t kMaxDiscarded = 4096;
+    std::deque<Discarded> m_discarded;
     struct Unwaited
     {
         UnwaitedRecord what;

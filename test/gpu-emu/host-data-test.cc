@@ -320,3 +320,53 @@ BOOST_AUTO_TEST_CASE(exchange_without_data_posts_no_file_and_one_writer_reaches_
     again.Expect(member0, ops0, 1, 7);
     BOOST_TEST(!again.TryLandOldest()); // its rank 1 has not posted
 }
+
+// A receive given up still counts down what it would have read: its destination freed before the
+// data came (Forget), or abandoned. Both ranks' buffers hold data, so each posts one file with two
+// readers (itself and the peer); without the count-down, a freed or abandoned receive's files
+// stayed on /dev/shm until the run ended.
+BOOST_AUTO_TEST_CASE(receives_given_up_still_release_their_contributions)
+{
+    DataDirectory dir;
+    HostAccess access0, access1;
+    DataExchange rank0(dir.path.string(), access0);
+    DataExchange rank1(dir.path.string(), access1);
+    rank0.SetRunTag("test");
+    rank1.SetRunTag("test");
+    CommMember member0{43, 2, 0, 0};
+    CommMember member1{43, 2, 1, 0};
+    int32_t send0[4] = {1, 2, 3, 4}, send1[4] = {10, 20, 30, 40};
+    int32_t recv0[4] = {-1, -1, -1, -1}, recv1[4] = {-1, -1, -1, -1};
+    access0.written.insert(send0);
+    access1.written.insert(send1);
+    std::vector<CommOp> ops0{AllReduceInt32(send0, recv0, 4)};
+    std::vector<CommOp> ops1{AllReduceInt32(send1, recv1, 4)};
+
+    // Rank 0 posts and frees its destination before rank 1 posts: its own file is counted down
+    // at once (1 reader left: rank 1), rank 1's when it comes.
+    rank0.Post(member0, ops0);
+    rank0.Expect(member0, ops0, 1, 5);
+    rank0.Forget(reinterpret_cast<uint64_t>(recv0), sizeof recv0);
+    BOOST_TEST(dir.Files() == 1);
+    rank1.Post(member1, ops1);
+    rank1.Expect(member1, ops1, 1, 5);
+    BOOST_TEST(dir.Files() == 2);
+    BOOST_TEST(rank1.TryLandOldest()); // rank 1 reads both: rank 0's file goes, its own has 1 left
+    BOOST_TEST(recv1[0] == 11);
+    BOOST_TEST(dir.Files() == 1);
+    rank0.LandReady(); // rank 0's given-up read of rank 1's file
+    BOOST_TEST(dir.Files() == 0);
+    BOOST_TEST(recv0[0] == -1); // nothing landed in the freed destination
+
+    // Abandoned after both posted: both files it would have read are counted down at once.
+    rank0.Post(member0, ops0);
+    rank0.Expect(member0, ops0, 1, 6);
+    rank1.Post(member1, ops1);
+    rank1.Expect(member1, ops1, 1, 6);
+    BOOST_TEST(dir.Files() == 2);
+    rank0.AbandonOldest("a test");
+    BOOST_TEST(dir.Files() == 2); // each still has rank 1 to read it
+    BOOST_TEST(rank1.TryLandOldest());
+    BOOST_TEST(dir.Files() == 0);
+    BOOST_TEST(recv0[0] == -1);
+}
