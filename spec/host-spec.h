@@ -57,7 +57,7 @@ enum class HostCall
     NcclEnqueue,              // one NCCL collective or send/recv handed to the GPU
     NcclGroupEnd,             // ncclGroupEnd itself, beyond its operations' enqueues
     NcclCommInit,             // ncclCommInitRank/InitAll/Split, per communicator
-    ClockRead,                // clock_gettime/gettimeofday on a thread that drives the GPU
+    ClockRead,                // clock_gettime/gettimeofday, busy-waits on driving threads only
     Count
 };
 

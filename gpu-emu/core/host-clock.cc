@@ -6,7 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include <dlfcn.h>
 #include <sys/syscall.h>
@@ -41,6 +46,7 @@ struct ThreadClockState
     uint64_t timedCallsAtLastRead = 0;    // that count at its last virtual clock read
     Ns nowAtLastRead = -1;                // the host clock then
     int sameReads = 0;                    // reads in a row that saw the clock stand still
+    bool afterNotReadyQuery = false;      // its last timed call was a query that said not ready
     double cpuAtLastLeave = 0;            // thread CPU ns when it last left gpu-emu
     double cpuAtEnter = 0;                // thread CPU ns when it entered the current call
     double wallAtEnter = 0;               // monotonic ns then
@@ -121,6 +127,58 @@ HostTimeModeName(HostTimeMode mode)
     return "?";
 }
 
+// EIDOLON_HOST_CLOCK_TRACE=<dir>: every move of the host clock, one line each, in
+// <dir>/host-clock-<pid>.tsv: thread (numbered in the order threads first move the clock, so that
+// two runs compare line by line), what moved it, by how much, and the clock after it.
+void
+HostClock::Trace(const char* what, Ns by) const
+{
+    struct TraceFile
+    {
+        FILE* file = nullptr;
+        std::mutex mutex;
+        std::map<long, int> threads;
+    };
+    static TraceFile* trace = [] {
+        const char* dir = std::getenv("EIDOLON_HOST_CLOCK_TRACE");
+        if (!dir || !*dir)
+        {
+            return static_cast<TraceFile*>(nullptr);
+        }
+        std::string path = std::string(dir) + "/host-clock-" + std::to_string(getpid()) + ".tsv";
+        auto* opened = new TraceFile(); // kept to the end of the process: threads may still write
+        opened->file = std::fopen(path.c_str(), "we");
+        if (!opened->file)
+        {
+            std::fprintf(stderr, "eidolon: EIDOLON_HOST_CLOCK_TRACE: cannot write %s: %s\n",
+                         path.c_str(), std::strerror(errno));
+            return static_cast<TraceFile*>(nullptr);
+        }
+        std::fprintf(opened->file, "thread\twhat\tby_ns\tnow_ns\n");
+        return opened;
+    }();
+    if (!trace)
+    {
+        return;
+    }
+    std::lock_guard<std::mutex> lock(trace->mutex);
+    long tid = long(syscall(SYS_gettid));
+    int thread = trace->threads.emplace(tid, int(trace->threads.size())).first->second;
+    std::fprintf(trace->file, "%d\t%s\t%.4f\t%.4f\n", thread, what, by, m_now);
+    std::fflush(trace->file);
+}
+
+void
+HostClock::AdvanceTo(Ns t)
+{
+    if (t > m_now)
+    {
+        Ns by = t - m_now;
+        m_now = t;
+        Trace("sync", by);
+    }
+}
+
 HostClock::HostClock(double cpuScale)
 {
     m_model.mode = HostTimeMode::CpuTime;
@@ -159,6 +217,7 @@ HostClock::Charge(spec::HostCall call, uint64_t bytes)
     }
     Ns cost = m_host->CostNs(call, bytes);
     m_now += cost;
+    Trace(spec::HostCallKey(call), cost);
     return cost;
 }
 
@@ -187,6 +246,7 @@ HostClock::Enter(CallKind kind)
         startsDriving = true;
     }
     ++thread.timedCalls;
+    thread.afterNotReadyQuery = false;
     if (!thread.drives)
     {
         return;
@@ -197,6 +257,10 @@ HostClock::Enter(CallKind kind)
         if (kind == CallKind::Submit)
         {
             m_now += m_model.programOverheadNs;
+            if (m_model.programOverheadNs > 0)
+            {
+                Trace("program", m_model.programOverheadNs);
+            }
         }
         break;
     case HostTimeMode::CpuTime:
@@ -210,6 +274,7 @@ HostClock::Enter(CallKind kind)
             if (cpu > thread.cpuAtLastLeave)
             {
                 m_now += (cpu - thread.cpuAtLastLeave) * m_model.cpuScale;
+                Trace("program", (cpu - thread.cpuAtLastLeave) * m_model.cpuScale);
             }
             thread.cpuAtEnter = cpu;
             thread.wallAtEnter = ReadNs(CLOCK_MONOTONIC); // vDSO, ~20 ns
@@ -228,6 +293,8 @@ HostClock::Enter(CallKind kind)
             if (count > thread.instructionsAtLastLeave)
             {
                 m_now += double(count - thread.instructionsAtLastLeave) / m_model.instructionsPerNs;
+                Trace("program",
+                      double(count - thread.instructionsAtLastLeave) / m_model.instructionsPerNs);
             }
         }
         break;
@@ -269,6 +336,24 @@ HostClock::ClockRead()
     }
     thread.timedCallsAtLastRead = thread.timedCalls;
     thread.nowAtLastRead = m_now;
+}
+
+void
+HostClock::NotReadyQuery()
+{
+    g_threads.Get().afterNotReadyQuery = true;
+}
+
+bool
+HostClock::TakeNotReadyQuery()
+{
+    ThreadClockState* thread = g_threads.IfCreated();
+    bool after = thread && thread->afterNotReadyQuery;
+    if (after)
+    {
+        thread->afterNotReadyQuery = false;
+    }
+    return after;
 }
 
 void

@@ -91,6 +91,15 @@ public:
     // whatever it read before, it is not spinning on the clock.
     void DeadlineWait();
 
+    // Queries are free (cudaStreamQuery, cudaEventQuery, gpu-emu/README.md "Host time"): how many
+    // a thread makes can depend on other threads (PyTorch's NCCL process group queries, on the
+    // training thread, the works its watchdog thread has not yet found done). So is the
+    // cudaGetLastError that clears a not-ready answer (as PyTorch's CUDAEvent::query does): a query
+    // that said not ready calls NotReadyQuery, and TakeNotReadyQuery tells the next
+    // cudaGetLastError, before any other timed call, that it is part of that query.
+    void NotReadyQuery();
+    bool TakeNotReadyQuery();
+
     // How many threads that drive the timeline are alive (at least 1).
     int DrivingThreads() const;
 
@@ -99,26 +108,27 @@ public:
 
     Ns Now() const { return m_now; }
 
-    // Adds a modelled host cost.
-    void Charge(Ns cost) { m_now += cost; }
+    // Adds a modelled host cost (`what` names it in the trace).
+    void Charge(Ns cost, const char* what = "cost")
+    {
+        m_now += cost;
+        Trace(what, cost);
+    }
 
     // Adds what `call` (moving or allocating `bytes`) costs on the host description, when the
     // calling thread drives the timeline. Returns the cost added.
     Ns Charge(spec::HostCall call, uint64_t bytes = 0);
 
     // Moves the clock to t if t is later (synchronization); never backwards.
-    void AdvanceTo(Ns t)
-    {
-        if (t > m_now)
-        {
-            m_now = t;
-        }
-    }
+    void AdvanceTo(Ns t);
 
     // CPU time of the calling thread, in ns.
     static double ThreadCpuNs();
 
 private:
+    // Writes a line to EIDOLON_HOST_CLOCK_TRACE's file, if it is set (gpu-emu/README.md).
+    void Trace(const char* what, Ns by) const;
+
     HostTimeModel m_model;
     std::shared_ptr<const spec::HostSpec> m_host;
     Ns m_now = 0;

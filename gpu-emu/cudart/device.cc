@@ -137,7 +137,8 @@ cudaGetDevice(int* device)
         return cudaErrorNoDevice;
     }
     *device = call.Emu().CurrentDevice();
-    call.Emu().Clock().Charge(spec::HostCall::GetDevice);
+    // Not charged, like event creation (streams-events.cc): runtimes call it around every pooled
+    // object they create (a device guard), so its count follows the pools.
     return cudaSuccess;
 }
 

@@ -113,7 +113,10 @@ cudaGetLastError()
 {
     {
         eidolon::gpu::ApiCall call(eidolon::gpu::CallKind::Untimed); // PyTorch checks every launch
-        call.Emu().Clock().Charge(eidolon::spec::HostCall::GetLastError);
+        if (!call.Emu().Clock().TakeNotReadyQuery()) // clearing a not-ready answer is the query's
+        {
+            call.Emu().Clock().Charge(eidolon::spec::HostCall::GetLastError);
+        }
     }
     return TakeLastError();
 }
@@ -124,7 +127,10 @@ cudaPeekAtLastError()
 {
     {
         eidolon::gpu::ApiCall call(eidolon::gpu::CallKind::Untimed);
-        call.Emu().Clock().Charge(eidolon::spec::HostCall::GetLastError);
+        if (!call.Emu().Clock().TakeNotReadyQuery())
+        {
+            call.Emu().Clock().Charge(eidolon::spec::HostCall::GetLastError);
+        }
     }
     return PeekLastError();
 }

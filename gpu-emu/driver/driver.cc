@@ -1143,13 +1143,14 @@ cuStreamQuery(CUstream handle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    emu.Clock().Charge(spec::HostCall::StreamQuery);
+    // Not charged: queries are free (HostClock::NotReadyQuery).
     Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cuStreamQuery");
     if (completion <= emu.Clock().Now() || emu.PollTurnsIntoWait(stream, completion))
     {
         emu.PollSatisfied();
         return CUDA_SUCCESS;
     }
+    emu.Clock().NotReadyQuery();
     return CUDA_ERROR_NOT_READY;
 }
 

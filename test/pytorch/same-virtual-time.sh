@@ -17,7 +17,8 @@ for run in 1 2; do
     yes >/dev/null &
     burner=$!
   fi
-  EIDOLON_HOST_TIME=calls "$here/run-under-eidolon.sh" "$eidolon" "$out/run$run" --gpus 2 --watchdog 240 --grace 600 -- \
+  rm -rf "$out/run$run.clock" && mkdir -p "$out/run$run.clock"
+  EIDOLON_HOST_CLOCK_TRACE="$out/run$run.clock" EIDOLON_HOST_TIME=calls "$here/run-under-eidolon.sh" "$eidolon" "$out/run$run" --gpus 2 --watchdog 240 --grace 600 -- \
     "$here/../../examples/pytorch/train_gpt.py" --model tiny --parallel fsdp --steps 3 >"$out/run$run.log" 2>&1
   status=$?
   if [ -n "$burner" ]; then
@@ -30,4 +31,10 @@ for run in 1 2; do
 done
 echo "run 1: ${ends[0]}"
 echo "run 2: ${ends[1]}"
+# Every move of every rank's host clock, in order, the same too (stronger than the end times: a
+# difference that later waits absorb shows here; the diff names the first one).
+if ! "$here/../../scripts/host-clock-diff.py" "$out/run1.clock" "$out/run2.clock"; then
+  echo "host clocks differ"
+  exit 1
+fi
 [ "${ends[0]}" = "${ends[1]}" ] && echo "same virtual times" || { echo "virtual times differ"; exit 1; }

@@ -111,6 +111,31 @@ LaunchBound(int launches)
     return 0; // no sync: the host clock at exit is the launches' host cost (and the create's)
 }
 
+// Observations cost nothing: `rounds` of cudaGetDevice, an event created and destroyed and a query
+// of an idle stream; then a kernel, a query that finds it not ready, the cudaGetLastError that
+// clears that answer (part of the query), and one more cudaGetLastError (a check of its own).
+static int
+Observe(int rounds)
+{
+    cudaStream_t stream;
+    CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (int i = 0; i < rounds; ++i)
+    {
+        int device = -1;
+        CUDA(cudaGetDevice(&device));
+        cudaEvent_t event;
+        CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+        CUDA(cudaEventDestroy(event));
+        CUDA(cudaStreamQuery(stream));
+    }
+    empty<<<1, 1, 0, stream>>>();
+    if (cudaStreamQuery(stream) != cudaErrorNotReady)
+        return 4;
+    (void)cudaGetLastError();
+    (void)cudaGetLastError();
+    return 0;
+}
+
 int
 main(int argc, char** argv)
 {
@@ -118,9 +143,11 @@ main(int argc, char** argv)
     int iters = argc > 2 ? std::atoi(argv[2]) : 1;
     if (mode == "launch-bound")
         return LaunchBound(iters);
+    if (mode == "observe")
+        return Observe(iters);
     if (mode != "collective" && mode != "train")
     {
-        std::fprintf(stderr, "usage: host-time launch-bound|collective|train N\n");
+        std::fprintf(stderr, "usage: host-time launch-bound|observe|collective|train N\n");
         return 1;
     }
     int rank = EnvInt("RANK", 0);
