@@ -46,6 +46,7 @@ struct ThreadClockState
     uint64_t timedCallsAtLastRead = 0;    // that count at its last virtual clock read
     Ns nowAtLastRead = -1;                // the host clock then
     int sameReads = 0;                    // reads in a row that saw the clock stand still
+    bool pendingRead = false;             // its last read may still join a row (ClockRead)
     bool afterNotReadyQuery = false;      // its last timed call was a query that said not ready
     double cpuAtLastLeave = 0;            // thread CPU ns when it last left gpu-emu
     double cpuAtEnter = 0;                // thread CPU ns when it entered the current call
@@ -329,13 +330,31 @@ HostClock::ClockRead()
     ThreadClockState& thread = g_threads.Get();
     // The read itself entered a timed call (ApiCall(CallKind::Query)): not one in between.
     bool callBetween = thread.timedCalls != thread.timedCallsAtLastRead + 1;
-    thread.sameReads = !callBetween && m_now == thread.nowAtLastRead ? thread.sameReads + 1 : 0;
-    if (thread.sameReads >= kReadsBeforeBusyWait)
+    if (callBetween || m_now != thread.nowAtLastRead)
     {
-        Charge(spec::HostCall::ClockRead);
+        thread.sameReads = 0;
     }
+    else if (thread.pendingRead)
+    {
+        // The previous read was followed by this one, not by a wait: it belongs to the row.
+        ++thread.sameReads;
+        if (thread.sameReads >= kReadsBeforeBusyWait)
+        {
+            Charge(spec::HostCall::ClockRead);
+        }
+    }
+    thread.pendingRead = true;
     thread.timedCallsAtLastRead = thread.timedCalls;
     thread.nowAtLastRead = m_now;
+}
+
+void
+HostClock::DeadlineWait()
+{
+    if (ThreadClockState* thread = g_threads.IfCreated())
+    {
+        thread->pendingRead = false;
+    }
 }
 
 void
@@ -354,16 +373,6 @@ HostClock::TakeNotReadyQuery()
         thread->afterNotReadyQuery = false;
     }
     return after;
-}
-
-void
-HostClock::DeadlineWait()
-{
-    if (ThreadClockState* thread = g_threads.IfCreated())
-    {
-        thread->sameReads = 0;
-        thread->nowAtLastRead = -1;
-    }
 }
 
 int

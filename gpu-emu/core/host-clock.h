@@ -81,14 +81,18 @@ public:
     // Now(). Reads cost nothing: how often a program reads the clock depends on real thread
     // scheduling (a deadline for each GIL hand-over, ProcessGroupNCCL's completion hooks on
     // whichever thread finds a work done), so a cost per read would make virtual times depend on
-    // it. Only a busy-wait on the clock pays: from the kReadsBeforeBusyWait-th read in a row of
-    // the same virtual time, with no timed call or deadline wait in between, each read costs
-    // HostCall::ClockRead, so that a loop waiting for the clock to pass a deadline ends.
+    // it. Only a busy-wait on the clock pays: a read followed by another read of the same virtual
+    // time, with no timed call or wait in between, joins a row, and from the
+    // kReadsBeforeBusyWait-th read of a row on each costs HostCall::ClockRead, so that a loop
+    // waiting for the clock to pass a deadline ends.
     void ClockRead();
     static constexpr int kReadsBeforeBusyWait = 64;
 
-    // The calling thread begins a wait on an absolute deadline (pthread_cond_timedwait and kin):
-    // whatever it read before, it is not spinning on the clock.
+    // The calling thread begins a wait (a deadline wait: pthread_cond_timedwait and kin; a
+    // semaphore: sem_wait, sem_trywait): the read just before it, if any, computed the deadline or
+    // is the lock's own (CPython reads the clock at every lock acquire, with a timeout or not, and
+    // once more when the lock is taken), so it joins no row. Whether a lock was free (one read) or
+    // not (two reads, then a wait) depends on other threads; neither leaves a read in the row.
     void DeadlineWait();
 
     // Queries are free (cudaStreamQuery, cudaEventQuery, gpu-emu/README.md "Host time"): how many

@@ -44,6 +44,7 @@ using CondTimedwait = int (*)(pthread_cond_t*, pthread_mutex_t*, const struct ti
 using CondClockwait = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*);
 using SemTimedwait = int (*)(sem_t*, const struct timespec*);
 using SemClockwait = int (*)(sem_t*, clockid_t, const struct timespec*);
+using SemWait = int (*)(sem_t*);
 
 // libc's functions, resolved once when libcudart is loaded (resolving them lazily could allocate
 // inside an allocator that reads the clock); until then the system call is used.
@@ -54,6 +55,8 @@ CondTimedwait g_realCondTimedwait = nullptr;
 CondClockwait g_realCondClockwait = nullptr;
 SemTimedwait g_realSemTimedwait = nullptr;
 SemClockwait g_realSemClockwait = nullptr;
+SemWait g_realSemWait = nullptr;
+SemWait g_realSemTrywait = nullptr;
 
 // libc's `name` at `version` (else the next definition): resolved when the library loads.
 template<class Function>
@@ -83,6 +86,8 @@ ResolveRealClocks()
     g_realCondClockwait = Libc<CondClockwait>(libc, "pthread_cond_clockwait", "GLIBC_2.30");
     g_realSemTimedwait = Libc<SemTimedwait>(libc, "sem_timedwait", "GLIBC_2.2.5");
     g_realSemClockwait = Libc<SemClockwait>(libc, "sem_clockwait", "GLIBC_2.30");
+    g_realSemWait = Libc<SemWait>(libc, "sem_wait", "GLIBC_2.2.5");
+    g_realSemTrywait = Libc<SemWait>(libc, "sem_trywait", "GLIBC_2.2.5");
 }
 
 int
@@ -436,8 +441,8 @@ pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
 }
 
 // pthread_cond_clockwait: as pthread_cond_timedwait, on the clock named.
-EIDOLON_EXPORT int
-pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+extern "C" int
+eidolon_pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
                        const struct timespec* deadline)
 {
     timespec real;
@@ -447,8 +452,8 @@ pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t c
 }
 
 // sem_timedwait: as pthread_cond_timedwait, on CLOCK_REALTIME.
-EIDOLON_EXPORT int
-sem_timedwait(sem_t* semaphore, const struct timespec* deadline)
+extern "C" int
+eidolon_sem_timedwait(sem_t* semaphore, const struct timespec* deadline)
 {
     timespec real;
     return g_realSemTimedwait(
@@ -458,11 +463,53 @@ sem_timedwait(sem_t* semaphore, const struct timespec* deadline)
 }
 
 // sem_clockwait: as pthread_cond_timedwait, on the clock named.
-EIDOLON_EXPORT int
-sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* deadline)
+extern "C" int
+eidolon_sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* deadline)
 {
     timespec real;
     return g_realSemClockwait(
         semaphore, clock,
         RealDeadline(clock, deadline, &real, __builtin_return_address(0)) ? &real : deadline);
 }
+
+// sem_wait: blocks; the clock read just before it was the lock's (CPython's), not a spin's.
+extern "C" int
+eidolon_sem_wait(sem_t* semaphore)
+{
+    if (!g_realSemWait)
+    {
+        ResolveRealClocks();
+    }
+    DeadlineWait();
+    return g_realSemWait(semaphore);
+}
+
+// sem_trywait: as sem_wait, without blocking.
+extern "C" int
+eidolon_sem_trywait(sem_t* semaphore)
+{
+    if (!g_realSemTrywait)
+    {
+        ResolveRealClocks();
+    }
+    DeadlineWait();
+    return g_realSemTrywait(semaphore);
+}
+
+// glibc 2.34 gave these functions new version nodes (libpthread moved into libc): a program built
+// since (this machine's CPython) binds to GLIBC_2.34, one built before (PyTorch's manylinux
+// libraries) to the older node; both versions are the definitions above. (A definition under its
+// own name with only an older alias loses its default version in GNU ld, so both are aliases.)
+#define EIDOLON_BOTH_VERSIONS(name, older, returns, ...)                                       \
+    extern "C" __attribute__((visibility("default"), alias("eidolon_" #name),                  \
+                              copy(eidolon_##name))) returns eidolon_##name##_older(__VA_ARGS__); \
+    extern "C" __attribute__((visibility("default"), alias("eidolon_" #name),                  \
+                              copy(eidolon_##name))) returns eidolon_##name##_2_34(__VA_ARGS__);  \
+    __asm__(".symver eidolon_" #name "_older, " #name "@" older);                              \
+    __asm__(".symver eidolon_" #name "_2_34, " #name "@@GLIBC_2.34")
+EIDOLON_BOTH_VERSIONS(pthread_cond_clockwait, "GLIBC_2.30", int, pthread_cond_t*, pthread_mutex_t*,
+                      clockid_t, const struct timespec*);
+EIDOLON_BOTH_VERSIONS(sem_clockwait, "GLIBC_2.30", int, sem_t*, clockid_t, const struct timespec*);
+EIDOLON_BOTH_VERSIONS(sem_timedwait, "GLIBC_2.2.5", int, sem_t*, const struct timespec*);
+EIDOLON_BOTH_VERSIONS(sem_wait, "GLIBC_2.2.5", int, sem_t*);
+EIDOLON_BOTH_VERSIONS(sem_trywait, "GLIBC_2.2.5", int, sem_t*);

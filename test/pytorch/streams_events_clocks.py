@@ -55,4 +55,21 @@ p0 = time.perf_counter()
 torch.cuda.synchronize()
 waited = time.perf_counter() - p0
 assert waited * 1e3 >= 0.9 * s3.elapsed_time(e3), (waited, s3.elapsed_time(e3))
+
+# A timed wait on a lock (threading.Event.wait: CPython's sem_clockwait, GLIBC_2.34 in a program
+# built since glibc 2.34) on the training thread waits its timeout, however far the virtual clock
+# is from the real one. Here it is a minute ahead (128 matmuls of 65536^3, 563 TFLOP each: at
+# least 0.57 s each at the bf16 peak, 73 s in all), which a real-clock wait on the virtual deadline
+# would add (or, were the virtual clock behind, return at once).
+big = torch.empty(65536, 65536, device=dev, dtype=torch.bfloat16)
+for _ in range(128):
+    big @ big
+torch.cuda.synchronize()
+import threading
+wall0, p0 = os.times().elapsed, time.perf_counter()
+woken = threading.Event().wait(0.3)
+wall1, p1 = os.times().elapsed, time.perf_counter()
+assert not woken
+assert 0.25 <= wall1 - wall0 < 3.0, wall1 - wall0
+assert 0 <= p1 - p0 < 1e-3, p1 - p0  # the wait is the program's own host time: none in `calls`
 print(f"streams/events/clocks ok: matmul {k:.3f} ms, sync waited {waited*1e3:.3f} ms")
