@@ -258,6 +258,10 @@ Simulation::Ingest(RankProcess& process, const wire::Batch& batch)
     }
     m_stats.RecordsIngested(uint64_t(batch.records_size()));
     process.clock = std::max(process.clock, batch.clock_ns());
+    if (batch.driving_threads() > 0)
+    {
+        process.drivingThreads = batch.driving_threads(); // a thread parked or woke
+    }
     m_timelines.RunWorklist();
 }
 

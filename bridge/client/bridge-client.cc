@@ -270,6 +270,15 @@ public:
         return *monotonic > 0;
     }
 
+    void DrivingThreadsChanged() override
+    {
+        {
+            std::lock_guard<std::mutex> wake(m_wakeLock);
+            m_drivingChanged = true;
+        }
+        m_wake.notify_one();
+    }
+
     void OnOp(const gpu::DeviceOp& op) override
     {
         std::lock_guard<std::mutex> state(m_state);
@@ -722,9 +731,15 @@ private:
         m_openChain.clear();
         m_openSpan.clear();
         const Ns clock = std::max(now, m_reportedClock);
-        if (m_batch.records_size() == 0 && clock == m_reportedClock)
+        const int driving = m_host.DrivingThreads();
+        if (m_batch.records_size() == 0 && clock == m_reportedClock && driving == m_reportedDriving)
         {
             return;
+        }
+        if (driving != m_reportedDriving)
+        {
+            m_batch.set_driving_threads(driving);
+            m_reportedDriving = driving;
         }
         m_flushedWall = Clock::now();
         m_flushedCpu = ProcessCpuTime();
@@ -760,10 +775,12 @@ private:
                 // m_wakeLock.
                 std::unique_lock<std::mutex> wake(m_wakeLock);
                 m_flusherBackedOff = wait > kFlushCpu;
-                m_wake.wait_for(wake, wait, [this] { return m_exiting || m_batchOpened; });
+                m_wake.wait_for(wake, wait,
+                                [this] { return m_exiting || m_batchOpened || m_drivingChanged; });
                 m_batchOpened = false;
                 m_flusherBackedOff = false;
             }
+            const bool drivingChanged = m_drivingChanged.exchange(false);
             // The clock first, with m_state not held: sink calls take m_state inside the host's
             // lock, so taking them in the other order could deadlock.
             const Ns now = m_host.NowFromOwnThread();
@@ -772,9 +789,10 @@ private:
             {
                 break;
             }
-            const bool due = ProcessCpuTime() - m_flushedCpu >= kFlushCpu ||
+            const bool due = drivingChanged || ProcessCpuTime() - m_flushedCpu >= kFlushCpu ||
                              Clock::now() - m_flushedWall >= kFlushWallLimit;
-            if (due && (m_batch.records_size() > 0 || now > m_reportedClock))
+            if (due && (m_batch.records_size() > 0 || now > m_reportedClock ||
+                        m_host.DrivingThreads() != m_reportedDriving))
             {
                 Flush(ThreadSocket(), now);
                 wait = kFlushCpu;
@@ -805,6 +823,11 @@ private:
     std::condition_variable m_wake;
     bool m_batchOpened = false;      // under m_wakeLock
     bool m_flusherBackedOff = false; // under m_wakeLock: the flusher waits longer than kFlushCpu
+    // A driving thread parked or woke (DrivingThreadsChanged): the flusher sends the new count at
+    // once, in a batch (ordered after the records before it), so that a process whose other
+    // threads all wait for the simulator counts as blocked without waiting for a flush.
+    std::atomic<bool> m_drivingChanged{false};
+    int m_reportedDriving = 0; // under m_state: the count the simulator last heard in a batch
     std::unordered_map<uint64_t, OpenChain> m_openChain;
     std::unordered_map<uint64_t, size_t> m_openSpan;
     uint64_t m_nextId = 0;

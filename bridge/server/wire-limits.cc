@@ -132,6 +132,10 @@ CheckBatch(const wire::Batch& batch, const sim::RankProcess& process, const RunS
     CheckCount("Batch.records", batch.records_size(), L::kMaxRecordsPerBatch,
                "records in one batch");
     CheckTime("Batch.clock_ns", batch.clock_ns());
+    if (batch.driving_threads() < 0 || batch.driving_threads() > (1 << 16))
+    {
+        Refuse(fmt::format("Batch.driving_threads {}: must be 0 to 65536", batch.driving_threads()));
+    }
     if (batch.seq() >= process.nextBatch + L::kBatchWindow)
     {
         Refuse(fmt::format("Batch.seq {}: {} expects batch {} next and holds at most {} batches "

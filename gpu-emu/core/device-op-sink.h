@@ -109,6 +109,10 @@ public:
     // An op placed on a stream with known times.
     virtual void OnOp(const DeviceOp& op) = 0;
 
+    // A driving thread parked or left its park (HostClock::Park): the simulator should hear the
+    // new count soon. Called from that thread, holding none of gpu-emu's locks.
+    virtual void DrivingThreadsChanged() {}
+
     // An op that waits on pending records; returns the id later records and syncs use for it. The
     // sink may fold it into the stream's open record (then it returns that record's id, which now
     // stands for the end of the extended record) until Seal(streamId).

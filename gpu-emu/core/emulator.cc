@@ -166,6 +166,8 @@ public:
 
     void AdoptThread() const override { ++ApiDepth(); }
 
+    int DrivingThreads() const override { return m_emulator.Clock().DrivingThreads(); }
+
     void Warn(const std::string& message) const override { gpu::Warn(message); }
 
 private:
@@ -339,6 +341,7 @@ Emulator::JoinSimulator()
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_sink = std::move(sink);
+            m_joinedSink.store(m_sink.get(), std::memory_order_release);
             // The run's processes share the simulator's epochs: they name the exchange board.
             int64_t monotonic = 0, realtime = 0, boottime = 0;
             if (m_sink->ClockEpochs(&monotonic, &realtime, &boottime))

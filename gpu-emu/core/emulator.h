@@ -193,6 +193,16 @@ public:
     // real until then.
     static Emulator* IfCreated();
 
+    // A driving thread parked or left its park (clocks.cc's wait interposers, HostClock::Park):
+    // tells the simulator's sink, without gpu-emu's lock (the thread may hold a lock of its own).
+    void DrivingThreadsChanged()
+    {
+        if (DeviceOpSink* sink = m_joinedSink.load(std::memory_order_acquire))
+        {
+            sink->DrivingThreadsChanged();
+        }
+    }
+
     std::mutex& Mutex() { return m_mutex; }
     HostClock& Clock() { return m_clock; }
     const Config& Settings() const { return m_config; }
@@ -362,6 +372,7 @@ private:
     ProfileDb* m_profiles = nullptr;
     std::unique_ptr<RankHost> m_rankHost; // what the bridge client sees of us; outlives m_sink
     std::unique_ptr<DeviceOpSink> m_sink;
+    std::atomic<DeviceOpSink*> m_joinedSink{nullptr}; // m_sink once joined (never reset after)
     std::unordered_map<uint64_t, Ns> m_resolved; // pending record -> final end, once answered
     std::unique_ptr<HostBacking> m_backing;      // contents of device memory the host wrote
     std::unique_ptr<DataAccess> m_dataAccess;    // how m_exchange reads and writes our memory

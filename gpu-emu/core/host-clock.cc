@@ -26,6 +26,7 @@ namespace
 // Driving threads alive (a thread that exits stops counting: the simulator takes a process as
 // blocked when all its driving threads wait).
 std::atomic<int> g_drivingThreads{0};
+std::atomic<int> g_parkedThreads{0}; // driving threads in an untimed wait (HostClock::Park)
 
 struct ThreadClockState
 {
@@ -34,6 +35,10 @@ struct ThreadClockState
         if (drives)
         {
             --g_drivingThreads;
+        }
+        if (parked)
+        {
+            --g_parkedThreads;
         }
         if (instructionCounter >= 0)
         {
@@ -48,6 +53,7 @@ struct ThreadClockState
     int sameReads = 0;                    // reads in a row that saw the clock stand still
     bool pendingRead = false;             // its last read may still join a row (ClockRead)
     bool afterNotReadyQuery = false;      // its last timed call was a query that said not ready
+    bool parked = false;                  // in an untimed wait (HostClock::Park)
     double cpuAtLastLeave = 0;            // thread CPU ns when it last left gpu-emu
     double cpuAtEnter = 0;                // thread CPU ns when it entered the current call
     double wallAtEnter = 0;               // monotonic ns then
@@ -357,6 +363,19 @@ HostClock::DeadlineWait()
     }
 }
 
+bool
+HostClock::Park(bool parked)
+{
+    ThreadClockState* thread = g_threads.IfCreated();
+    if (!thread || !thread->known || !thread->drives || thread->parked == parked)
+    {
+        return false;
+    }
+    thread->parked = parked;
+    g_parkedThreads += parked ? 1 : -1;
+    return true;
+}
+
 void
 HostClock::NotReadyQuery()
 {
@@ -378,7 +397,7 @@ HostClock::TakeNotReadyQuery()
 int
 HostClock::DrivingThreads() const
 {
-    return std::max(1, g_drivingThreads.load());
+    return std::max(1, g_drivingThreads.load() - g_parkedThreads.load());
 }
 
 void

@@ -104,8 +104,17 @@ public:
     void NotReadyQuery();
     bool TakeNotReadyQuery();
 
-    // How many threads that drive the timeline are alive (at least 1).
+    // How many threads that drive the timeline are alive and not parked (at least 1): what the
+    // simulator waits for before it may pass this process's clock.
     int DrivingThreads() const;
+
+    // The calling thread, if it drives, parks in an untimed wait for another thread of this
+    // process (pthread_cond_wait, sem_wait: PyTorch's autograd thread waiting for work, the
+    // training thread waiting for backward to end) or leaves it. A parked thread submits nothing
+    // until another thread wakes it, so the simulator need not wait for it: with every other
+    // driving thread in a synchronizing call, the process is blocked. Returns whether the count
+    // changed (the thread drives).
+    static bool Park(bool parked);
 
     // Whether the calling thread drives the timeline (its clock_gettime shows virtual time).
     bool CallingThreadDrives() const;

@@ -45,6 +45,9 @@ public:
     // included, see real time, and its CPU time never moves the virtual clock.
     virtual void AdoptThread() const = 0;
 
+    // Driving threads alive and not parked (HostClock::DrivingThreads); safe from any thread.
+    virtual int DrivingThreads() const = 0;
+
     // Prints "eidolon: <message>" on stderr.
     virtual void Warn(const std::string& message) const = 0;
 };

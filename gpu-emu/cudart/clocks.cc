@@ -45,6 +45,7 @@ using CondClockwait = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, cons
 using SemTimedwait = int (*)(sem_t*, const struct timespec*);
 using SemClockwait = int (*)(sem_t*, clockid_t, const struct timespec*);
 using SemWait = int (*)(sem_t*);
+using CondWait = int (*)(pthread_cond_t*, pthread_mutex_t*);
 
 // libc's functions, resolved once when libcudart is loaded (resolving them lazily could allocate
 // inside an allocator that reads the clock); until then the system call is used.
@@ -57,6 +58,7 @@ SemTimedwait g_realSemTimedwait = nullptr;
 SemClockwait g_realSemClockwait = nullptr;
 SemWait g_realSemWait = nullptr;
 SemWait g_realSemTrywait = nullptr;
+CondWait g_realCondWait = nullptr;
 
 // libc's `name` at `version` (else the next definition): resolved when the library loads.
 template<class Function>
@@ -88,6 +90,7 @@ ResolveRealClocks()
     g_realSemClockwait = Libc<SemClockwait>(libc, "sem_clockwait", "GLIBC_2.30");
     g_realSemWait = Libc<SemWait>(libc, "sem_wait", "GLIBC_2.2.5");
     g_realSemTrywait = Libc<SemWait>(libc, "sem_trywait", "GLIBC_2.2.5");
+    g_realCondWait = Libc<CondWait>(libc, "pthread_cond_wait", "GLIBC_2.3.2");
 }
 
 int
@@ -472,7 +475,55 @@ eidolon_sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* 
         RealDeadline(clock, deadline, &real, __builtin_return_address(0)) ? &real : deadline);
 }
 
-// sem_wait: blocks; the clock read just before it was the lock's (CPython's), not a spin's.
+namespace
+{
+
+// A driving thread begins an untimed wait for another thread of its process: it parks
+// (HostClock::Park) and the simulator hears of it. Not inside gpu-emu's own calls.
+bool
+ParkBegin()
+{
+    Emulator* emulator = Emulator::IfCreated();
+    if (!emulator || ApiDepth() > 0 || !HostClock::Park(true))
+    {
+        return false;
+    }
+    emulator->DrivingThreadsChanged();
+    return true;
+}
+
+void
+ParkEnd()
+{
+    HostClock::Park(false);
+    if (Emulator* emulator = Emulator::IfCreated())
+    {
+        emulator->DrivingThreadsChanged();
+    }
+}
+
+} // namespace
+
+// pthread_cond_wait: an untimed wait for another thread (PyTorch's autograd thread waiting for
+// work, std::condition_variable::wait): a driving thread parks while it lasts.
+EIDOLON_EXPORT int
+pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex)
+{
+    if (!g_realCondWait)
+    {
+        ResolveRealClocks();
+    }
+    bool parked = ParkBegin();
+    int result = g_realCondWait(cond, mutex);
+    if (parked)
+    {
+        ParkEnd();
+    }
+    return result;
+}
+
+// sem_wait: blocks; the clock read just before it was the lock's (CPython's), not a spin's; a
+// driving thread parks while it lasts (a contended CPython lock, a thread join).
 extern "C" int
 eidolon_sem_wait(sem_t* semaphore)
 {
@@ -481,7 +532,13 @@ eidolon_sem_wait(sem_t* semaphore)
         ResolveRealClocks();
     }
     DeadlineWait();
-    return g_realSemWait(semaphore);
+    bool parked = ParkBegin();
+    int result = g_realSemWait(semaphore);
+    if (parked)
+    {
+        ParkEnd();
+    }
+    return result;
 }
 
 // sem_trywait: as sem_wait, without blocking.

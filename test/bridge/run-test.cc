@@ -641,6 +641,23 @@ BOOST_AUTO_TEST_CASE(ranks_do_not_outlive_a_killed_eidolon)
     }
 }
 
+// A process with a second driving thread parked on a condition variable (as PyTorch's autograd
+// thread waits for work) while its main thread waits for an all-reduce: the parked thread submits
+// nothing until woken, so the simulator goes on (HostClock::Park). Before, it held the horizon at
+// the process's clock until the grace period ran out (or, in PyTorch, until the NCCL watchdog's
+// queries happened to let it go): 50 wall seconds per step of llama3.2-1b on 8 GPUs, 0.4 s now.
+// With a grace period far beyond the test's timeout, the run ends only if the simulator went on.
+BOOST_AUTO_TEST_CASE(a_parked_driving_thread_does_not_hold_the_simulation)
+{
+    Scratch s;
+    Result r = s.Eidolon("--grace 100000", "parked 4194304");
+    BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+    BOOST_TEST(Has(r.out, "rank 0 parked ok"));
+    BOOST_TEST(Has(r.out, "rank 1 parked ok"));
+    BOOST_TEST(!Has(r.err, "has sent nothing"));
+    BOOST_TEST(s.Summary()["causality_violations"]["count"] == 0);
+}
+
 // The value of `name` in the environment of process `pid` ("" if none).
 std::string
 EnvironmentOf(int pid, const std::string& name)

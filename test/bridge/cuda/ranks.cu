@@ -9,6 +9,8 @@
 //   crash                 rank 1 aborts after joining the communicator
 //   skip                  rank 1 never calls the all-reduce rank 0 waits for
 //   stuck                 rank 1 sleeps (outside CUDA) for 1000 s before its all-reduce
+//   parked BYTES          a second thread launches a kernel and waits on a condition variable
+//                         while the main thread all-reduces BYTES and synchronizes
 //   split                 every rank splits the communicator with key = -rank (new ranks in
 //                         reverse order) and all-reduces BYTES on the new one
 //   concurrent BYTES      an all-reduce alone, then two at once on two communicators and streams
@@ -21,6 +23,10 @@
 #include <nccl.h>
 
 #include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include <cstdio>
 #include <cstdlib>
@@ -252,6 +258,32 @@ main(int argc, char** argv)
         }
         CUDA(cudaStreamSynchronize(stream));
         std::printf("rank %d synced_us=%.6f\n", rank, NowUs());
+    }
+    else if (mode == "parked")
+    {
+        // A second thread drives the GPU (one kernel), then parks on a condition variable until
+        // the main thread has run an all-reduce and synchronized: as PyTorch's autograd thread
+        // waits for work while the training thread waits for NCCL.
+        std::mutex lock;
+        std::condition_variable wake;
+        bool done = false;
+        std::thread helper([&] {
+            if (cudaSetDevice(local) != cudaSuccess)
+                std::abort();
+            spin<<<1, 32, 0, stream>>>(nullptr);
+            std::unique_lock<std::mutex> guard(lock);
+            wake.wait(guard, [&] { return done; });
+        });
+        usleep(200000); // let the helper launch and park
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaStreamSynchronize(stream));
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            done = true;
+        }
+        wake.notify_one();
+        helper.join();
+        std::printf("rank %d parked ok synced_us=%.6f\n", rank, NowUs());
     }
     else if (mode == "stuck")
     {
