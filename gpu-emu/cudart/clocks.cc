@@ -502,6 +502,20 @@ ParkEnd()
     }
 }
 
+// Runs the untimed wait `wait` with the calling thread parked (if it drives).
+template <typename Wait>
+int
+Parked(Wait wait)
+{
+    bool parked = ParkBegin();
+    int result = wait();
+    if (parked)
+    {
+        ParkEnd();
+    }
+    return result;
+}
+
 } // namespace
 
 // pthread_cond_wait: an untimed wait for another thread (PyTorch's autograd thread waiting for
@@ -513,13 +527,7 @@ pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex)
     {
         ResolveRealClocks();
     }
-    bool parked = ParkBegin();
-    int result = g_realCondWait(cond, mutex);
-    if (parked)
-    {
-        ParkEnd();
-    }
-    return result;
+    return Parked([&] { return g_realCondWait(cond, mutex); });
 }
 
 // sem_wait: blocks; the clock read just before it was the lock's (CPython's), not a spin's; a
@@ -532,16 +540,11 @@ eidolon_sem_wait(sem_t* semaphore)
         ResolveRealClocks();
     }
     DeadlineWait();
-    bool parked = ParkBegin();
-    int result = g_realSemWait(semaphore);
-    if (parked)
-    {
-        ParkEnd();
-    }
-    return result;
+    return Parked([&] { return g_realSemWait(semaphore); });
 }
 
-// sem_trywait: as sem_wait, without blocking.
+// sem_trywait: the clock read just before it was the lock's, as for sem_wait; it never blocks, so
+// never parks.
 extern "C" int
 eidolon_sem_trywait(sem_t* semaphore)
 {

@@ -265,18 +265,28 @@ BOOST_AUTO_TEST_CASE(a_board_shares_posted_counts_between_mappings)
     BOOST_TEST(next.Read(collectives).posted == 0);
 }
 
-BOOST_AUTO_TEST_CASE(exchange_without_data_posts_no_file_and_one_writer_reaches_every_rank)
+// Two ranks of one run as two DataExchange objects of this process, on a 2-rank communicator,
+// each with a 4-int send and receive buffer.
+struct TwoRanks
 {
     DataDirectory dir;
     HostAccess access0, access1;
-    DataExchange rank0(dir.path.string(), access0);
-    DataExchange rank1(dir.path.string(), access1);
-    rank0.SetRunTag("test");
-    rank1.SetRunTag("test");
+    DataExchange rank0{dir.path.string(), access0};
+    DataExchange rank1{dir.path.string(), access1};
     CommMember member0{42, 2, 0, 0};
     CommMember member1{42, 2, 1, 0};
     int32_t send0[4] = {1, 2, 3, 4}, send1[4] = {10, 20, 30, 40};
     int32_t recv0[4] = {-1, -1, -1, -1}, recv1[4] = {-1, -1, -1, -1};
+    TwoRanks()
+    {
+        rank0.SetRunTag("test");
+        rank1.SetRunTag("test");
+    }
+};
+
+BOOST_FIXTURE_TEST_CASE(exchange_without_data_posts_no_file_and_one_writer_reaches_every_rank,
+                        TwoRanks)
+{
 
     // No rank's buffer holds data: no file, and the landing (once both posted) moves nothing.
     std::vector<CommOp> ops0{AllReduceInt32(send0, recv0, 4)};
@@ -325,18 +335,8 @@ BOOST_AUTO_TEST_CASE(exchange_without_data_posts_no_file_and_one_writer_reaches_
 // data came (Forget), or abandoned. Both ranks' buffers hold data, so each posts one file with two
 // readers (itself and the peer); without the count-down, a freed or abandoned receive's files
 // stayed on /dev/shm until the run ended.
-BOOST_AUTO_TEST_CASE(receives_given_up_still_release_their_contributions)
+BOOST_FIXTURE_TEST_CASE(receives_given_up_still_release_their_contributions, TwoRanks)
 {
-    DataDirectory dir;
-    HostAccess access0, access1;
-    DataExchange rank0(dir.path.string(), access0);
-    DataExchange rank1(dir.path.string(), access1);
-    rank0.SetRunTag("test");
-    rank1.SetRunTag("test");
-    CommMember member0{43, 2, 0, 0};
-    CommMember member1{43, 2, 1, 0};
-    int32_t send0[4] = {1, 2, 3, 4}, send1[4] = {10, 20, 30, 40};
-    int32_t recv0[4] = {-1, -1, -1, -1}, recv1[4] = {-1, -1, -1, -1};
     access0.written.insert(send0);
     access1.written.insert(send1);
     std::vector<CommOp> ops0{AllReduceInt32(send0, recv0, 4)};
