@@ -756,8 +756,7 @@ CollectiveModelTestCase::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop()
     auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, 1 << 20)}, &plans);
     NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, "channels");
     const double want = 48.5 + (65536.0 + 15360.0) / 9.175e9 * 1e6;
-    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], want, 1e-4), true,
-                          ends[0][0] << " us, want " << want);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], want, 1e-4), true, ends[0][0] << " us, want " << want);
 }
 
 void
