@@ -174,6 +174,30 @@ TreeChunk(uint64_t nBytes, int channels, int depth)
     return chunk;
 }
 
+/// Tree LL128: NCCL's chunk (enqueue.cc calcCollChunking, NCCL 2.24, called per channel with
+/// that channel's bytes): one LL128 step of data (4,915,200 / 8 x 120/128 = 576,000 B), halved
+/// while the channel has fewer than nsteps x 64 / ppn chunks (down to 131,072 B) and then fewer
+/// than nsteps x 16 / ppn (down to 32,768 B), nsteps = 1 + log2(nodes) + 0.1 ppn (integer
+/// divisions as NCCL's), rounded down to the LL128 grain (32 lanes x 8 words / 16 x 15 x 8 B =
+/// 3,840 B).
+double
+TreeLl128Chunk(double channelBytes, uint32_t nNodes, double ppn)
+{
+    const double nsteps = 1 + Log2i(nNodes) + 0.1 * ppn;
+    uint64_t chunk = 576000;
+    const auto per = [&] { return std::floor(channelBytes / double(chunk)); };
+    while (per() < nsteps * 64 / ppn && chunk > 131072)
+    {
+        chunk /= 2;
+    }
+    while (per() < nsteps * 16 / ppn && chunk > 32768)
+    {
+        chunk /= 2;
+    }
+    constexpr uint64_t kLl128Grain = 3840;
+    return double(chunk / kLl128Grain * kLl128Grain);
+}
+
 /// Per-channel data rate the senders can issue: one CTA's copy rate times the protocol's data
 /// fraction, and NCCL's own per-channel protocol limits (LL total, LL128 per search channel)
 /// spread over the channels that run.
@@ -358,6 +382,16 @@ TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
             const int depth = int(comm.ppn) - 1 + Log2i(comm.nNodes);
             pipe.chunk = TreeChunk(in.call.bytes, in.C, std::max(depth, 1));
             pipe.stages = comm.nNodes > 1 ? 2 * CeilLog2(comm.nNodes) : 2 * (comm.ppn - 1);
+        }
+        else if (in.p == kLL128 && comm.nNodes > 1)
+        {
+            // LL128 streams each 128-byte line through NVLink hops as its flag lands, but a CTA
+            // posts its send tail once per chunk (prims_ll128.h: GenericOp ends with postSend)
+            // and the network proxy sends only what the tail covers (transport/net.cc,
+            // sendProxyProgress: LL128 ready once the tail moved, with GPUDirect RDMA), so every
+            // network hop of the tree, up and down, holds a whole chunk back, as in a chain.
+            pipe.chunk = TreeLl128Chunk(in.S / in.C, comm.nNodes, double(in.n) / comm.nNodes);
+            pipe.stages = 2 * CeilLog2(comm.nNodes);
         }
         pipes.push_back(std::move(pipe));
     }

@@ -113,6 +113,7 @@ public:
     void CollNetInNcclAlgoIsNamedInAWarning();
     void RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop();
     void ChainAcrossNodesStoresAndForwardsSlicesAndSteps();
+    void TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop();
     void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
     void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
@@ -737,6 +738,28 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
 }
 
 void
+CollectiveModelTestCase::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop()
+{
+    // default.yaml: 2 nodes x 8 H100, NCCL 2.24.3, Tree/LL128 AllReduce of 1 MiB on 16 channels,
+    // 64 KiB a channel. NCCL's chunk (calcCollChunking, per channel): nsteps = 1 + log2(2) +
+    // 0.1 x 8 = 2.8; 576,000 B halved while 65,536 / chunk < 2.8 x 64 / 8 = 22.4 (to 72,000,
+    // the first not above 131,072), then while < 2.8 x 16 / 8 = 5.6 (36,000, then 18,000, the
+    // first not above 32,768), rounded down to the 3,840-byte grain: 15,360 B. The CTA posts its
+    // tail once per chunk and the proxy sends what it covers, so each of the 2 network hops (one
+    // up, one down) is a stage: one chunk of fill.
+    // Latency: 14 + 2 x ((8 - 1) x 1.25 + 1 x 8.5) = 48.5 us. Rate per channel and direction:
+    // min(20.6 x 120/128 / 2, 41.4 x 8 / 16 / 2, LL128's 36.7 x 8 / 16 / 2) = 9.175 GB/s.
+    SimulatorGuard guard;
+    Bench b("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL128"}});
+    b.model->SetAttribute("NcclVersion", UintegerValue(22403));
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, 1 << 20)}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, "channels");
+    const double want = 48.5 + (65536.0 + 15360.0) / 9.175e9 * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], want, 1e-4), true, ends[0][0] << " us, want " << want);
+}
+
+void
 CollectiveModelTestCase::EmulatedVersionChangesTheTables()
 {
     // NCCL 2.20.x: NVLS latency 23 us, Tree/Simple latency 28 us per hop with no base, NVLS
@@ -1057,6 +1080,8 @@ public:
              &C::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop},
             {"chain_across_nodes_stores_and_forwards_slices_and_steps",
              &C::ChainAcrossNodesStoresAndForwardsSlicesAndSteps},
+            {"tree_ll128_across_nodes_holds_a_chunk_at_every_network_hop",
+             &C::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop},
             {"network_transport_costs_every_network_message",
              &C::NetworkTransportCostsEveryNetworkMessage},
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
