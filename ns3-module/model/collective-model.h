@@ -130,6 +130,11 @@ struct NcclConfig
     static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);
     /// The names of the variables FromEnvironment reads (what a launcher passes on to the model).
     static const std::vector<std::string>& Variables();
+    /// A warning naming the variables set in `env` that change what NCCL does or how fast, which
+    /// the model does not read (NCCL_SHM_DISABLE, NCCL_P2P_LEVEL, NCCL_BUFFSIZE, NCCL_IB_HCA, a
+    /// tuner plugin, ...: the list in nccl-config.cc); empty when none is set. So that setting
+    /// one is never ignored in silence.
+    static std::string UnreadVariablesWarning(const std::map<std::string, std::string>& env);
     /// Checks every field as FromEnvironment would; throws std::invalid_argument naming the
     /// variable (SetConfig calls it, so a hand-built config is checked too).
     void Validate() const;

@@ -339,6 +339,68 @@ NcclConfig::Variables()
     return names;
 }
 
+std::string
+NcclConfig::UnreadVariablesWarning(const std::map<std::string, std::string>& env)
+{
+    // NCCL's variables (docs.nvidia.com/deeplearning/nccl, "Environment Variables") that change
+    // its transports, buffers, channels or choices, which the model does not read: it runs as
+    // NCCL does with them unset. (Logging, debugging and memory-only variables are not listed.)
+    static const char* const kUnread[] = {"NCCL_SHM_DISABLE",
+                                          "NCCL_P2P_LEVEL",
+                                          "NCCL_P2P_NET_CHUNKSIZE",
+                                          "NCCL_P2P_NVL_CHUNKSIZE",
+                                          "NCCL_P2P_PCI_CHUNKSIZE",
+                                          "NCCL_P2P_LL_THRESHOLD",
+                                          "NCCL_BUFFSIZE",
+                                          "NCCL_LL_BUFFSIZE",
+                                          "NCCL_LL128_BUFFSIZE",
+                                          "NCCL_NTHREADS",
+                                          "NCCL_LL128_NTHREADS",
+                                          "NCCL_MIN_CTAS",
+                                          "NCCL_MAX_CTAS",
+                                          "NCCL_NET_GDR_LEVEL",
+                                          "NCCL_NET_GDR_READ",
+                                          "NCCL_NET_SHARED_BUFFERS",
+                                          "NCCL_CROSS_NIC",
+                                          "NCCL_IB_HCA",
+                                          "NCCL_IB_DISABLE",
+                                          "NCCL_IB_QPS_PER_CONNECTION",
+                                          "NCCL_IB_SPLIT_DATA_ON_QPS",
+                                          "NCCL_NCHANNELS_PER_NET_PEER",
+                                          "NCCL_PXN_DISABLE",
+                                          "NCCL_P2P_PXN_LEVEL",
+                                          "NCCL_NVLS_CHUNKSIZE",
+                                          "NCCL_TUNER_PLUGIN",
+                                          "NCCL_NET_PLUGIN",
+                                          "NCCL_TOPO_FILE",
+                                          "NCCL_GRAPH_FILE",
+                                          "NCCL_SOCKET_NTHREADS",
+                                          "NCCL_NSOCKS_PERTHREAD",
+                                          "NCCL_SHM_USE_CUDA_MEMCPY",
+                                          "NCCL_CGA_CLUSTER_SIZE"};
+    std::vector<std::string> set;
+    for (const char* name : kUnread)
+    {
+        auto it = env.find(name);
+        if (it != env.end() && !Trim(it->second).empty())
+        {
+            set.push_back(std::string(name) + "=" + Trim(it->second));
+        }
+    }
+    if (set.empty())
+    {
+        return "";
+    }
+    std::string names;
+    for (const std::string& one : set)
+    {
+        names += (names.empty() ? "" : ", ") + one;
+    }
+    return names + (set.size() == 1 ? " is" : " are") +
+           " set but not modelled: collectives run as NCCL runs them without " +
+           (set.size() == 1 ? "it" : "them") + " (ns3-module/doc/collective-model.md)";
+}
+
 NcclConfig
 NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
 {

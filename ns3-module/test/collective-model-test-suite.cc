@@ -103,6 +103,7 @@ public:
     void TwoConcurrentAllreducesShareTheLinks();
     void EnvironmentOverrides();
     void InvalidEnvironmentNamesTheVariable();
+    void UnreadVariablesAreNamed();
     void SendrecvRanksEndWhenTheirOwnTransfersDo();
     void SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed();
     void AlltoallFollowsNcclsP2pRoundsAndChannelSharing();
@@ -480,6 +481,27 @@ CollectiveModelTestCase::EnvironmentOverrides()
     auto fb = collnet.model->Choose(big);
     NS_TEST_EXPECT_MSG_NE(fb.algorithm, NcclAlgorithm::CollNetDirect, "");
     NS_TEST_EXPECT_MSG_NE(fb.algorithm, NcclAlgorithm::CollNetChain, "");
+}
+
+// A variable that changes NCCL's behaviour and that the model does not read is named, never
+// ignored in silence; the ones it reads, and NCCL's logging, are not.
+void
+CollectiveModelTestCase::UnreadVariablesAreNamed()
+{
+    NS_TEST_EXPECT_MSG_EQ(NcclConfig::UnreadVariablesWarning({}), "", "");
+    NS_TEST_EXPECT_MSG_EQ(
+        NcclConfig::UnreadVariablesWarning(
+            {{"NCCL_ALGO", "Ring"}, {"NCCL_DEBUG", "INFO"}, {"NCCL_P2P_DISABLE", "1"}}),
+        "", "");
+    std::string one = NcclConfig::UnreadVariablesWarning({{"NCCL_SHM_DISABLE", "1"}});
+    NS_TEST_EXPECT_MSG_NE(one.find("NCCL_SHM_DISABLE=1 is set but not modelled"), std::string::npos,
+                          one);
+    std::string two = NcclConfig::UnreadVariablesWarning(
+        {{"NCCL_P2P_LEVEL", "PIX"}, {"NCCL_BUFFSIZE", "8388608"}, {"NCCL_DEBUG", "WARN"}});
+    NS_TEST_EXPECT_MSG_NE(two.find("NCCL_P2P_LEVEL=PIX"), std::string::npos, two);
+    NS_TEST_EXPECT_MSG_NE(two.find("NCCL_BUFFSIZE=8388608"), std::string::npos, two);
+    NS_TEST_EXPECT_MSG_EQ(two.find("NCCL_DEBUG"), std::string::npos, two);
+    NS_TEST_EXPECT_MSG_NE(two.find("are set but not modelled"), std::string::npos, two);
 }
 
 void
@@ -1059,6 +1081,7 @@ public:
             {"two_concurrent_allreduces_share_the_links", &C::TwoConcurrentAllreducesShareTheLinks},
             {"environment_overrides", &C::EnvironmentOverrides},
             {"invalid_environment_names_the_variable", &C::InvalidEnvironmentNamesTheVariable},
+            {"unread_variables_are_named", &C::UnreadVariablesAreNamed},
             {"sendrecv_ranks_end_when_their_own_transfers_do",
              &C::SendrecvRanksEndWhenTheirOwnTransfersDo},
             {"sendrecv_waits_for_both_ranks_and_self_copies_run_at_hbm_speed",
