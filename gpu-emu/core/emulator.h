@@ -373,10 +373,10 @@ private:
     std::unique_ptr<RankHost> m_rankHost; // what the bridge client sees of us; outlives m_sink
     std::unique_ptr<DeviceOpSink> m_sink;
     std::atomic<DeviceOpSink*> m_joinedSink{nullptr}; // m_sink once joined (never reset after)
-    std::unordered_map<uint64_t, Ns> m_resolved; // pending record -> final end, once answered
-    std::unique_ptr<HostBacking> m_backing;      // contents of device memory the host wrote
-    std::unique_ptr<DataAccess> m_dataAccess;    // how m_exchange reads and writes our memory
-    std::unique_ptr<DataExchange> m_exchange;    // bytes NCCL operations move between ranks
+    std::unordered_map<uint64_t, Ns> m_resolved;      // pending record -> final end, once answered
+    std::unique_ptr<HostBacking> m_backing;           // contents of device memory the host wrote
+    std::unique_ptr<DataAccess> m_dataAccess;         // how m_exchange reads and writes our memory
+    std::unique_ptr<DataExchange> m_exchange;         // bytes NCCL operations move between ranks
 };
 
 // How many ApiCalls the calling thread is inside (the clock interposers pass through when > 0).

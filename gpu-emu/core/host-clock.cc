@@ -146,7 +146,8 @@ HostClock::Trace(const char* what, Ns by) const
         std::mutex mutex;
         std::map<long, int> threads;
     };
-    static TraceFile* trace = [] {
+    static TraceFile* trace = []
+    {
         const char* dir = std::getenv("EIDOLON_HOST_CLOCK_TRACE");
         if (!dir || !*dir)
         {

@@ -446,7 +446,7 @@ pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
 // pthread_cond_clockwait: as pthread_cond_timedwait, on the clock named.
 extern "C" int
 eidolon_pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
-                       const struct timespec* deadline)
+                               const struct timespec* deadline)
 {
     timespec real;
     return g_realCondClockwait(
@@ -503,7 +503,7 @@ ParkEnd()
 }
 
 // Runs the untimed wait `wait` with the calling thread parked (if it drives).
-template <typename Wait>
+template<typename Wait>
 int
 Parked(Wait wait)
 {
@@ -560,12 +560,14 @@ eidolon_sem_trywait(sem_t* semaphore)
 // since (this machine's CPython) binds to GLIBC_2.34, one built before (PyTorch's manylinux
 // libraries) to the older node; both versions are the definitions above. (A definition under its
 // own name with only an older alias loses its default version in GNU ld, so both are aliases.)
-#define EIDOLON_BOTH_VERSIONS(name, older, returns, ...)                                       \
-    extern "C" __attribute__((visibility("default"), alias("eidolon_" #name),                  \
-                              copy(eidolon_##name))) returns eidolon_##name##_older(__VA_ARGS__); \
-    extern "C" __attribute__((visibility("default"), alias("eidolon_" #name),                  \
-                              copy(eidolon_##name))) returns eidolon_##name##_2_34(__VA_ARGS__);  \
-    __asm__(".symver eidolon_" #name "_older, " #name "@" older);                              \
+#define EIDOLON_BOTH_VERSIONS(name, older, returns, ...)                                           \
+    extern "C"                                                                                     \
+        __attribute__((visibility("default"), alias("eidolon_" #name), copy(eidolon_##name)))      \
+        returns eidolon_##name##_older(__VA_ARGS__);                                               \
+    extern "C"                                                                                     \
+        __attribute__((visibility("default"), alias("eidolon_" #name), copy(eidolon_##name)))      \
+        returns eidolon_##name##_2_34(__VA_ARGS__);                                                \
+    __asm__(".symver eidolon_" #name "_older, " #name "@" older);                                  \
     __asm__(".symver eidolon_" #name "_2_34, " #name "@@GLIBC_2.34")
 EIDOLON_BOTH_VERSIONS(pthread_cond_clockwait, "GLIBC_2.30", int, pthread_cond_t*, pthread_mutex_t*,
                       clockid_t, const struct timespec*);

@@ -401,7 +401,8 @@ cudaDeviceSynchronize()
     {
         return cudaErrorNoDevice;
     }
-    call.Emu().SyncTo(call.Emu().DeviceCompletion(call.Emu().CurrentDevice()), "cudaDeviceSynchronize");
+    call.Emu().SyncTo(call.Emu().DeviceCompletion(call.Emu().CurrentDevice()),
+                      "cudaDeviceSynchronize");
     call.Emu().Clock().Charge(spec::HostCall::DeviceSynchronize); // from completion to return
     return CheckReady(call.Emu()); // the simulator may have gone while this call waited
 }

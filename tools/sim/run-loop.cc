@@ -139,7 +139,8 @@ public:
                  !statError && file != last; file.increment(statError))
             {
                 std::error_code sizeError;
-                uint64_t fileSize = file->is_regular_file(sizeError) ? file->file_size(sizeError) : 0;
+                uint64_t fileSize =
+                    file->is_regular_file(sizeError) ? file->file_size(sizeError) : 0;
                 size += sizeError ? 0 : fileSize;
             }
             std::error_code removeError;
@@ -154,8 +155,8 @@ public:
         {
             std::cerr << fmt::format("eidolon: removed {} data director{} ({:.1f} MiB) left in {} "
                                      "by runs that were killed before they could clean up\n",
-                                     removed, removed == 1 ? "y" : "ies",
-                                     double(bytes) / (1 << 20), parent);
+                                     removed, removed == 1 ? "y" : "ies", double(bytes) / (1 << 20),
+                                     parent);
         }
     }
 
