@@ -17,7 +17,7 @@ class ProgressWatch
 public:
     ProgressWatch(const SimOptions& options, RankTimelines& timelines);
 
-    // Something moved (a message arrived, the horizon or ns-3's present advanced).
+    // Something moved: the horizon or ns-3's present advanced (messages alone do not count).
     void Progressed() { m_lastProgress = std::chrono::steady_clock::now(); }
 
     struct Verdict
