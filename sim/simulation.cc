@@ -129,18 +129,18 @@ Simulation::AdoptNcclEnvironment(const wire::Hello& hello)
 {
     // NCCL reads its variables in every rank; the model takes the first rank's (the simulator's
     // own environment wins, as `eidolon run` passes it to every rank anyway).
-    if (!m_ncclConfigFromRanks)
+    if (m_ncclConfigFromRanks)
     {
-        std::map<std::string, std::string> env(hello.nccl_env().begin(), hello.nccl_env().end());
-        std::string unread = e::NcclConfig::UnreadVariablesWarning(env);
-        if (!unread.empty())
-        {
-            m_log << "eidolon-sim: warning: " << unread << "\n";
-        }
+        return;
     }
-    if (!m_ncclConfigFromRanks && m_options.ncclEnvironment.empty() && !hello.nccl_env().empty())
+    std::map<std::string, std::string> env(hello.nccl_env().begin(), hello.nccl_env().end());
+    std::string unread = e::NcclConfig::UnreadVariablesWarning(env);
+    if (!unread.empty())
     {
-        std::map<std::string, std::string> env(hello.nccl_env().begin(), hello.nccl_env().end());
+        m_log << "eidolon-sim: warning: " << unread << "\n";
+    }
+    if (m_options.ncclEnvironment.empty() && !env.empty())
+    {
         try
         {
             AdoptNcclConfig(e::NcclConfig::FromEnvironment(env));

@@ -573,18 +573,20 @@ DataExchange::AbandonOldest(const std::string& why)
 void
 DataExchange::Discard(const Landing& landing)
 {
+    const bool local = Local(landing.nranks);
     for (const Source& source : landing.sources)
     {
-        if (!source.key.empty())
+        Contribution unused;
+        if (source.key.empty() || (Present(source, local) && Take(source, local, &unused)))
         {
-            if (m_discarded.size() == kMaxDiscarded)
-            {
-                m_discarded.pop_front(); // its file stays until the run's directory goes
-            }
-            m_discarded.push_back(Discarded{source, Local(landing.nranks)});
+            continue; // none expected, or counted down now
         }
+        if (m_discarded.size() == kMaxDiscarded)
+        {
+            m_discarded.pop_front(); // its file stays until the run's directory goes
+        }
+        m_discarded.push_back(Discarded{source, local});
     }
-    ReleaseDiscarded();
 }
 
 void

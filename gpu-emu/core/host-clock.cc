@@ -137,8 +137,14 @@ HostTimeModeName(HostTimeMode mode)
 // EIDOLON_HOST_CLOCK_TRACE=<dir>: every move of the host clock, one line each, in
 // <dir>/host-clock-<pid>.tsv: thread (numbered in the order threads first move the clock, so that
 // two runs compare line by line), what moved it, by how much, and the clock after it.
+const bool HostClock::s_tracing = []
+{
+    const char* dir = std::getenv("EIDOLON_HOST_CLOCK_TRACE");
+    return dir && *dir;
+}();
+
 void
-HostClock::Trace(const char* what, Ns by) const
+HostClock::TraceLine(const char* what, Ns by) const
 {
     struct TraceFile
     {

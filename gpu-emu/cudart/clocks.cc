@@ -75,15 +75,9 @@ __attribute__((constructor)) void
 ResolveRealClocks()
 {
     void* libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-    void* clock = libc ? dlvsym(libc, "clock_gettime", "GLIBC_2.17") : nullptr;
-    g_realClockGettime =
-        reinterpret_cast<ClockGettime>(clock ? clock : dlsym(RTLD_NEXT, "clock_gettime"));
-    void* day = libc ? dlvsym(libc, "gettimeofday", "GLIBC_2.2.5") : nullptr;
-    g_realGetTimeOfDay =
-        reinterpret_cast<GetTimeOfDay>(day ? day : dlsym(RTLD_NEXT, "gettimeofday"));
-    void* sleep = libc ? dlvsym(libc, "clock_nanosleep", "GLIBC_2.17") : nullptr;
-    g_realClockNanosleep =
-        reinterpret_cast<ClockNanosleep>(sleep ? sleep : dlsym(RTLD_NEXT, "clock_nanosleep"));
+    g_realClockGettime = Libc<ClockGettime>(libc, "clock_gettime", "GLIBC_2.17");
+    g_realGetTimeOfDay = Libc<GetTimeOfDay>(libc, "gettimeofday", "GLIBC_2.2.5");
+    g_realClockNanosleep = Libc<ClockNanosleep>(libc, "clock_nanosleep", "GLIBC_2.17");
     g_realCondTimedwait = Libc<CondTimedwait>(libc, "pthread_cond_timedwait", "GLIBC_2.3.2");
     g_realCondClockwait = Libc<CondClockwait>(libc, "pthread_cond_clockwait", "GLIBC_2.30");
     g_realSemTimedwait = Libc<SemTimedwait>(libc, "sem_timedwait", "GLIBC_2.2.5");

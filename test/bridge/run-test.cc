@@ -499,32 +499,38 @@ BOOST_AUTO_TEST_CASE(mpirun_ranks_attach_over_tcp)
 namespace
 {
 
+// The value of `name` in the environment of process `pid` ("" if none).
+std::string
+EnvironmentOf(int pid, const std::string& name)
+{
+    std::string environ = Slurp("/proc/" + std::to_string(pid) + "/environ");
+    std::string tag = name + "=";
+    for (size_t at = 0; at < environ.size();)
+    {
+        size_t end = environ.find('\0', at);
+        end = end == std::string::npos ? environ.size() : end;
+        if (environ.compare(at, tag.size(), tag) == 0)
+        {
+            return environ.substr(at + tag.size(), end - at - tag.size());
+        }
+        at = end + 1;
+    }
+    return "";
+}
+
 // Processes whose environment names simulator `simPid` (EIDOLON_SIM_PID, which `eidolon run`
 // gives its ranks).
 std::vector<int>
 RanksOf(int simPid)
 {
     std::vector<int> pids;
-    std::string tag = "EIDOLON_SIM_PID=" + std::to_string(simPid);
     for (const auto& entry : fs::directory_iterator("/proc"))
     {
         std::string name = entry.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos)
+        if (name.find_first_not_of("0123456789") == std::string::npos &&
+            EnvironmentOf(std::stoi(name), "EIDOLON_SIM_PID") == std::to_string(simPid))
         {
-            continue;
-        }
-        std::string environ = Slurp((entry.path() / "environ").string());
-        for (size_t at = 0; at < environ.size(); at = environ.find('\0', at) + 1)
-        {
-            if (environ.compare(at, tag.size() + 1, tag + '\0') == 0)
-            {
-                pids.push_back(std::stoi(name));
-                break;
-            }
-            if (environ.find('\0', at) == std::string::npos)
-            {
-                break;
-            }
+            pids.push_back(std::stoi(name));
         }
     }
     return pids;
@@ -656,25 +662,6 @@ BOOST_AUTO_TEST_CASE(a_parked_driving_thread_does_not_hold_the_simulation)
     BOOST_TEST(Has(r.out, "rank 1 parked ok"));
     BOOST_TEST(!Has(r.err, "has sent nothing"));
     BOOST_TEST(s.Summary()["causality_violations"]["count"] == 0);
-}
-
-// The value of `name` in the environment of process `pid` ("" if none).
-std::string
-EnvironmentOf(int pid, const std::string& name)
-{
-    std::string environ = Slurp("/proc/" + std::to_string(pid) + "/environ");
-    std::string tag = name + "=";
-    for (size_t at = 0; at < environ.size();)
-    {
-        size_t end = environ.find('\0', at);
-        end = end == std::string::npos ? environ.size() : end;
-        if (environ.compare(at, tag.size(), tag) == 0)
-        {
-            return environ.substr(at + tag.size(), end - at - tag.size());
-        }
-        at = end + 1;
-    }
-    return "";
 }
 
 // A killed eidolon cannot remove the run's data directory (on /dev/shm: memory, and an unread

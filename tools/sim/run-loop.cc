@@ -119,22 +119,19 @@ public:
              it.increment(error))
         {
             const fs::path& path = it->path();
-            std::error_code statError;
-            if (path.filename().string().rfind(kPrefix, 0) != 0 ||
-                !fs::is_directory(fs::symlink_status(path, statError)))
-            {
-                continue;
-            }
             struct stat info;
-            if (lstat(path.c_str(), &info) != 0 || info.st_uid != geteuid())
+            if (path.filename().string().rfind(kPrefix, 0) != 0 ||
+                lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+                info.st_uid != geteuid())
             {
-                continue; // another user's run: not ours to judge
+                continue; // not a run's directory, or another user's: not ours to judge
             }
             if (!Ended(path, info))
             {
                 continue;
             }
             uint64_t size = 0;
+            std::error_code statError;
             for (fs::recursive_directory_iterator file(path, statError), last;
                  !statError && file != last; file.increment(statError))
             {
