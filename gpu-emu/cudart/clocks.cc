@@ -46,6 +46,7 @@ using SemTimedwait = int (*)(sem_t*, const struct timespec*);
 using SemClockwait = int (*)(sem_t*, clockid_t, const struct timespec*);
 using SemWait = int (*)(sem_t*);
 using CondWait = int (*)(pthread_cond_t*, pthread_mutex_t*);
+using PthreadExit = void (*)(void*);
 
 // libc's functions, resolved once when libcudart is loaded (resolving them lazily could allocate
 // inside an allocator that reads the clock); until then the system call is used.
@@ -59,6 +60,7 @@ SemClockwait g_realSemClockwait = nullptr;
 SemWait g_realSemWait = nullptr;
 SemWait g_realSemTrywait = nullptr;
 CondWait g_realCondWait = nullptr;
+PthreadExit g_realPthreadExit = nullptr;
 
 // libc's `name` at `version` (else the next definition): resolved when the library loads.
 template<class Function>
@@ -85,6 +87,7 @@ ResolveRealClocks()
     g_realSemWait = Libc<SemWait>(libc, "sem_wait", "GLIBC_2.2.5");
     g_realSemTrywait = Libc<SemWait>(libc, "sem_trywait", "GLIBC_2.2.5");
     g_realCondWait = Libc<CondWait>(libc, "pthread_cond_wait", "GLIBC_2.3.2");
+    g_realPthreadExit = Libc<PthreadExit>(libc, "pthread_exit", "GLIBC_2.2.5");
 }
 
 int
@@ -257,6 +260,19 @@ IsWallClock(clockid_t clock)
            clock == CLOCK_REALTIME_COARSE || clock == CLOCK_BOOTTIME;
 }
 
+// The virtual clock's value for `clock` at host time 0.
+int64_t
+VirtualBase(clockid_t clock)
+{
+    const ClockBases& bases = Bases();
+    return clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE ? bases.realtime
+           : clock == CLOCK_BOOTTIME                                 ? bases.boottime
+                                                                     : bases.monotonic;
+}
+
+// The host time the calling thread's last virtual reading showed: its clock never goes back.
+thread_local double t_lastShown = 0;
+
 // Virtual value of a wall clock for the calling thread, or a negative value to pass through.
 // `caller`: the code that asked (the interposer's return address).
 int64_t
@@ -282,17 +298,12 @@ VirtualNs(clockid_t clock, const void* caller)
     {
         return -1;
     }
-    const ClockBases& bases = Bases();
     ApiCall call(CallKind::Query);
-    static thread_local double lastShown = 0;
-    int64_t base = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE ? bases.realtime
-                   : clock == CLOCK_BOOTTIME                                 ? bases.boottime
-                                                                             : bases.monotonic;
     // Free, but for a loop that waits for the clock to pass a deadline (HostClock::ClockRead).
     emulator.Clock().ClockRead();
-    double offset = std::max(emulator.Clock().Now(), lastShown); // never backwards for a thread
-    lastShown = offset;
-    return base + static_cast<int64_t>(std::llround(offset));
+    double offset = std::max(emulator.Clock().Now(), t_lastShown); // never backwards for a thread
+    t_lastShown = offset;
+    return VirtualBase(clock) + static_cast<int64_t>(std::llround(offset));
 }
 
 } // namespace
@@ -414,6 +425,26 @@ DeadlineClock(const struct timespec* deadline)
                                                                               : CLOCK_REALTIME;
 }
 
+// Set when CPython ends a thread because its finalization has begun (pthread_exit below).
+std::atomic<bool> g_cpythonFinalizing{false};
+
+// After a wait for a virtual `deadline` on `clock` that returned `result` (an errno value): once
+// CPython is finalizing, a wait that timed out shows its thread a clock at the deadline, as POSIX
+// promises. (Until then a timeout moves no clock, so that how long a racing wait lasted in real
+// time, CPython's 5 ms GIL waits among them, never shows in virtual time. At exit that rule would
+// never end a loop that waits until its clock passes the deadline, as std::condition_variable's
+// wait_until does: PyTorch's autograd engine waits so, for up to 10 s, for its threads, one of
+// which may be waiting in pthread_exit below.) The thread's own view moves, not the host clock.
+int
+AfterDeadlineWait(int result, clockid_t clock, const struct timespec* deadline)
+{
+    if (result == ETIMEDOUT && g_cpythonFinalizing.load(std::memory_order_relaxed))
+    {
+        t_lastShown = std::max(t_lastShown, double(ToNs(*deadline) - VirtualBase(clock)));
+    }
+    return result;
+}
+
 } // namespace
 
 // pthread_cond_timedwait: a deadline computed from the virtual clock waits what is left of it in
@@ -429,10 +460,13 @@ pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
     }
     // Threads that drive no GPU (most waits of a process) pass through before any clock is read.
     Emulator* emulator = Emulator::IfCreated();
-    if (emulator && emulator->Clock().CallingThreadDrives() &&
-        RealDeadline(DeadlineClock(deadline), deadline, &real, __builtin_return_address(0)))
+    if (emulator && emulator->Clock().CallingThreadDrives())
     {
-        return g_realCondTimedwait(cond, mutex, &real);
+        const clockid_t clock = DeadlineClock(deadline);
+        if (RealDeadline(clock, deadline, &real, __builtin_return_address(0)))
+        {
+            return AfterDeadlineWait(g_realCondTimedwait(cond, mutex, &real), clock, deadline);
+        }
     }
     return g_realCondTimedwait(cond, mutex, deadline);
 }
@@ -443,9 +477,11 @@ eidolon_pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clo
                                const struct timespec* deadline)
 {
     timespec real;
-    return g_realCondClockwait(
-        cond, mutex, clock,
-        RealDeadline(clock, deadline, &real, __builtin_return_address(0)) ? &real : deadline);
+    if (RealDeadline(clock, deadline, &real, __builtin_return_address(0)))
+    {
+        return AfterDeadlineWait(g_realCondClockwait(cond, mutex, clock, &real), clock, deadline);
+    }
+    return g_realCondClockwait(cond, mutex, clock, deadline);
 }
 
 // sem_timedwait: as pthread_cond_timedwait, on CLOCK_REALTIME.
@@ -453,10 +489,13 @@ extern "C" int
 eidolon_sem_timedwait(sem_t* semaphore, const struct timespec* deadline)
 {
     timespec real;
-    return g_realSemTimedwait(
-        semaphore, RealDeadline(CLOCK_REALTIME, deadline, &real, __builtin_return_address(0))
-                       ? &real
-                       : deadline);
+    if (RealDeadline(CLOCK_REALTIME, deadline, &real, __builtin_return_address(0)))
+    {
+        int result = g_realSemTimedwait(semaphore, &real);
+        AfterDeadlineWait(result == 0 ? 0 : errno, CLOCK_REALTIME, deadline);
+        return result;
+    }
+    return g_realSemTimedwait(semaphore, deadline);
 }
 
 // sem_clockwait: as pthread_cond_timedwait, on the clock named.
@@ -464,9 +503,13 @@ extern "C" int
 eidolon_sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* deadline)
 {
     timespec real;
-    return g_realSemClockwait(
-        semaphore, clock,
-        RealDeadline(clock, deadline, &real, __builtin_return_address(0)) ? &real : deadline);
+    if (RealDeadline(clock, deadline, &real, __builtin_return_address(0)))
+    {
+        int result = g_realSemClockwait(semaphore, clock, &real);
+        AfterDeadlineWait(result == 0 ? 0 : errno, clock, deadline);
+        return result;
+    }
+    return g_realSemClockwait(semaphore, clock, deadline);
 }
 
 namespace
@@ -550,6 +593,51 @@ eidolon_sem_trywait(sem_t* semaphore)
     return g_realSemTrywait(semaphore);
 }
 
+namespace
+{
+
+// True when the return address `caller` is in CPython's PyThread_exit_thread (found by its exported
+// name, so any build of CPython 3.9 to 3.13 that exports its C API is recognised). The call to a
+// noreturn function may be the last instruction, so its return address is past the function's
+// end: the byte before it is looked up.
+bool
+CalledByCPythonThreadExit(const void* caller)
+{
+    Dl_info info{};
+    return dladdr(static_cast<const char*>(caller) - 1, &info) != 0 && info.dli_sname != nullptr &&
+           std::strcmp(info.dli_sname, "PyThread_exit_thread") == 0;
+}
+
+} // namespace
+
+// pthread_exit: CPython 3.9 to 3.13 end a thread that asks for the GIL after finalization began
+// with pthread_exit; its unwind aborts the process ("terminate called without an active
+// exception") when the thread is inside C++ that may not unwind: PyTorch's autograd thread
+// dropping the last reference to a finished backward, whose state holds Python objects
+// (pytorch/pytorch#38228). The thread loses that race only if it is preempted between finishing
+// the backward and dropping it, which ranks packed many to a core (a simulated cluster on a few
+// cores) are far more often than a real host's. Such a thread waits instead, parked, until the
+// process exits, as CPython 3.14 makes it wait (PyThread_hang_thread); any other caller exits.
+extern "C" [[noreturn]] void
+eidolon_pthread_exit(void* value)
+{
+    if (!g_realPthreadExit)
+    {
+        ResolveRealClocks();
+    }
+    if (CalledByCPythonThreadExit(__builtin_return_address(0)))
+    {
+        g_cpythonFinalizing = true;
+        ParkBegin();
+        for (;;)
+        {
+            pause();
+        }
+    }
+    g_realPthreadExit(value);
+    __builtin_unreachable();
+}
+
 // glibc 2.34 gave these functions new version nodes (libpthread moved into libc): a program built
 // since (this machine's CPython) binds to GLIBC_2.34, one built before (PyTorch's manylinux
 // libraries) to the older node; both versions are the definitions above. (A definition under its
@@ -569,3 +657,4 @@ EIDOLON_BOTH_VERSIONS(sem_clockwait, "GLIBC_2.30", int, sem_t*, clockid_t, const
 EIDOLON_BOTH_VERSIONS(sem_timedwait, "GLIBC_2.2.5", int, sem_t*, const struct timespec*);
 EIDOLON_BOTH_VERSIONS(sem_wait, "GLIBC_2.2.5", int, sem_t*);
 EIDOLON_BOTH_VERSIONS(sem_trywait, "GLIBC_2.2.5", int, sem_t*);
+EIDOLON_BOTH_VERSIONS(pthread_exit, "GLIBC_2.2.5", void, void*);
