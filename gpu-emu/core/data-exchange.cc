@@ -555,37 +555,64 @@ DataExchange::TryLandOldest()
 }
 
 void
-DataExchange::AbandonOldest(const std::string& why)
+DataExchange::AbandonOldest(const std::string& why, bool onlyIfDataArrives)
 {
     if (m_pending.empty())
     {
         return;
     }
-    WarnOnce("abandon", "the data of an NCCL operation did not arrive (" + why +
-                            "); its destination keeps its contents");
+    if (!onlyIfDataArrives)
+    {
+        WarnDataLost(why);
+    }
     for (const Landing& landing : m_pending.front().landings)
     {
-        Discard(landing);
+        Discard(landing, why, onlyIfDataArrives);
     }
     m_pending.pop_front();
 }
 
 void
-DataExchange::Discard(const Landing& landing)
+DataExchange::WarnDataLost(const std::string& why)
+{
+    WarnOnce("abandon", "the data of an NCCL operation did not arrive (" + why +
+                            "); its destination keeps its contents");
+}
+
+void
+DataExchange::Given(const Contribution& given, const std::string& abandoned, bool warnIfData)
+{
+    if (given.backed && !abandoned.empty())
+    {
+        ++m_stats.lostContributions;
+        if (warnIfData)
+        {
+            WarnDataLost(abandoned);
+        }
+    }
+}
+
+void
+DataExchange::Discard(const Landing& landing, const std::string& abandoned, bool warnIfData)
 {
     const bool local = Local(landing.nranks);
     for (const Source& source : landing.sources)
     {
-        Contribution unused;
-        if (source.key.empty() || (Present(source, local) && Take(source, local, &unused)))
+        Contribution given;
+        if (source.key.empty())
         {
-            continue; // none expected, or counted down now
+            continue; // none expected
+        }
+        if (Present(source, local) && Take(source, local, &given))
+        {
+            Given(given, abandoned, warnIfData); // counted down now
+            continue;
         }
         if (m_discarded.size() == kMaxDiscarded)
         {
             m_discarded.pop_front(); // its file stays until the run's directory goes
         }
-        m_discarded.push_back(Discarded{source, local});
+        m_discarded.push_back(Discarded{source, local, abandoned, warnIfData});
     }
 }
 
@@ -594,8 +621,12 @@ DataExchange::ReleaseDiscarded()
 {
     for (auto it = m_discarded.begin(); it != m_discarded.end();)
     {
-        Contribution unused;
-        bool released = Present(it->source, it->local) && Take(it->source, it->local, &unused);
+        Contribution given;
+        bool released = Present(it->source, it->local) && Take(it->source, it->local, &given);
+        if (released)
+        {
+            Given(given, it->abandoned, it->warnIfData);
+        }
         it = released ? m_discarded.erase(it) : std::next(it);
     }
 }

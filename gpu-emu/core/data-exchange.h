@@ -52,6 +52,8 @@ struct DataExchangeStats
     uint64_t postedBytes = 0;   // bytes of data this process posted
     uint64_t receivedBytes = 0; // bytes of data landed from other ranks
     uint64_t postedFiles = 0;   // contribution files this process wrote
+    // contributions holding data that a given-up receive (AbandonOldest) did not land
+    uint64_t lostContributions = 0;
 };
 
 class DataExchange
@@ -86,8 +88,10 @@ public:
     uint64_t NewestOverlapping(const void* pointer, size_t bytes) const;
     // Lands the oldest pending receive if all its contributions are there.
     bool TryLandOldest();
-    // Gives up the oldest pending receive (its destination keeps its contents), with a warning.
-    void AbandonOldest(const std::string& why);
+    // Gives up the oldest pending receive (its destination keeps its contents), with a warning
+    // now, or (`onlyIfDataArrives`) once a contribution it gave up turns out to hold data: a
+    // receive whose peers sent buffers the host never wrote loses nothing.
+    void AbandonOldest(const std::string& why, bool onlyIfDataArrives = false);
     // Lands pending receives from the oldest on while they are complete.
     void LandReady();
     // Receives into freed memory are dropped.
@@ -164,8 +168,14 @@ private:
     // A receive given up (abandoned, or its destination freed) still counts down the
     // contributions it would have read, so that their files and mailbox entries go: at once for
     // those already there, later (ReleaseDiscarded, from LandReady) for those still to come.
-    void Discard(const Landing& landing);
+    // `abandoned`: AbandonOldest's reason ("" for a freed destination, which loses nothing);
+    // `warnIfData`: its warning waits for a contribution holding data.
+    void Discard(const Landing& landing, const std::string& abandoned = "",
+                 bool warnIfData = false);
     void ReleaseDiscarded();
+    // A contribution that `discarded` did not land has come; counted and warned if it held data.
+    void Given(const Contribution& given, const std::string& abandoned, bool warnIfData);
+    void WarnDataLost(const std::string& why);
 
     std::string m_directory;
     // The board, mapped at first use (null: files alone, markers for buffers without data).
@@ -198,6 +208,8 @@ private:
     {
         Source source;
         bool local;
+        std::string abandoned; // AbandonOldest's reason ("": a freed destination)
+        bool warnIfData;       // its warning waits for data
     };
     // Contributions of given-up receives not yet posted; at most kMaxDiscarded, oldest dropped.
     static constexpr size_t kMaxDiscarded = 4096;

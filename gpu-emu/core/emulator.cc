@@ -1054,8 +1054,10 @@ Emulator::LandData(const void* pointer, size_t bytes, bool hostReads)
         }
         if (!hostReads && !oldest.ownData)
         {
+            // Peers of a rank that sent no data rarely send any (SPMD): warn only if one did.
             m_exchange->AbandonOldest("the device touched the destination before a peer's data "
-                                      "arrived, and this rank sent none");
+                                      "arrived, and this rank sent none",
+                                      true);
             continue;
         }
         // Every rank posts its data before its record reaches the simulator, so once the record
@@ -1458,7 +1460,8 @@ Emulator::WriteReport(const std::string& path)
                                {"dropped_bytes", backed.droppedBytes},
                                {"posted_bytes", m_exchange->Stats().postedBytes},
                                {"posted_files", m_exchange->Stats().postedFiles},
-                               {"received_bytes", m_exchange->Stats().receivedBytes}};
+                               {"received_bytes", m_exchange->Stats().receivedBytes},
+                               {"lost_contributions", m_exchange->Stats().lostContributions}};
     nlohmann::json report = {{"gpu", m_spec.name},
                              {"host_time_ns", m_clock.Now()},
                              {"pricing", providers},
