@@ -88,7 +88,8 @@ RankTimelines::UseGpu(const RankProcess& process, int device)
 
 NodeIndex
 RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t stream,
-                       const google::protobuf::RepeatedField<uint64_t>& deps, double ready)
+                       const google::protobuf::RepeatedField<uint64_t>& deps, double ready,
+                       bool communication)
 {
     UseGpu(process, device); // validates
     NodeIndex index = m_nodes.size();
@@ -99,12 +100,16 @@ RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t s
     node.device = device;
     node.stream = stream;
     node.ready = ready;
-    if (ready < NowNs())
+    node.communication = communication;
+    if (!communication && ready < NowNs())
     {
-        // Work from before the simulator's present: only when the horizon went on without a
-        // rank (optimistic mode, or past the grace period). Counted with its size; it keeps its
-        // time, so its flows roll the flow model back (what ranks were already shown is pinned).
-        m_stats.CausalityViolation(NowNs() - ready);
+        // Work from before the simulator's present: the horizon went on without its rank
+        // (optimistic mode, past the grace period, or while its thread asked for an end that
+        // then lay past its own clock: a cudaEventQuery). It keeps its time. A chain (kernels,
+        // copies, memsets) is priced on its own rank alone, from its ready time and its
+        // dependencies, and nothing the simulator already decided can depend on it: it is
+        // exact, and only counted. (Communication is judged when it starts: Start.)
+        m_stats.LateLocalRecord();
     }
     for (uint64_t dep : deps)
     {
@@ -162,6 +167,14 @@ RankTimelines::Start(NodeIndex index)
     {
         Finish(index, std::max(node.start + node.a, node.b));
         return;
+    }
+    if (node.start < NowNs())
+    {
+        // Communication that may start before the simulator's present (its rank reached the
+        // simulator late, and so did whatever it waits on): counted as a causality violation
+        // with its size. It keeps its time: flows that start in the past roll the flow model
+        // back (late flows replayed; what ranks were already shown is pinned).
+        m_stats.CausalityViolation(NowNs() - node.start);
     }
     m_listener->CommunicationStarted(index);
 }

@@ -73,10 +73,12 @@ public:
     uint32_t UseGpu(const RankProcess& process, int device);
 
     // A record of `process` that waits on `deps` (earlier records of the same process); throws
-    // naming the record when one is unknown. Work ready before ns-3's present is counted as a
-    // causality violation and keeps its time.
+    // naming the record when one is unknown. Work ready before ns-3's present keeps its time and
+    // is counted: a chain as a late local record (exact: priced on its rank alone); communication
+    // that starts before it (its dependencies included) as a causality violation.
     NodeIndex AddNode(RankProcess& process, uint64_t id, int device, uint64_t stream,
-                      const google::protobuf::RepeatedField<uint64_t>& deps, double ready);
+                      const google::protobuf::RepeatedField<uint64_t>& deps, double ready,
+                      bool communication);
     // The node is complete: it starts (in RunWorklist) once nothing it waits on is pending.
     void Submit(NodeIndex node);
     // Starts every node whose dependencies have all ended.

@@ -4,7 +4,8 @@
 //   { "topology", "model", "launch": strings, "partial": bool, "error": string ("" unless partial),
 //     "wall_seconds", "virtual_end_ns", "virtual_wall_ratio" (virtual s per wall s),
 //     "records_ingested", "flows",
-//     "causality_violations": { "count", "total_ns", "max_ns", "late_flows_replayed" },
+//     "causality_violations": { "count", "total_ns", "max_ns", "late_flows_replayed",
+//                               "late_local_records" },
 //     "gpus": [ { "gpu", "name", "process", "end_ns", "compute_ns", "comm_ns", "idle_ns",
 //                 "peak_bytes", "capacity_bytes",
 //                 "host_data_peak_bytes", "host_data_dropped_bytes" (gpu-emu/README.md
@@ -374,7 +375,8 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
          {{"count", report.causalityViolations},
           {"total_ns", report.causalityViolationNs},
           {"max_ns", report.maxCausalityViolationNs},
-          {"late_flows_replayed", report.lateFlowsReplayed}}},
+          {"late_flows_replayed", report.lateFlowsReplayed},
+          {"late_local_records", report.lateLocalRecords}}},
         {"gpus", gpus},
         {"processes", processes},
     };
@@ -559,6 +561,11 @@ PrintSummaryTable(const RunReport& report, std::ostream& os)
     if (report.lateFlowsReplayed > 0)
     {
         lines.push_back({"late flows replayed", std::to_string(report.lateFlowsReplayed)});
+    }
+    if (report.lateLocalRecords > 0)
+    {
+        lines.push_back({"late local records", std::to_string(report.lateLocalRecords) +
+                                                   " (kernels and copies: exact)"});
     }
     PrintColumns(os, lines, {false, false});
     if (report.partial)

@@ -107,6 +107,12 @@ RunStatistics::CausalityViolation(double ns)
 }
 
 void
+RunStatistics::LateLocalRecord()
+{
+    ++m_lateLocalRecords;
+}
+
+void
 RunStatistics::CloseBefore(double horizonNs)
 {
     for (GpuStats& stats : m_gpuStats)
@@ -206,6 +212,7 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
     report.causalityViolations = m_violations + outcome.network.causalityViolations;
     report.causalityViolationNs = m_violationNs;
     report.maxCausalityViolationNs = m_maxViolationNs;
+    report.lateLocalRecords = m_lateLocalRecords;
     report.recordsIngested = m_recordsIngested;
     report.flows = outcome.network.flowsAdded;
     report.lateFlowsReplayed = outcome.network.lateFlowsReplayed;

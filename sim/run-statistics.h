@@ -49,6 +49,8 @@ public:
     void CommunicationIssued(uint32_t gpu, const std::string& call, uint64_t bytes);
     // Work that arrived `ns` before the simulator's present.
     void CausalityViolation(double ns);
+    // A chain (kernels, copies) ready before ns-3's present: exact (priced on its rank alone).
+    void LateLocalRecord();
     void RecordsIngested(uint64_t records) { m_recordsIngested += records; }
     uint64_t RecordsIngested() const { return m_recordsIngested; }
     // Nothing new can start before `horizonNs`: fold covered time up to there.
@@ -91,6 +93,7 @@ private:
     uint64_t m_violations = 0;
     double m_violationNs = 0;
     double m_maxViolationNs = 0;
+    uint64_t m_lateLocalRecords = 0;
     std::vector<ProcessReport> m_exits;
 };
 

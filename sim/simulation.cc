@@ -286,7 +286,7 @@ Simulation::IngestRecord(RankProcess& process, const wire::Record& record)
     {
         const wire::Chain& chain = record.chain();
         NodeIndex index = m_timelines.AddNode(process, chain.id(), chain.device(), chain.stream(),
-                                              chain.deps(), chain.ready_ns());
+                                              chain.deps(), chain.ready_ns(), false);
         RankTimelines::Node& node = m_timelines.At(index);
         node.a = chain.a_ns();
         node.b = chain.b_ns();
@@ -305,9 +305,8 @@ Simulation::IngestRecord(RankProcess& process, const wire::Record& record)
         {
             throw std::runtime_error(process.name + ": a communication record without ops");
         }
-        NodeIndex index =
-            m_timelines.AddNode(process, c.id(), c.device(), c.stream(), c.deps(), c.ready_ns());
-        m_timelines.At(index).communication = true;
+        NodeIndex index = m_timelines.AddNode(process, c.id(), c.device(), c.stream(), c.deps(),
+                                              c.ready_ns(), true);
         m_matcher.Match(process, index, c);
         m_timelines.Submit(index);
         break;

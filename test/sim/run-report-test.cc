@@ -54,6 +54,7 @@ HandBuiltReport()
     r.causalityViolations = 2;
     r.causalityViolationNs = 1500;
     r.maxCausalityViolationNs = 1000;
+    r.lateLocalRecords = 7;
     r.recordsIngested = 12345;
     r.flows = 678;
 
@@ -111,6 +112,7 @@ BOOST_AUTO_TEST_CASE(summary_json_round_trip)
     BOOST_TEST(s["causality_violations"]["count"].get<uint64_t>() == 2u);
     BOOST_TEST(s["causality_violations"]["total_ns"].get<double>() == 1500.0);
     BOOST_TEST(s["causality_violations"]["max_ns"].get<double>() == 1000.0);
+    BOOST_TEST(s["causality_violations"]["late_local_records"].get<uint64_t>() == 7u);
 
     BOOST_REQUIRE(s["gpus"].size() == 2u);
     const json& g0 = s["gpus"][0];
@@ -383,6 +385,7 @@ BOOST_AUTO_TEST_CASE(summary_table)
     has(text, "\nrecords ingested      12345\n");
     has(text, "\nflows                 678\n");
     has(text, "\ncausality violations  2 (total 1.500 us, max 1.000 us)\n");
+    has(text, "\nlate local records    7 (kernels and copies: exact)\n");
     BOOST_TEST(lines.back() == "PARTIAL: rank1 exited with status 1");
 }
 

@@ -275,3 +275,81 @@ BOOST_AUTO_TEST_CASE(goodbye_is_acknowledged_and_the_run_ends_when_everyone_left
     BOOST_TEST(report.gpus[0].endNs == 50.0);
     BOOST_TEST(report.recordsIngested == 1u);
 }
+
+namespace
+{
+
+// rank -> rank+... : a send (rank 0) or receive (rank 1) of `bytes` on communicator 5, record
+// `id`, ready at `ready`; the first batch of each rank also joins the communicator.
+wire::Batch
+SendRecvBatch(int rank, uint64_t seq, uint64_t id, double ready, uint64_t bytes)
+{
+    wire::Batch batch;
+    batch.set_seq(seq);
+    batch.set_clock_ns(ready);
+    if (seq == 1)
+    {
+        wire::CommJoin* join = batch.add_records()->mutable_comm_join();
+        join->set_comm(5);
+        join->set_nranks(2);
+        join->set_rank(rank);
+        join->set_device(rank);
+    }
+    wire::Communication* c = batch.add_records()->mutable_communication();
+    c->set_id(id);
+    c->set_device(rank);
+    c->set_stream(1);
+    c->set_comm(5);
+    c->set_comm_rank(rank);
+    c->set_comm_size(2);
+    c->set_ready_ns(ready);
+    wire::CommOp* op = c->add_ops();
+    op->set_kind(rank == 0 ? wire::COMM_SEND : wire::COMM_RECV);
+    op->set_count(bytes);
+    op->set_type_size(1);
+    op->set_peer(1 - rank);
+    return batch;
+}
+
+} // namespace
+
+// Work that reaches the simulator after ns-3 passed its ready time (here: optimistic mode, which
+// runs ahead of running ranks) keeps its time. A chain is priced on its rank alone (ready 0,
+// 5 ns: it ends at 5 whenever it comes), so nothing already decided can depend on it: counted as
+// a late local record, not as a causality violation. Communication arriving late shares links
+// with what ns-3 already ran: each of its two records is a violation.
+BOOST_AUTO_TEST_CASE(late_chains_are_exact_and_only_late_communication_is_a_violation)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::SimOptions options = Options();
+    options.optimistic = true;
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    // A 1 MiB transfer from 0: ns-3 runs it to its end (> 0).
+    simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 1 << 20));
+    simulation.Batch(1, SendRecvBatch(1, 1, 1, 0, 1 << 20));
+    simulation.Step();
+    simulation.Sync(0, 1, SyncOn(1, {1}, 1, 0));
+    BOOST_REQUIRE(sink.syncs.size() == 1u);
+    const double transferEnd = sink.syncs[0].second.ends(0).end_ns();
+    BOOST_TEST(transferEnd > 0);
+
+    // A late kernel of rank 1 (ready 0): [0, 5].
+    simulation.Batch(1, ChainBatch(2, 0, 2, {}, 0, 5, 0));
+    simulation.Sync(1, 2, SyncOn(2, {2}, 2, 0));
+    BOOST_REQUIRE(sink.syncs.size() == 2u);
+    BOOST_TEST(sink.syncs[1].second.ends(0).end_ns() == 5.0);
+    sim::RunReport report = simulation.Report(1.0);
+    BOOST_TEST(report.lateLocalRecords == 1u);
+    BOOST_TEST(report.causalityViolations == 0u);
+
+    // A second transfer, ready at 0 on both ranks: two violations, each transferEnd late.
+    simulation.Batch(0, SendRecvBatch(0, 2, 3, 0, 1 << 20));
+    simulation.Batch(1, SendRecvBatch(1, 3, 3, 0, 1 << 20));
+    report = simulation.Report(1.0);
+    BOOST_TEST(report.causalityViolations == 2u);
+    BOOST_TEST(report.causalityViolationNs == 2 * transferEnd, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(report.lateLocalRecords == 1u);
+}
