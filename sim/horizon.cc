@@ -80,6 +80,7 @@ Horizon::Advance()
     double now = NowNs();
     if (horizon <= now)
     {
+        m_reached = std::max(m_reached, horizon);
         return false;
     }
     bool moved = false;
@@ -100,6 +101,12 @@ Horizon::Advance()
     ns3::Simulator::Run();
     m_queueEmpty = !StopRequested();
     ns3::Simulator::Cancel(stop);
+    // Stopped by the horizon's own event (1 ps before it) or out of events: everything before
+    // the horizon has run; stopped early (a sync released a rank): everything before now.
+    const bool atHorizon =
+        m_queueEmpty || (std::isfinite(horizon) &&
+                         ns3::Simulator::Now() >= ToTime(horizon) - ns3::PicoSeconds(1));
+    m_reached = std::max(m_reached, atHorizon ? horizon : NowNs());
     // History before the conservative horizon (every rank still running, even one the
     // optimistic horizon went on without) is no longer needed for a replay.
     double committed = Conservative();

@@ -26,6 +26,8 @@ public:
     bool Advance();
     // The last Advance ended because ns-3 had no events left (not at the horizon).
     bool QueueEmpty() const { return m_queueEmpty; }
+    // Every ns-3 event before this virtual time has run (and no rank can add one before it).
+    double Reached() const { return m_reached; }
 
 private:
     // The least clock of the ranks waited for (0 until every process has joined; infinite when
@@ -41,6 +43,7 @@ private:
     RunStatistics& m_stats;
     double m_lastHorizon = -1;
     bool m_queueEmpty = false;
+    double m_reached = 0;
 };
 
 } // namespace eidolon::sim

@@ -46,7 +46,9 @@ struct RankProcess
     std::map<uint64_t, wire::Batch> early; // batches that overtook earlier ones
     std::vector<DeferredRequest> waitingForBatch;
     int drivingThreads = 1;
-    int outstandingSyncs = 0;
+    int outstandingSyncs = 0; // syncs and exchanges that hold a thread until answered
+    int outstandingQueries = 0; // queries (SyncRequest.query): their threads go on from their clock
+    bool allParked = false;     // every driving thread is parked (Batch.all_parked)
     std::chrono::steady_clock::time_point lastHeard = std::chrono::steady_clock::now();
     bool graceWarned = false;
     std::vector<wire::DeviceUsage> usage;
@@ -71,7 +73,14 @@ struct RankProcess
     }
 
     bool Live() const { return !goodbye && !dead; }
-    bool IsBlocked() const { return outstandingSyncs > 0 && outstandingSyncs >= drivingThreads; }
+    // Every driving thread waits for the simulator; or every one is parked, waiting for threads
+    // that drive no GPU, and one of those waits for an answer. (A query alone does not block:
+    // its thread goes on from its own clock, which the simulator must not pass.)
+    bool IsBlocked() const
+    {
+        return (outstandingSyncs > 0 && outstandingSyncs >= drivingThreads) ||
+               (allParked && outstandingSyncs + outstandingQueries > 0);
+    }
     // Heard from, or released from a wait: silence is counted from here.
     void Heard() { lastHeard = std::chrono::steady_clock::now(); }
 };

@@ -270,6 +270,7 @@ Simulation::Ingest(RankProcess& process, const wire::Batch& batch)
     if (batch.driving_threads() > 0)
     {
         process.drivingThreads = batch.driving_threads(); // a thread parked or woke
+        process.allParked = batch.all_parked();
     }
     m_timelines.RunWorklist();
 }
@@ -332,6 +333,7 @@ Simulation::Step()
     {
         m_watch.Progressed();
     }
+    m_syncs.AnswerQueriesBy(m_horizon.Reached());
     ProgressWatch::Verdict verdict = m_watch.Check(m_horizon.QueueEmpty());
     switch (verdict.kind)
     {

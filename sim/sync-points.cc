@@ -24,11 +24,14 @@ SyncPoints::Sync(RankProcess& process, Peer peer, const wire::SyncRequest& reque
 {
     process.clock = std::max(process.clock, request.clock_ns());
     process.drivingThreads = std::max(1, request.driving_threads());
+    process.allParked = request.all_parked();
     PendingSync sync;
     sync.process = process.index;
     sync.peer = peer;
     sync.request = request.request();
     sync.what = request.what();
+    sync.query = request.query();
+    sync.clock = request.clock_ns();
     for (uint64_t op : request.ops())
     {
         NodeIndex found = process.Find(op);
@@ -39,8 +42,12 @@ SyncPoints::Sync(RankProcess& process, Peer peer, const wire::SyncRequest& reque
         }
         sync.nodes.push_back(found);
     }
-    ++process.outstandingSyncs;
+    ++(sync.query ? process.outstandingQueries : process.outstandingSyncs);
     size_t index = m_syncs.size();
+    if (sync.query)
+    {
+        m_openQueries.push_back(index);
+    }
     m_syncs.push_back(std::move(sync));
     for (NodeIndex node : m_syncs[index].nodes)
     {
@@ -74,18 +81,52 @@ SyncPoints::Check(PendingSync& sync)
         }
         latest = std::max(latest, m_timelines.At(node).end);
     }
+    Answer(sync, latest);
+}
+
+void
+SyncPoints::AnswerQueriesBy(double reached)
+{
+    auto open = m_openQueries.begin();
+    for (size_t index : m_openQueries)
+    {
+        PendingSync& sync = m_syncs[index];
+        if (sync.answered)
+        {
+            continue;
+        }
+        if (sync.clock <= reached)
+        {
+            // Every event before the caller's clock has run: an op not ended is not ended by
+            // then (-1), and the caller goes on from its clock.
+            Answer(sync, -1);
+            continue;
+        }
+        *open++ = index;
+    }
+    m_openQueries.erase(open, m_openQueries.end());
+}
+
+void
+SyncPoints::Answer(PendingSync& sync, double latest)
+{
     sync.answered = true;
     RankProcess& process = m_timelines.Process(sync.process);
-    --process.outstandingSyncs;
+    --(sync.query ? process.outstandingQueries : process.outstandingSyncs);
     process.Heard(); // waiting was not silence
-    process.clock = std::max(process.clock, latest);
+    if (!sync.query)
+    {
+        // The waiting thread goes on from `latest`. A query's caller goes on from its own clock:
+        // taking the process to `latest` let ns-3 pass the work it then issued.
+        process.clock = std::max(process.clock, latest);
+    }
     wire::SyncReply reply;
     reply.set_request(sync.request);
     for (NodeIndex node : sync.nodes)
     {
         wire::OpEnd* end = reply.add_ends();
         end->set_op(m_timelines.At(node).id);
-        end->set_end_ns(m_timelines.At(node).end);
+        end->set_end_ns(m_timelines.At(node).end); // -1: not ended (a query answered by its clock)
     }
     m_replies.SyncAnswered(sync.peer, reply);
     // A released rank may issue work from `latest` on: stop ns-3 so the horizon is recomputed.

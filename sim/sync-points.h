@@ -25,6 +25,11 @@ public:
     void Sync(RankProcess& process, Peer peer, const wire::SyncRequest& request);
     // A record has ended: answers the syncs that waited only for it and others already ended.
     void NodeFinished(NodeIndex node);
+    // ns-3 has run every event before `reached`: answers the queries (SyncRequest.query) whose
+    // caller's clock is not past it, -1 for the ops not ended. A query's caller goes on from its
+    // own clock, so its process holds the horizon there (it is not blocked), and the ends are
+    // never simulated past it for the answer.
+    void AnswerQueriesBy(double reached);
     // `process` adds its entries to the exchange `request.key()`. Throws ProgramError when ranks
     // disagree on the participants or give an index twice.
     void Exchange(RankProcess& process, Peer peer, const wire::ExchangeRequest& request);
@@ -42,6 +47,8 @@ private:
         uint64_t request = 0;
         std::vector<NodeIndex> nodes;
         std::string what;
+        bool query = false; // SyncRequest.query: the caller's clock does not move to the ends
+        double clock = 0;   // the caller's clock (a query is answered once ns-3 has reached it)
         bool answered = false;
     };
     struct PendingExchange
@@ -60,11 +67,14 @@ private:
     };
 
     void Check(PendingSync& sync);
+    // Replies to `sync`: every op ended (`latest` the latest), or a query answered by its clock.
+    void Answer(PendingSync& sync, double latest);
     void Release(PendingExchange& exchange);
 
     RankTimelines& m_timelines;
     ReplySink& m_replies;
     std::deque<PendingSync> m_syncs;
+    std::vector<size_t> m_openQueries; // indices into m_syncs of queries not yet answered
     std::map<std::string, PendingExchange> m_exchanges;
 };
 

@@ -16,6 +16,7 @@ extern char** environ;
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -46,6 +47,15 @@ using Clock = std::chrono::steady_clock;
 // that holds records while it waits outside eidolon's calls (a TCP store, a sleep) uses no CPU:
 // kFlushWallLimit sends them anyway.
 constexpr auto kFlushCpu = std::chrono::milliseconds(2);
+
+// `ns` in whole ticks of 2^-10 ns (about 1 ps). Sums and maxima of such values below 2^43 ns (2.4
+// hours) are exact in a double, so how a stream's ops are folded into chains (which depends on
+// when the flusher sends a batch, in wall time) never changes an end by a rounding.
+double
+WholeTicks(double ns)
+{
+    return std::ldexp(std::nearbyint(std::ldexp(ns, 10)), -10);
+}
 constexpr auto kFlushWallLimit = std::chrono::milliseconds(50);
 // The thread wakes every kFlushCpu of wall time at first, backing off to kWakeMax while there is
 // nothing due; a batch opening while it is backed off wakes it at once.
@@ -315,9 +325,10 @@ public:
             // Fold: the chain f(s) = max(s + a, b) followed by (ready r, duration d) is
             // s -> max(f(s), r) + d = max(s + a + d, max(b, r) + d).
             wire::Chain* chain = m_batch.mutable_records(int(it->second.index))->mutable_chain();
-            chain->set_a_ns(chain->a_ns() + op.duration);
-            chain->set_b_ns(std::max(chain->b_ns(), op.ready) + op.duration);
-            chain->set_busy_ns(chain->busy_ns() + op.duration);
+            const double duration = WholeTicks(op.duration);
+            chain->set_a_ns(chain->a_ns() + duration);
+            chain->set_b_ns(std::max(chain->b_ns(), WholeTicks(op.ready)) + duration);
+            chain->set_busy_ns(chain->busy_ns() + duration);
             chain->set_count(chain->count() + 1);
             return it->second.id;
         }
@@ -332,10 +343,12 @@ public:
         {
             chain->add_deps(dep);
         }
-        chain->set_ready_ns(op.ready);
-        chain->set_a_ns(op.duration);
-        chain->set_b_ns(op.ready + op.duration);
-        chain->set_busy_ns(op.duration);
+        const double ready = WholeTicks(op.ready);
+        const double duration = WholeTicks(op.duration);
+        chain->set_ready_ns(ready);
+        chain->set_a_ns(duration);
+        chain->set_b_ns(ready + duration);
+        chain->set_busy_ns(duration);
         chain->set_count(1);
         chain->set_label(*op.label);
         chain->set_kind(WireKind(op.kind));
@@ -401,7 +414,7 @@ public:
     }
 
     std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int drivingThreads,
-                            const std::string& what, std::mutex& lock) override
+                            bool query, const std::string& what, std::mutex& lock) override
     {
         wire::Envelope request;
         request.set_protocol_version(wire::kProtocolVersion);
@@ -412,6 +425,8 @@ public:
         }
         sync->set_clock_ns(now);
         sync->set_driving_threads(drivingThreads);
+        sync->set_query(query);
+        sync->set_all_parked(m_host.AllDrivingThreadsParked());
         sync->set_what(what);
         auto [socketPtr, id] = FlushAndRequest(&request, sync);
         SimSocket& socket = *socketPtr;
@@ -732,12 +747,16 @@ private:
         m_openSpan.clear();
         const Ns clock = std::max(now, m_reportedClock);
         const int driving = m_host.DrivingThreads();
-        if (m_batch.records_size() == 0 && clock == m_reportedClock && driving == m_reportedDriving)
+        const bool allParked = m_host.AllDrivingThreadsParked();
+        if (m_batch.records_size() == 0 && clock == m_reportedClock && driving == m_reportedDriving &&
+            allParked == m_reportedAllParked)
         {
             return;
         }
-        if (driving != m_reportedDriving)
+        if (driving != m_reportedDriving || allParked != m_reportedAllParked)
         {
+            m_batch.set_all_parked(allParked);
+            m_reportedAllParked = allParked;
             m_batch.set_driving_threads(driving);
             m_reportedDriving = driving;
         }
@@ -792,7 +811,8 @@ private:
             const bool due = drivingChanged || ProcessCpuTime() - m_flushedCpu >= kFlushCpu ||
                              Clock::now() - m_flushedWall >= kFlushWallLimit;
             if (due && (m_batch.records_size() > 0 || now > m_reportedClock ||
-                        m_host.DrivingThreads() != m_reportedDriving))
+                        m_host.DrivingThreads() != m_reportedDriving ||
+                        m_host.AllDrivingThreadsParked() != m_reportedAllParked))
             {
                 Flush(ThreadSocket(), now);
                 wait = kFlushCpu;
@@ -828,6 +848,7 @@ private:
     // threads all wait for the simulator counts as blocked without waiting for a flush.
     std::atomic<bool> m_drivingChanged{false};
     int m_reportedDriving = 0; // under m_state: the count the simulator last heard in a batch
+    bool m_reportedAllParked = false; // under m_state: likewise, Batch.all_parked
     std::unordered_map<uint64_t, OpenChain> m_openChain;
     std::unordered_map<uint64_t, size_t> m_openSpan;
     uint64_t m_nextId = 0;

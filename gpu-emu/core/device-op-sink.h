@@ -130,10 +130,12 @@ public:
     // Blocks until the ends of `ops` are final and returns them (same order). `lock` is the
     // emulator mutex the caller holds; the sink releases it while it waits so that other threads
     // of the process can issue work. `what` names the waiting call (for the watchdog).
+    // `query`: the caller only asks whether the ops have ended by `now` and goes on from `now`
+    // either way; an op not ended by then comes back as -1.
     virtual std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int drivingThreads,
-                                    const std::string& what, std::mutex& lock)
+                                    bool query, const std::string& what, std::mutex& lock)
     {
-        (void)now, (void)drivingThreads, (void)what, (void)lock;
+        (void)now, (void)drivingThreads, (void)query, (void)what, (void)lock;
         return std::vector<Ns>(ops.size(), 0);
     }
 

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
 
 namespace eidolon::gpu
@@ -167,6 +168,10 @@ public:
     void AdoptThread() const override { ++ApiDepth(); }
 
     int DrivingThreads() const override { return m_emulator.Clock().DrivingThreads(); }
+    bool AllDrivingThreadsParked() const override
+    {
+        return m_emulator.Clock().AllDrivingThreadsParked();
+    }
 
     void Warn(const std::string& message) const override { gpu::Warn(message); }
 
@@ -824,7 +829,7 @@ Emulator::OpCompletion(const Placement& placement) const
 }
 
 Ns
-Emulator::Resolve(const Completion& completion, const char* what)
+Emulator::Resolve(const Completion& completion, const char* what, bool query)
 {
     Ns time = completion.known;
     std::vector<uint64_t> ask;
@@ -843,11 +848,16 @@ Emulator::Resolve(const Completion& completion, const char* what)
     if (!ask.empty())
     {
         std::vector<Ns> ends =
-            m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), what, m_mutex);
+            m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), query, what, m_mutex);
         m_runOver = m_runOver || m_sink->RunOver();
         m_clock.Rebase();
         for (size_t i = 0; i < ask.size() && i < ends.size(); ++i)
         {
+            if (ends[i] < 0)
+            {
+                time = std::numeric_limits<Ns>::infinity(); // a query: not ended by the clock
+                continue;
+            }
             m_resolved[ask[i]] = ends[i];
             time = std::max(time, ends[i]);
         }
@@ -869,7 +879,7 @@ Emulator::SyncTo(const Completion& completion, const char* what)
 }
 
 bool
-Emulator::PollTurnsIntoWait(const void* object, Ns completion)
+Emulator::PollTurnsIntoWait(const void* object, const Completion& completion, const char* what)
 {
     if (t_polledObject == object)
     {
@@ -882,7 +892,7 @@ Emulator::PollTurnsIntoWait(const void* object, Ns completion)
     }
     if (t_pollCount >= m_config.pollsBeforeWait && m_clock.CallingThreadDrives())
     {
-        SyncTo(completion);
+        SyncTo(completion, what);
         PollSatisfied();
         return true;
     }

@@ -257,14 +257,17 @@ public:
     Completion OpCompletion(const Placement& placement) const;
     // The time `completion` is final at; asks the simulator (blocking, the lock released while it
     // waits) when pending records are involved. `what` names the caller for the watchdog.
-    Ns Resolve(const Completion& completion, const char* what);
+    // `query`: only whether it has completed by the host clock matters (cudaEventQuery): the
+    // simulator answers once it has reached the clock, and a completion not reached by then is
+    // +infinity (not cached).
+    Ns Resolve(const Completion& completion, const char* what, bool query = false);
     // Moves the host clock to `t`; never backwards.
     void SyncTo(Ns t);
     void SyncTo(const Completion& completion, const char* what);
     // Polling rule: the calling thread asked whether `object` is done and it is not. After
     // pollsBeforeWait such questions in a row about the same object from a driving thread, the
     // poll is taken as a wait; returns true when the caller should now report completion.
-    bool PollTurnsIntoWait(const void* object, Ns completion);
+    bool PollTurnsIntoWait(const void* object, const Completion& completion, const char* what);
     void PollSatisfied();
 
     // ---- kernels and pricing

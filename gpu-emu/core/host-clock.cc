@@ -407,6 +407,13 @@ HostClock::DrivingThreads() const
     return std::max(1, g_drivingThreads.load() - g_parkedThreads.load());
 }
 
+bool
+HostClock::AllDrivingThreadsParked() const
+{
+    const int parked = g_parkedThreads.load();
+    return parked > 0 && parked >= g_drivingThreads.load();
+}
+
 void
 HostClock::Rebase()
 {

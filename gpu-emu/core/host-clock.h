@@ -107,6 +107,8 @@ public:
     // How many threads that drive the timeline are alive and not parked (at least 1): what the
     // simulator waits for before it may pass this process's clock.
     int DrivingThreads() const;
+    // Every driving thread is parked: the process waits for threads that drive no GPU.
+    bool AllDrivingThreadsParked() const;
 
     // The calling thread, if it drives, parks in an untimed wait for another thread of this
     // process (pthread_cond_wait, sem_wait: PyTorch's autograd thread waiting for work, the

@@ -47,6 +47,8 @@ public:
 
     // Driving threads alive and not parked (HostClock::DrivingThreads); safe from any thread.
     virtual int DrivingThreads() const = 0;
+    // Every driving thread is parked (HostClock::AllDrivingThreadsParked); safe from any thread.
+    virtual bool AllDrivingThreadsParked() const = 0;
 
     // Prints "eidolon: <message>" on stderr.
     virtual void Warn(const std::string& message) const = 0;

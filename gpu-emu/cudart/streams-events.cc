@@ -60,8 +60,9 @@ QueryStream(cudaStream_t handle, bool perThread)
         return Fail(cudaErrorInvalidResourceHandle);
     }
     // Not charged: queries are free (HostClock::NotReadyQuery).
-    Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cudaStreamQuery");
-    if (completion <= emu.Clock().Now() || emu.PollTurnsIntoWait(stream, completion))
+    Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cudaStreamQuery", true);
+    if (completion <= emu.Clock().Now() ||
+        emu.PollTurnsIntoWait(stream, emu.StreamCompletion(*stream), "cudaStreamQuery"))
     {
         emu.PollSatisfied();
         return cudaSuccess;
@@ -335,8 +336,10 @@ cudaEventQuery(cudaEvent_t handle)
         return Fail(cudaErrorInvalidResourceHandle);
     }
     // Not charged: queries are free (HostClock::NotReadyQuery).
-    Ns time = event->recorded ? emu.Resolve(emu.EventCompletion(*event), "cudaEventQuery") : 0;
-    if (!event->recorded || time <= emu.Clock().Now() || emu.PollTurnsIntoWait(event, time))
+    Ns time =
+        event->recorded ? emu.Resolve(emu.EventCompletion(*event), "cudaEventQuery", true) : 0;
+    if (!event->recorded || time <= emu.Clock().Now() ||
+        emu.PollTurnsIntoWait(event, emu.EventCompletion(*event), "cudaEventQuery"))
     {
         emu.PollSatisfied();
         return cudaSuccess;
@@ -388,8 +391,8 @@ cudaEventElapsedTime(float* ms, cudaEvent_t startHandle, cudaEvent_t endHandle)
     {
         return Fail(cudaErrorInvalidResourceHandle);
     }
-    Ns startTime = emu.Resolve(emu.EventCompletion(*start), "cudaEventElapsedTime");
-    Ns endTime = emu.Resolve(emu.EventCompletion(*end), "cudaEventElapsedTime");
+    Ns startTime = emu.Resolve(emu.EventCompletion(*start), "cudaEventElapsedTime", true);
+    Ns endTime = emu.Resolve(emu.EventCompletion(*end), "cudaEventElapsedTime", true);
     if (std::max(startTime, endTime) > emu.Clock().Now())
     {
         return Fail(cudaErrorNotReady);

@@ -1144,8 +1144,9 @@ cuStreamQuery(CUstream handle)
         return CUDA_ERROR_INVALID_HANDLE;
     }
     // Not charged: queries are free (HostClock::NotReadyQuery).
-    Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cuStreamQuery");
-    if (completion <= emu.Clock().Now() || emu.PollTurnsIntoWait(stream, completion))
+    Ns completion = emu.Resolve(emu.StreamCompletion(*stream), "cuStreamQuery", true);
+    if (completion <= emu.Clock().Now() ||
+        emu.PollTurnsIntoWait(stream, emu.StreamCompletion(*stream), "cuStreamQuery"))
     {
         emu.PollSatisfied();
         return CUDA_SUCCESS;
@@ -1229,8 +1230,8 @@ cuEventElapsedTime_v2(float* ms, CUevent startHandle, CUevent endHandle)
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    Ns startTime = emu.Resolve(emu.EventCompletion(*start), "cuEventElapsedTime");
-    Ns endTime = emu.Resolve(emu.EventCompletion(*end), "cuEventElapsedTime");
+    Ns startTime = emu.Resolve(emu.EventCompletion(*start), "cuEventElapsedTime", true);
+    Ns endTime = emu.Resolve(emu.EventCompletion(*end), "cuEventElapsedTime", true);
     if (std::max(startTime, endTime) > emu.Clock().Now())
     {
         return CUDA_ERROR_NOT_READY;

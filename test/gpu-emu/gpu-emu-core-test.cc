@@ -1007,7 +1007,7 @@ public:
         communicationDeps.push_back(record.deps);
         return ++nextId;
     }
-    std::vector<Ns> Resolve(const std::vector<uint64_t>& records, Ns, int, const std::string& what,
+    std::vector<Ns> Resolve(const std::vector<uint64_t>& records, Ns, int, bool, const std::string& what,
                             std::mutex&) override
     {
         asked.push_back(records);

@@ -45,7 +45,7 @@ public:
         (leave ? left : joined).push_back(member);
         return true;
     }
-    std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int, const std::string&,
+    std::vector<Ns> Resolve(const std::vector<uint64_t>& ops, Ns now, int, bool, const std::string&,
                             std::mutex&) override
     {
         return std::vector<Ns>(ops.size(), now + 1000);

@@ -6,6 +6,7 @@
 #include "simulation.h"
 
 #include "ns3/nstime.h"
+#include "ns3/simulator.h"
 
 #include <boost/test/unit_test.hpp>
 
@@ -352,4 +353,118 @@ BOOST_AUTO_TEST_CASE(late_chains_are_exact_and_only_late_communication_is_a_viol
     BOOST_TEST(report.causalityViolations == 2u);
     BOOST_TEST(report.causalityViolationNs == 2 * transferEnd, boost::test_tools::tolerance(1e-9));
     BOOST_TEST(report.lateLocalRecords == 1u);
+}
+
+// A query (cudaEventQuery: SyncRequest.query) asks whether ops have ended by the caller's clock,
+// and the caller goes on from that clock either way. So its process is not blocked: its clock
+// holds the horizon, ns-3 never runs past it to answer, and the answer (-1: not ended) comes once
+// ns-3 has reached the clock. (Before, the querying process counted as blocked, ns-3 ran to the
+// op's end, and the work the caller then issued from its older clock came from the simulated
+// past: 1,680 causality violations in 3 steps of an 8-GPU FSDP2 run.) With every driving thread
+// parked, a query does block its process: nothing else will move its clock.
+BOOST_AUTO_TEST_CASE(a_query_is_answered_at_the_callers_clock_without_running_past_it)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    // A 64 MiB transfer from rank 0 to rank 1, both ready at 0: over NVLink it lasts far longer
+    // than the 1 us the test looks at (64 MiB at even 1 TB/s is 67 us).
+    simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 64 << 20));
+    simulation.Batch(1, SendRecvBatch(1, 1, 1, 0, 64 << 20));
+    // rank0 asks at 1,000 ns; rank1 has said nothing past 0: no answer yet.
+    wire::SyncRequest query = SyncOn(7, {1}, 1, 1000);
+    query.set_query(true);
+    simulation.Sync(0, 1, query);
+    simulation.Step();
+    BOOST_TEST(sink.syncs.empty());
+    BOOST_TEST(simulation.Blocked() == 0); // a query blocks nobody
+    // rank1's clock passes 1,000 ns: ns-3 reaches 1,000 and no further, and the answer is -1.
+    wire::Batch later;
+    later.set_seq(2);
+    later.set_clock_ns(5000);
+    simulation.Batch(1, later);
+    simulation.Step();
+    BOOST_REQUIRE(sink.syncs.size() == 1u);
+    BOOST_TEST(sink.syncs[0].second.request() == 7u);
+    BOOST_TEST(sink.syncs[0].second.ends(0).end_ns() == -1.0);
+    BOOST_TEST(ns3::Simulator::Now().GetNanoSeconds() <= 1000); // ns-3 stayed at the clock
+
+    // Real waits on the op (cudaEventSynchronize on both ranks) block both: the end comes, past
+    // 1,000 ns.
+    simulation.Sync(0, 1, SyncOn(8, {1}, 1, 1000));
+    simulation.Sync(1, 2, SyncOn(9, {1}, 2, 5000));
+    for (int i = 0; i < 10 && sink.syncs.size() < 3; ++i)
+    {
+        simulation.Step();
+    }
+    BOOST_REQUIRE(sink.syncs.size() == 3u);
+    double end = -1; // rank0's wait (request 8)
+    for (const auto& [peer, reply] : sink.syncs)
+    {
+        end = reply.request() == 8u ? reply.ends(0).end_ns() : end;
+    }
+    BOOST_TEST(end > 1000.0);
+
+    // Asked once the op has ended: answered at once with its end, whatever the clock.
+    wire::SyncRequest afterwards = SyncOn(10, {1}, 1, end + 1);
+    afterwards.set_query(true);
+    simulation.Sync(0, 1, afterwards);
+    BOOST_REQUIRE(sink.syncs.size() == 4u);
+    BOOST_TEST(sink.syncs[3].second.ends(0).end_ns() == end);
+}
+
+BOOST_AUTO_TEST_CASE(a_query_blocks_a_process_whose_driving_threads_are_all_parked)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    // rank0 sends; rank1 has not posted its receive: the op cannot end yet.
+    simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 1 << 20));
+    // A thread of rank0 queries it while another thread drives: rank0 is not blocked.
+    wire::SyncRequest query = SyncOn(3, {1}, 1, 0);
+    query.set_query(true);
+    simulation.Sync(0, 2, query);
+    BOOST_TEST(simulation.Blocked() == 0);
+    // The same, with every driving thread parked (the watchdog queries, the training thread
+    // waits for it): nothing but the answer will move rank0, so it is blocked.
+    wire::SyncRequest parked = SyncOn(4, {1}, 1, 0);
+    parked.set_query(true);
+    parked.set_all_parked(true);
+    simulation.Sync(0, 3, parked);
+    BOOST_TEST(simulation.Blocked() == 1);
+    BOOST_TEST(sink.syncs.empty());
+}
+
+// Chain ends are computed in whole ticks of 2^-10 ns (as the bridge sends a chain's a and b), so
+// a stream's ops end where they do however the flusher split them into records (in wall time):
+// all the sums are then exact. Ready 0.1 ns starts at round(0.1 x 1024) / 1024 = 0.099609375 ns;
+// 1.5 + 2.25 ns later it ends at 3.849609375 ns, folded into one record or sent as two.
+BOOST_AUTO_TEST_CASE(a_chain_ends_at_the_same_tick_however_it_was_split)
+{
+    auto endOf = [](bool split)
+    {
+        std::ostringstream log;
+        RecordingSink sink;
+        sim::Simulation simulation(Options(), log, sink);
+        simulation.Join(Hello("rank0", 0, 1));
+        uint64_t last = 1;
+        if (split)
+        {
+            simulation.Batch(0, ChainBatch(1, 0, 1, {}, 0.1, 1.5, 0));
+            simulation.Batch(0, ChainBatch(2, 0, 2, {1}, 0, 2.25, 0));
+            last = 2;
+        }
+        else
+        {
+            simulation.Batch(0, ChainBatch(1, 0, 1, {}, 0.1, 3.75, 0));
+        }
+        simulation.Sync(0, 1, SyncOn(1, {last}, last, 0));
+        return sink.syncs.at(0).second.ends(0).end_ns();
+    };
+    BOOST_TEST(endOf(false) == 3.849609375);
+    BOOST_TEST(endOf(true) == 3.849609375);
 }
