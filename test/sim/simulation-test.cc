@@ -104,6 +104,59 @@ SyncOn(uint64_t request, std::vector<uint64_t> records, uint64_t afterBatch, dou
     return sync;
 }
 
+// A send (rank 0) or receive (rank 1) of `bytes` on communicator 5, record
+// `id`, ready at `ready`; the first batch of each rank also joins the communicator.
+wire::Batch
+SendRecvBatch(int rank, uint64_t seq, uint64_t id, double ready, uint64_t bytes)
+{
+    wire::Batch batch;
+    batch.set_seq(seq);
+    batch.set_clock_ns(ready);
+    if (seq == 1)
+    {
+        wire::CommJoin* join = batch.add_records()->mutable_comm_join();
+        join->set_comm(5);
+        join->set_nranks(2);
+        join->set_rank(rank);
+        join->set_device(rank);
+    }
+    wire::Communication* c = batch.add_records()->mutable_communication();
+    c->set_id(id);
+    c->set_device(rank);
+    c->set_stream(1);
+    c->set_comm(5);
+    c->set_comm_rank(rank);
+    c->set_comm_size(2);
+    c->set_ready_ns(ready);
+    wire::CommOp* op = c->add_ops();
+    op->set_kind(rank == 0 ? wire::COMM_SEND : wire::COMM_RECV);
+    op->set_count(bytes);
+    op->set_type_size(1);
+    op->set_peer(1 - rank);
+    return batch;
+}
+
+// Two ranks of one process each joined to a simulation (the optimistic mode on request).
+struct TwoRankRun
+{
+    explicit TwoRankRun(bool optimistic = false)
+        : simulation(OptionsWith(optimistic), log, sink)
+    {
+        simulation.Join(Hello("rank0", 0, 2));
+        simulation.Join(Hello("rank1", 1, 2));
+    }
+    static sim::SimOptions OptionsWith(bool optimistic)
+    {
+        sim::SimOptions options = Options();
+        options.optimistic = optimistic;
+        return options;
+    }
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation;
+};
+
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(join_places_a_process_on_its_node_and_gpus)
@@ -210,25 +263,8 @@ BOOST_AUTO_TEST_CASE(mismatched_send_and_receive_sizes_are_a_program_error)
     simulation.Join(Hello("rank1", 1, 2));
     for (int rank : {0, 1})
     {
-        wire::Batch batch;
-        batch.set_seq(1);
-        wire::CommJoin* join = batch.add_records()->mutable_comm_join();
-        join->set_comm(5);
-        join->set_nranks(2);
-        join->set_rank(rank);
-        join->set_device(rank);
-        wire::Communication* c = batch.add_records()->mutable_communication();
-        c->set_id(1);
-        c->set_device(rank);
-        c->set_comm(5);
-        c->set_comm_rank(rank);
-        c->set_comm_size(2);
-        wire::CommOp* op = c->add_ops();
-        op->set_kind(rank == 0 ? wire::COMM_SEND : wire::COMM_RECV);
-        // rank0 sends 100 floats (400 B), rank1 receives 50 (200 B).
-        op->set_count(rank == 0 ? 100 : 50);
-        op->set_type_size(4);
-        op->set_peer(1 - rank);
+        // rank0 sends 400 bytes, rank1 receives 200.
+        wire::Batch batch = SendRecvBatch(rank, 1, 1, 0, rank == 0 ? 400 : 200);
         if (rank == 0)
         {
             simulation.Batch(rank, batch);
@@ -277,43 +313,6 @@ BOOST_AUTO_TEST_CASE(goodbye_is_acknowledged_and_the_run_ends_when_everyone_left
     BOOST_TEST(report.recordsIngested == 1u);
 }
 
-namespace
-{
-
-// rank -> rank+... : a send (rank 0) or receive (rank 1) of `bytes` on communicator 5, record
-// `id`, ready at `ready`; the first batch of each rank also joins the communicator.
-wire::Batch
-SendRecvBatch(int rank, uint64_t seq, uint64_t id, double ready, uint64_t bytes)
-{
-    wire::Batch batch;
-    batch.set_seq(seq);
-    batch.set_clock_ns(ready);
-    if (seq == 1)
-    {
-        wire::CommJoin* join = batch.add_records()->mutable_comm_join();
-        join->set_comm(5);
-        join->set_nranks(2);
-        join->set_rank(rank);
-        join->set_device(rank);
-    }
-    wire::Communication* c = batch.add_records()->mutable_communication();
-    c->set_id(id);
-    c->set_device(rank);
-    c->set_stream(1);
-    c->set_comm(5);
-    c->set_comm_rank(rank);
-    c->set_comm_size(2);
-    c->set_ready_ns(ready);
-    wire::CommOp* op = c->add_ops();
-    op->set_kind(rank == 0 ? wire::COMM_SEND : wire::COMM_RECV);
-    op->set_count(bytes);
-    op->set_type_size(1);
-    op->set_peer(1 - rank);
-    return batch;
-}
-
-} // namespace
-
 // Work that reaches the simulator after ns-3 passed its ready time (here: optimistic mode, which
 // runs ahead of running ranks) keeps its time. A chain is priced on its rank alone (ready 0,
 // 5 ns: it ends at 5 whenever it comes), so nothing already decided can depend on it: counted as
@@ -321,13 +320,9 @@ SendRecvBatch(int rank, uint64_t seq, uint64_t id, double ready, uint64_t bytes)
 // with what ns-3 already ran: each of its two records is a violation.
 BOOST_AUTO_TEST_CASE(late_chains_are_exact_and_only_late_communication_is_a_violation)
 {
-    std::ostringstream log;
-    RecordingSink sink;
-    sim::SimOptions options = Options();
-    options.optimistic = true;
-    sim::Simulation simulation(options, log, sink);
-    simulation.Join(Hello("rank0", 0, 2));
-    simulation.Join(Hello("rank1", 1, 2));
+    TwoRankRun run(true);
+    sim::Simulation& simulation = run.simulation;
+    RecordingSink& sink = run.sink;
     // A 1 MiB transfer from 0: ns-3 runs it to its end (> 0).
     simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 1 << 20));
     simulation.Batch(1, SendRecvBatch(1, 1, 1, 0, 1 << 20));
@@ -364,11 +359,9 @@ BOOST_AUTO_TEST_CASE(late_chains_are_exact_and_only_late_communication_is_a_viol
 // parked, a query does block its process: nothing else will move its clock.
 BOOST_AUTO_TEST_CASE(a_query_is_answered_at_the_callers_clock_without_running_past_it)
 {
-    std::ostringstream log;
-    RecordingSink sink;
-    sim::Simulation simulation(Options(), log, sink);
-    simulation.Join(Hello("rank0", 0, 2));
-    simulation.Join(Hello("rank1", 1, 2));
+    TwoRankRun run;
+    sim::Simulation& simulation = run.simulation;
+    RecordingSink& sink = run.sink;
     // A 64 MiB transfer from rank 0 to rank 1, both ready at 0: over NVLink it lasts far longer
     // than the 1 us the test looks at (64 MiB at even 1 TB/s is 67 us).
     simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 64 << 20));
@@ -417,11 +410,9 @@ BOOST_AUTO_TEST_CASE(a_query_is_answered_at_the_callers_clock_without_running_pa
 
 BOOST_AUTO_TEST_CASE(a_query_blocks_a_process_whose_driving_threads_are_all_parked)
 {
-    std::ostringstream log;
-    RecordingSink sink;
-    sim::Simulation simulation(Options(), log, sink);
-    simulation.Join(Hello("rank0", 0, 2));
-    simulation.Join(Hello("rank1", 1, 2));
+    TwoRankRun run;
+    sim::Simulation& simulation = run.simulation;
+    RecordingSink& sink = run.sink;
     // rank0 sends; rank1 has not posted its receive: the op cannot end yet.
     simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 1 << 20));
     // A thread of rank0 queries it while another thread drives: rank0 is not blocked.
