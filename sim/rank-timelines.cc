@@ -1,10 +1,10 @@
 #include "rank-timelines.h"
 
 #include "sim-errors.h"
+#include "wire-ticks.h"
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <stdexcept>
 
 namespace eidolon::sim
@@ -166,10 +166,9 @@ RankTimelines::Start(NodeIndex index)
     node.start = node.ready; // ready already holds the max of the ends of its dependencies
     if (!node.communication)
     {
-        // In whole ticks of 2^-10 ns, as the chain's a and b are (bridge-client.cc WholeTicks):
-        // then the sum is exact, and a chain split across batches ends where the whole one would.
-        const double start = std::ldexp(std::nearbyint(std::ldexp(node.start, 10)), -10);
-        Finish(index, std::max(start + node.a, node.b));
+        // On a whole tick, as the chain's a and b are (wire-ticks.h): the sum is exact, and a
+        // chain split across batches ends where the whole one would.
+        Finish(index, std::max(wire::WholeTicks(node.start) + node.a, node.b));
         return;
     }
     if (node.start < NowNs())

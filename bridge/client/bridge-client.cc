@@ -1,5 +1,6 @@
 #include "bridge-client.h"
 
+#include "wire-ticks.h"
 #include "wire-version.h"
 #include "wire.pb.h"
 
@@ -16,7 +17,6 @@ extern char** environ;
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -47,15 +47,6 @@ using Clock = std::chrono::steady_clock;
 // that holds records while it waits outside eidolon's calls (a TCP store, a sleep) uses no CPU:
 // kFlushWallLimit sends them anyway.
 constexpr auto kFlushCpu = std::chrono::milliseconds(2);
-
-// `ns` in whole ticks of 2^-10 ns (about 1 ps). Sums and maxima of such values below 2^43 ns (2.4
-// hours) are exact in a double, so how a stream's ops are folded into chains (which depends on
-// when the flusher sends a batch, in wall time) never changes an end by a rounding.
-double
-WholeTicks(double ns)
-{
-    return std::ldexp(std::nearbyint(std::ldexp(ns, 10)), -10);
-}
 constexpr auto kFlushWallLimit = std::chrono::milliseconds(50);
 // The thread wakes every kFlushCpu of wall time at first, backing off to kWakeMax while there is
 // nothing due; a batch opening while it is backed off wakes it at once.
@@ -325,9 +316,9 @@ public:
             // Fold: the chain f(s) = max(s + a, b) followed by (ready r, duration d) is
             // s -> max(f(s), r) + d = max(s + a + d, max(b, r) + d).
             wire::Chain* chain = m_batch.mutable_records(int(it->second.index))->mutable_chain();
-            const double duration = WholeTicks(op.duration);
+            const double duration = wire::WholeTicks(op.duration);
             chain->set_a_ns(chain->a_ns() + duration);
-            chain->set_b_ns(std::max(chain->b_ns(), WholeTicks(op.ready)) + duration);
+            chain->set_b_ns(std::max(chain->b_ns(), wire::WholeTicks(op.ready)) + duration);
             chain->set_busy_ns(chain->busy_ns() + duration);
             chain->set_count(chain->count() + 1);
             return it->second.id;
@@ -343,8 +334,8 @@ public:
         {
             chain->add_deps(dep);
         }
-        const double ready = WholeTicks(op.ready);
-        const double duration = WholeTicks(op.duration);
+        const double ready = wire::WholeTicks(op.ready);
+        const double duration = wire::WholeTicks(op.duration);
         chain->set_ready_ns(ready);
         chain->set_a_ns(duration);
         chain->set_b_ns(ready + duration);
@@ -748,8 +739,8 @@ private:
         const Ns clock = std::max(now, m_reportedClock);
         const int driving = m_host.DrivingThreads();
         const bool allParked = m_host.AllDrivingThreadsParked();
-        if (m_batch.records_size() == 0 && clock == m_reportedClock && driving == m_reportedDriving &&
-            allParked == m_reportedAllParked)
+        if (m_batch.records_size() == 0 && clock == m_reportedClock &&
+            driving == m_reportedDriving && allParked == m_reportedAllParked)
         {
             return;
         }

@@ -428,17 +428,28 @@ DeadlineClock(const struct timespec* deadline)
 // Set when CPython ends a thread because its finalization has begun (pthread_exit below).
 std::atomic<bool> g_cpythonFinalizing{false};
 
-// After a wait for a virtual `deadline` on `clock` that returned `result` (an errno value): once
-// CPython is finalizing, a wait that timed out shows its thread a clock at the deadline, as POSIX
-// promises. (Until then a timeout moves no clock, so that how long a racing wait lasted in real
-// time, CPython's 5 ms GIL waits among them, never shows in virtual time. At exit that rule would
-// never end a loop that waits until its clock passes the deadline, as std::condition_variable's
-// wait_until does: PyTorch's autograd engine waits so, for up to 10 s, for its threads, one of
-// which may be waiting in pthread_exit below.) The thread's own view moves, not the host clock.
+// Runs `wait` (libc's wait, given the deadline to use) for `deadline` on `clock`: a deadline the
+// calling thread computed from the virtual clock becomes the real one as far ahead (RealDeadline;
+// `caller`: the code that waits). Once CPython is finalizing, such a wait that timed out shows its
+// thread a clock at the deadline, as POSIX promises. (Until then a timeout moves no clock, so that
+// how long a racing wait lasted in real time, CPython's 5 ms GIL waits among them, never shows in
+// virtual time. At exit that rule would never end a loop that waits until its clock passes the
+// deadline, as std::condition_variable's wait_until does: PyTorch's autograd engine waits so, for
+// up to 10 s, for its threads, one of which may be waiting in pthread_exit below.) The thread's
+// own view moves, not the host clock. Condition variables return the error; semaphores return -1
+// and set errno.
+template<typename Wait>
 int
-AfterDeadlineWait(int result, clockid_t clock, const struct timespec* deadline)
+WaitForDeadline(clockid_t clock, const struct timespec* deadline, const void* caller, Wait wait)
 {
-    if (result == ETIMEDOUT && g_cpythonFinalizing.load(std::memory_order_relaxed))
+    timespec real;
+    if (!RealDeadline(clock, deadline, &real, caller))
+    {
+        return wait(deadline);
+    }
+    int result = wait(&real);
+    const bool timedOut = result == ETIMEDOUT || (result == -1 && errno == ETIMEDOUT);
+    if (timedOut && g_cpythonFinalizing.load(std::memory_order_relaxed))
     {
         t_lastShown = std::max(t_lastShown, double(ToNs(*deadline) - VirtualBase(clock)));
     }
@@ -448,27 +459,24 @@ AfterDeadlineWait(int result, clockid_t clock, const struct timespec* deadline)
 } // namespace
 
 // pthread_cond_timedwait: a deadline computed from the virtual clock waits what is left of it in
-// virtual time, as real time; its clock read costs nothing (DeadlineWait).
+// virtual time, as real time; its clock read costs nothing (HostClock::DeadlineWait).
 EIDOLON_EXPORT int
 pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
                        const struct timespec* deadline)
 {
-    timespec real;
     if (!g_realCondTimedwait)
     {
         ResolveRealClocks(); // a wait in another library's constructor, before ours ran
     }
+    auto wait = [&](const struct timespec* at) { return g_realCondTimedwait(cond, mutex, at); };
     // Threads that drive no GPU (most waits of a process) pass through before any clock is read.
     Emulator* emulator = Emulator::IfCreated();
     if (emulator && emulator->Clock().CallingThreadDrives())
     {
-        const clockid_t clock = DeadlineClock(deadline);
-        if (RealDeadline(clock, deadline, &real, __builtin_return_address(0)))
-        {
-            return AfterDeadlineWait(g_realCondTimedwait(cond, mutex, &real), clock, deadline);
-        }
+        return WaitForDeadline(DeadlineClock(deadline), deadline, __builtin_return_address(0),
+                               wait);
     }
-    return g_realCondTimedwait(cond, mutex, deadline);
+    return wait(deadline);
 }
 
 // pthread_cond_clockwait: as pthread_cond_timedwait, on the clock named.
@@ -476,40 +484,27 @@ extern "C" int
 eidolon_pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
                                const struct timespec* deadline)
 {
-    timespec real;
-    if (RealDeadline(clock, deadline, &real, __builtin_return_address(0)))
-    {
-        return AfterDeadlineWait(g_realCondClockwait(cond, mutex, clock, &real), clock, deadline);
-    }
-    return g_realCondClockwait(cond, mutex, clock, deadline);
+    return WaitForDeadline(clock, deadline, __builtin_return_address(0),
+                           [&](const struct timespec* at)
+                           { return g_realCondClockwait(cond, mutex, clock, at); });
 }
 
 // sem_timedwait: as pthread_cond_timedwait, on CLOCK_REALTIME.
 extern "C" int
 eidolon_sem_timedwait(sem_t* semaphore, const struct timespec* deadline)
 {
-    timespec real;
-    if (RealDeadline(CLOCK_REALTIME, deadline, &real, __builtin_return_address(0)))
-    {
-        int result = g_realSemTimedwait(semaphore, &real);
-        AfterDeadlineWait(result == 0 ? 0 : errno, CLOCK_REALTIME, deadline);
-        return result;
-    }
-    return g_realSemTimedwait(semaphore, deadline);
+    return WaitForDeadline(CLOCK_REALTIME, deadline, __builtin_return_address(0),
+                           [&](const struct timespec* at)
+                           { return g_realSemTimedwait(semaphore, at); });
 }
 
 // sem_clockwait: as pthread_cond_timedwait, on the clock named.
 extern "C" int
 eidolon_sem_clockwait(sem_t* semaphore, clockid_t clock, const struct timespec* deadline)
 {
-    timespec real;
-    if (RealDeadline(clock, deadline, &real, __builtin_return_address(0)))
-    {
-        int result = g_realSemClockwait(semaphore, clock, &real);
-        AfterDeadlineWait(result == 0 ? 0 : errno, clock, deadline);
-        return result;
-    }
-    return g_realSemClockwait(semaphore, clock, deadline);
+    return WaitForDeadline(clock, deadline, __builtin_return_address(0),
+                           [&](const struct timespec* at)
+                           { return g_realSemClockwait(semaphore, clock, at); });
 }
 
 namespace
