@@ -3,14 +3,14 @@
 // the process to exit instead of aborting it; pthread_exit called by anything else still ends the
 // thread, running its destructors. From then on a timed wait that times out shows its thread the
 // deadline, so that a wait_until loop at exit (PyTorch's engine waiting for that thread) ends.
-// Usage: thread-exit <path of libfake-cpython.so>
+// The program stands in for CPython: it exports PyThread_exit_thread (linked with
+// --export-dynamic), the function CPython 3.9 to 3.13 call to end such a thread.
 #include "check.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <thread>
 
@@ -18,6 +18,8 @@ __global__ void
 step(float*)
 {
 }
+
+extern "C" void PyThread_exit_thread();
 
 namespace
 {
@@ -34,28 +36,25 @@ struct SetsUnwound
 // std::terminate (what the autograd thread's ~ThreadLocalState does).
 struct ReleasesPythonState
 {
-    void (*m_exitThread)();
     ~ReleasesPythonState()
     {
         g_exiting = true;
-        m_exitThread(); // CPython: the GIL is wanted after finalization began
+        PyThread_exit_thread(); // CPython: the GIL is wanted after finalization began
     }
 };
 
 } // namespace
 
-int
-main(int argc, char** argv)
+// As CPython's: only its name matters (the interposer finds its caller by name).
+extern "C" __attribute__((visibility("default"), noinline)) void
+PyThread_exit_thread()
 {
-    CHECK(argc == 2);
-    void* cpython = dlopen(argv[1], RTLD_NOW);
-    CHECK(cpython != nullptr);
-    auto exitThread = reinterpret_cast<void (*)()>(dlsym(cpython, "PyThread_exit_thread"));
-    CHECK(exitThread != nullptr);
-    if (g_failures)
-    {
-        return Finish("thread-exit");
-    }
+    pthread_exit(nullptr);
+}
+
+int
+main()
+{
 
     // Any other pthread_exit ends the thread, unwinding it (its destructors run).
     std::thread plain([] {
@@ -66,11 +65,13 @@ main(int argc, char** argv)
     CHECK(g_unwound);
 
     // A GPU-driving thread ended by "CPython" inside a destructor: it waits (parked) instead.
-    std::thread autograd([exitThread] {
-        step<<<1, 32>>>(nullptr);
-        cudaStreamSynchronize(nullptr);
-        ReleasesPythonState release{exitThread};
-    });
+    std::thread autograd(
+        []
+        {
+            step<<<1, 32>>>(nullptr);
+            cudaStreamSynchronize(nullptr);
+            ReleasesPythonState release;
+        });
     autograd.detach();
     while (!g_exiting)
     {
