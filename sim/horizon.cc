@@ -104,8 +104,8 @@ Horizon::Advance()
     // Stopped by the horizon's own event (1 ps before it) or out of events: everything before
     // the horizon has run; stopped early (a sync released a rank): everything before now.
     const bool atHorizon =
-        m_queueEmpty || (std::isfinite(horizon) &&
-                         ns3::Simulator::Now() >= ToTime(horizon) - ns3::PicoSeconds(1));
+        m_queueEmpty ||
+        (std::isfinite(horizon) && ns3::Simulator::Now() >= ToTime(horizon) - ns3::PicoSeconds(1));
     m_reached = std::max(m_reached, atHorizon ? horizon : NowNs());
     // History before the conservative horizon (every rank still running, even one the
     // optimistic horizon went on without) is no longer needed for a replay.

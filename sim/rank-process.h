@@ -46,7 +46,7 @@ struct RankProcess
     std::map<uint64_t, wire::Batch> early; // batches that overtook earlier ones
     std::vector<DeferredRequest> waitingForBatch;
     int drivingThreads = 1;
-    int outstandingSyncs = 0; // syncs and exchanges that hold a thread until answered
+    int outstandingSyncs = 0;   // syncs and exchanges that hold a thread until answered
     int outstandingQueries = 0; // queries (SyncRequest.query): their threads go on from their clock
     bool allParked = false;     // every driving thread is parked (Batch.all_parked)
     std::chrono::steady_clock::time_point lastHeard = std::chrono::steady_clock::now();

@@ -356,7 +356,7 @@ BOOST_FIXTURE_TEST_CASE(receives_given_up_still_release_their_contributions, Two
     BOOST_TEST(dir.Files() == 1);
     rank0.LandReady(); // rank 0's given-up read of rank 1's file
     BOOST_TEST(dir.Files() == 0);
-    BOOST_TEST(recv0[0] == -1); // nothing landed in the freed destination
+    BOOST_TEST(recv0[0] == -1);                        // nothing landed in the freed destination
     BOOST_TEST(rank0.Stats().lostContributions == 0u); // a freed destination loses nothing
 
     // Abandoned after both posted: both files it would have read are counted down at once.

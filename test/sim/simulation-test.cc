@@ -156,7 +156,6 @@ struct TwoRankRun
     sim::Simulation simulation;
 };
 
-
 } // namespace
 
 BOOST_AUTO_TEST_CASE(join_places_a_process_on_its_node_and_gpus)

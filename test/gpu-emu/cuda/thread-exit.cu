@@ -57,10 +57,12 @@ main()
 {
 
     // Any other pthread_exit ends the thread, unwinding it (its destructors run).
-    std::thread plain([] {
-        SetsUnwound unwinds;
-        pthread_exit(nullptr);
-    });
+    std::thread plain(
+        []
+        {
+            SetsUnwound unwinds;
+            pthread_exit(nullptr);
+        });
     plain.join();
     CHECK(g_unwound);
 
