@@ -2,7 +2,9 @@
 // figures depend on the machine.
 //   collective-model-bench [--quick]
 // Rows: an alltoall (every rank sends bytes/n to every rank, NCCL's grouped send/recv) on the
-// first N GPUs of dgx-h100-128node, wall seconds to simulate it.
+// first N GPUs of dgx-h100-128node, wall seconds to simulate it: posted as one call with every
+// transfer (a whole group), and as one call per transfer, which is how the simulator posts the
+// transfers of live ranks (each starts once both its sides have).
 #include "ns3/cluster-helper.h"
 #include "ns3/collective-model.h"
 #include "ns3/network-model.h"
@@ -34,7 +36,7 @@ PeakRssMb()
 }
 
 void
-Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes)
+Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes, bool perTransfer)
 {
     ClusterHelper cluster;
     Ptr<NetworkModel> net = cluster.Install(topo);
@@ -57,18 +59,33 @@ Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes)
     }
     auto t0 = std::chrono::steady_clock::now();
     Time last;
-    model->Start(call, std::vector<Time>(ranks, Seconds(0)),
-                 [&last](uint32_t) { last = std::max(last, Simulator::Now()); });
+    auto done = [&last](uint32_t) { last = std::max(last, Simulator::Now()); };
+    if (perTransfer)
+    {
+        CollectiveCall one = call;
+        for (size_t i = 0; i < call.transfers.size(); ++i)
+        {
+            one.transfers = {call.transfers[i]};
+            one.tag = 1 + i;
+            model->Start(one, std::vector<Time>(ranks, Seconds(0)), done);
+        }
+    }
+    else
+    {
+        model->Start(call, std::vector<Time>(ranks, Seconds(0)), done);
+    }
     double posted = WallSince(t0);
     Simulator::Run();
     double wall = WallSince(t0);
     // nccl-tests' alltoall busbw: bytes / time x (n-1)/n.
     double busbw = double(bytes) / last.GetSeconds() * (ranks - 1) / ranks / 1e9;
     const NetworkModelStats st = net->GetStats();
-    std::printf("| alltoall %5u ranks | %6.0f MiB | %7zu transfers | post %6.3f s | total %7.3f s "
+    std::printf("| alltoall %5u ranks | %-12s | %6.0f MiB | %7zu transfers | post %6.3f s | "
+                "total %7.3f s "
                 "| %6llu re-solves of %9llu flows | virtual %9.1f us | busbw %6.1f GB/s | "
                 "peak RSS %5ld MiB |\n",
-                ranks, double(bytes) / 1048576.0, call.transfers.size(), posted, wall,
+                ranks, perTransfer ? "per transfer" : "one group", double(bytes) / 1048576.0,
+                call.transfers.size(), posted, wall,
                 (unsigned long long)st.rateUpdates, (unsigned long long)st.flowsResolved,
                 last.GetSeconds() * 1e6, busbw, PeakRssMb());
     std::fflush(stdout);
@@ -88,7 +105,11 @@ main(int argc, char** argv)
         {
             break;
         }
-        Alltoall(topo, ranks, uint64_t(1) << 30);
+        Alltoall(topo, ranks, uint64_t(1) << 30, false);
+        if (ranks <= 256)
+        {
+            Alltoall(topo, ranks, uint64_t(1) << 30, true);
+        }
     }
     return 0;
 }

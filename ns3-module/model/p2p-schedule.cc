@@ -18,7 +18,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <set>
 
 namespace ns3
 {
@@ -172,22 +171,25 @@ private:
     uint32_t m_nNodes = 1;
     uint32_t m_nLocals = 1;
     std::vector<int> m_roundOf;
-    int m_rounds = 1;          //!< rounds of the schedule (nNodes x nLocals)
-    int m_batches = 1;         //!< batches of 8 rounds
-    std::vector<Work> m_works; //!< [rank x m_rounds + round]; no parts: no work
+    int m_rounds = 1; //!< rounds of the schedule (nNodes x nLocals)
+    int m_batches = 1; //!< batches of 8 rounds
+    /// [comm rank]: the rank's row in the tables below, -1 for a rank without a transfer in the
+    /// call. The simulator posts each transfer of live ranks as a call of its own, so a 128-rank
+    /// alltoall builds 16,256 layouts: they hold rows for the call's ranks, not the comm's.
+    std::vector<int32_t> m_row;
+    size_t m_rows = 0;
+    std::vector<Work> m_works; //!< [row x m_rounds + round]; no parts: no work
     std::vector<int> m_opChannels;
-    /// [(rank x p2p channels + channel) x m_batches + batch]: how many rounds of the batch
+    /// [(row x p2p channels + channel) x m_batches + batch]: how many rounds of the batch
     /// (round / 8) have a part there; flat arrays, as a 1024-rank alltoall asks 2 x 10^6 x parts
     /// times
     std::vector<int> m_channelBatches;
-    /// [rank x p2p channels + channel]: how many batches have a part there
+    /// [row x p2p channels + channel]: how many batches have a part there
     std::vector<int> m_batchesOnChannel;
 
-    Work& WorkOf(uint32_t r, int k) { return m_works[size_t(r) * m_rounds + size_t(k)]; }
-    const Work& WorkOf(uint32_t r, int k) const
-    {
-        return m_works[size_t(r) * m_rounds + size_t(k)];
-    }
+    size_t Row(uint32_t r) const { return size_t(m_row[r]); }
+    Work& WorkOf(uint32_t r, int k) { return m_works[Row(r) * m_rounds + size_t(k)]; }
+    const Work& WorkOf(uint32_t r, int k) const { return m_works[Row(r) * m_rounds + size_t(k)]; }
 };
 
 P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const NcclCommInfo& comm)
@@ -196,16 +198,21 @@ P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const Ncc
     const uint32_t n = uint32_t(call.gpus.size());
     m_rankNode.assign(n, 0);
     m_rankLocal.assign(n, 0);
+    // Nodes numbered in comm-rank order of first appearance, local indices in rank order within
+    // a node (NCCL's node and local ranks).
+    std::vector<int32_t> nodeIndex(topo.NodeCount(), -1);
     std::vector<uint32_t> nodeCount;
-    std::map<int32_t, uint32_t> nodeIndex;
     for (uint32_t r = 0; r < n; ++r)
     {
-        auto it = nodeIndex.emplace(topo.GetDevice(call.gpus[r]).node, uint32_t(nodeIndex.size()));
-        if (it.second)
+        const int32_t node = topo.GetDevice(call.gpus[r]).node;
+        NS_ABORT_MSG_UNLESS(node >= 0 && uint32_t(node) < nodeIndex.size(),
+                            "P2pLayout: GPU " << call.gpus[r] << " has no node");
+        if (nodeIndex[node] < 0)
         {
+            nodeIndex[node] = int32_t(nodeCount.size());
             nodeCount.push_back(0);
         }
-        m_rankNode[r] = it.first->second;
+        m_rankNode[r] = uint32_t(nodeIndex[node]);
         m_rankLocal[r] = nodeCount[m_rankNode[r]]++;
     }
     m_nNodes = std::max<uint32_t>(1, uint32_t(nodeCount.size()));
@@ -216,7 +223,18 @@ P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const Ncc
     m_roundOf = P2pRounds(m_nNodes, m_nLocals);
     m_rounds = std::max(1, int(m_nNodes * m_nLocals));
     m_batches = (m_rounds + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch;
-    m_works.assign(size_t(n) * m_rounds, Work{});
+    m_row.assign(n, -1);
+    for (const auto& tr : call.transfers)
+    {
+        for (uint32_t r : {tr.srcRank, tr.dstRank})
+        {
+            if (m_row[r] < 0)
+            {
+                m_row[r] = int32_t(m_rows++);
+            }
+        }
+    }
+    m_works.assign(m_rows * m_rounds, Work{});
     m_opChannels.reserve(call.transfers.size());
     for (const auto& tr : call.transfers)
     {
@@ -228,18 +246,18 @@ P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const Ncc
         auto& wr = WorkOf(tr.dstRank, k);
         wr.recvParts = std::max(wr.recvParts, nCh);
     }
-    m_channelBatches.assign(size_t(n) * m_nP2p * m_batches, 0);
-    m_batchesOnChannel.assign(size_t(n) * m_nP2p, 0);
-    for (uint32_t r = 0; r < n; ++r)
+    m_channelBatches.assign(m_rows * m_nP2p * m_batches, 0);
+    m_batchesOnChannel.assign(m_rows * m_nP2p, 0);
+    for (size_t row = 0; row < m_rows; ++row)
     {
         for (int k = 0; k < m_rounds; ++k)
         {
-            const Work& w = WorkOf(r, k);
+            const Work& w = m_works[row * m_rounds + size_t(k)];
             const int parts = std::min(std::max(w.sendParts, w.recvParts), m_nP2p);
             const int base = parts > 0 ? ChannelBase(k) : 0;
             for (int part = 0; part < parts; ++part)
             {
-                const size_t rc = size_t(r) * m_nP2p + size_t((base + part) & (m_nP2p - 1));
+                const size_t rc = row * m_nP2p + size_t((base + part) & (m_nP2p - 1));
                 if (m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)]++ == 0)
                 {
                     ++m_batchesOnChannel[rc];
@@ -262,7 +280,7 @@ P2pLayout::CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const
 {
     // Counted once per (rank, channel) in the constructor: an alltoall of n ranks asks this
     // 2 x n^2 x parts times.
-    const size_t rc = size_t(r) * m_nP2p + size_t(c);
+    const size_t rc = Row(r) * m_nP2p + size_t(c);
     const int inBatch = m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)];
     const Work& w = WorkOf(r, k);
     int sw = 0;
@@ -308,35 +326,9 @@ PostSelfCopy(const Topology& topo, uint32_t gpu, uint32_t rank, uint64_t bytes, 
 /// The path of a transfer between GPUs: with PXN across nodes between different local indices,
 /// the destination's rail, reached over NVLink through the GPU of the destination's local index
 /// on the sending node (`viaProxy`); else the direct route.
-/// The GPU of each (node, local index) of the topology, looked up once per group (a 128-rank
-/// alltoall asks it 16,256 times).
-class LocalGpus
-{
-public:
-    explicit LocalGpus(const Topology& topo)
-    {
-        for (uint32_t g = 0; g < topo.GpuCount(); ++g)
-        {
-            const uint32_t id = topo.GpuDevice(g);
-            const Device& d = topo.GetDevice(id);
-            m_gpu[{d.node, d.localIndex}] = id;
-        }
-    }
-
-    /// The device id, -1 where the node has no GPU of that local index.
-    int64_t Find(int32_t node, int32_t localIndex) const
-    {
-        auto it = m_gpu.find({node, localIndex});
-        return it == m_gpu.end() ? -1 : int64_t(it->second);
-    }
-
-private:
-    std::map<std::pair<int32_t, int32_t>, uint32_t> m_gpu;
-};
-
 std::vector<uint32_t>
-TransferPath(const ScheduleContext& ctx, const LocalGpus& local, uint32_t src, uint32_t dst,
-             uint64_t hash, bool* viaProxy)
+TransferPath(const ScheduleContext& ctx, uint32_t src, uint32_t dst, uint64_t hash,
+             bool* viaProxy)
 {
     const Topology& topo = *ctx.topology;
     const Device& sd = topo.GetDevice(src);
@@ -345,7 +337,7 @@ TransferPath(const ScheduleContext& ctx, const LocalGpus& local, uint32_t src, u
     *viaProxy = false;
     if (sd.node != dd.node && ctx.pxn && sd.localIndex != dd.localIndex)
     {
-        const int64_t proxy = local.Find(sd.node, dd.localIndex);
+        const int64_t proxy = topo.FindGpu(sd.node, dd.localIndex);
         if (proxy >= 0)
         {
             path = topo.Route(src, uint32_t(proxy), hash);
@@ -366,7 +358,7 @@ TransferPath(const ScheduleContext& ctx, const LocalGpus& local, uint32_t src, u
 /// step latency of the path's class.
 void
 PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
-             const P2pLayout& layout, const LocalGpus& local, uint64_t index, Time start,
+             const P2pLayout& layout, uint64_t index, Time start,
              std::shared_ptr<SendRecvJob> job)
 {
     const Topology& topo = *ctx.topology;
@@ -377,7 +369,7 @@ PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
     const bool sameNode = topo.GetDevice(src).node == topo.GetDevice(dst).node;
     const uint64_t hash = call.tag * 0x9e3779b97f4a7c15ULL ^ (index * 0xc2b2ae3d27d4eb4fULL);
     bool viaProxy = false;
-    std::vector<uint32_t> path = TransferPath(ctx, local, src, dst, hash, &viaProxy);
+    std::vector<uint32_t> path = TransferPath(ctx, src, dst, hash, &viaProxy);
     const uint64_t chunk = comm.p2pChunkBytes;
     const int nCh = layout.OpChannels(index - 1);
     // LL for small intra-node transfers (network connections have no LL buffers).
@@ -474,22 +466,32 @@ PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
             ++job->rankOutstanding[tr.dstRank];
         }
     }
+    // Ranks without a transfer are done when they arrive: one event per distinct arrival time
+    // (the simulator posts each transfer of live ranks as a call on the whole communicator, so
+    // a 128-rank alltoall has 16,256 calls of 126 idle ranks each).
+    std::map<Time, std::vector<uint32_t>> idle;
     for (uint32_t r = 0; r < n; ++r)
     {
         if (job->rankOutstanding[r] == 0)
         {
-            ScheduleAt(starts[r],
-                       [job, r]()
+            idle[starts[r]].push_back(r);
+        }
+    }
+    for (auto& [at, ranks] : idle)
+    {
+        ScheduleAt(at,
+                   [job, ranks = std::move(ranks)]()
+                   {
+                       for (uint32_t r : ranks)
                        {
                            if (!job->done.IsNull())
                            {
                                job->done(r);
                            }
-                       });
-        }
+                       }
+                   });
     }
     const P2pLayout layout(topo, call, comm);
-    const LocalGpus local(topo);
     uint64_t index = 0;
     for (const auto& tr : call.transfers)
     {
@@ -502,7 +504,7 @@ PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
             PostSelfCopy(topo, src, tr.srcRank, tr.bytes, start, job);
             continue;
         }
-        PostTransfer(ctx, call, comm, layout, local, index, start, job);
+        PostTransfer(ctx, call, comm, layout, index, start, job);
     }
 }
 

@@ -239,6 +239,23 @@ Topology::GpusOfNode(uint32_t node) const
     return out;
 }
 
+int64_t
+Topology::FindGpu(int32_t node, int32_t localIndex) const
+{
+    const auto key = std::make_pair(node, localIndex);
+    auto it = std::lower_bound(m_gpus.begin(), m_gpus.end(), key,
+                               [this](uint32_t id, const std::pair<int32_t, int32_t>& value) {
+                                   const Device& d = m_devices[id];
+                                   return std::make_pair(d.node, d.localIndex) < value;
+                               });
+    if (it == m_gpus.end() || m_devices[*it].node != node ||
+        m_devices[*it].localIndex != localIndex)
+    {
+        return -1;
+    }
+    return int64_t(*it);
+}
+
 const GpuSpec&
 Topology::GpuSpecOf(uint32_t gpuIndex) const
 {

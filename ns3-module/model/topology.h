@@ -164,6 +164,9 @@ public:
     uint32_t GpuDevice(uint32_t gpuIndex) const { return m_gpus.at(gpuIndex); }
     /// GPUs of one node, in local order.
     std::vector<uint32_t> GpusOfNode(uint32_t node) const;
+    /// Device id of the GPU with this local index on this node, -1 if there is none (a binary
+    /// search: the GPU list is node-major).
+    int64_t FindGpu(int32_t node, int32_t localIndex) const;
     const GpuSpec& GpuSpecOf(uint32_t gpuIndex) const;
     const std::map<std::string, GpuSpec>& GpuSpecs() const { return m_specs; }
 

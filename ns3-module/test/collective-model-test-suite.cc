@@ -573,19 +573,22 @@ CollectiveModelTestCase::SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed()
     // Rank 1 arrives at 100 us: the 0 -> 1 transfer (100 MB, 8 channels: 100 MB / 8 = 12.5 MB
     // parts, below 16 MiB; 8 x 20.6 = 164.8 GB/s, CTA-bound; plus one 512 KiB FIFO step per
     // channel) starts then. Rank 2 copies 1 GB to
-    // itself: read and write at 3.35 TB/s, 2 x 1e9 / 3.35e12 s = 597.0 us. Rank 3 has nothing to
-    // do and is done when it arrives (50 us).
+    // itself: read and write at 3.35 TB/s, 2 x 1e9 / 3.35e12 s = 597.0 us. Ranks 3 and 4 have
+    // nothing to do and are done when they arrive (50 and 70 us; rank 5 at 50 us with rank 3).
     SimulatorGuard guard;
     Bench b("dgx-h100-1node");
-    CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 4);
+    CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 6);
     call.transfers = {{0, 1, 100000000}, {2, 2, 1000000000}};
-    auto ends =
-        Run(b, {call}, nullptr, {{Seconds(0), MicroSeconds(100), Seconds(0), MicroSeconds(50)}});
+    auto ends = Run(b, {call}, nullptr,
+                    {{Seconds(0), MicroSeconds(100), Seconds(0), MicroSeconds(50),
+                      MicroSeconds(70), MicroSeconds(50)}});
     const double p2p = 100 + 11.8 + (1e8 + 8 * 524288.0) / (8 * kCta) * 1e6;
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], p2p, 1e-4), true, ends[0][0] << " vs " << p2p);
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], p2p, 1e-4), true, ends[0][1]);
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][2], 2e9 / 3.35e12 * 1e6, 1e-4), true, ends[0][2]);
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][3], 50.0, 1e-6), true, ends[0][3]);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][4], 70.0, 1e-6), true, ends[0][4]);
+    NS_TEST_EXPECT_MSG_EQ(Near(ends[0][5], 50.0, 1e-6), true, ends[0][5]);
 }
 
 void

@@ -296,6 +296,13 @@ TopologyTestCase::DgxH100_128node()
     // 128 x 32 node links + 1024 NIC-leaf + 32 x 16 leaf-spine = 4096 + 1024 + 512.
     NS_TEST_EXPECT_MSG_EQ(t->Links().size(), 5632u, "");
     NS_TEST_EXPECT_MSG_EQ(t->GetDevice(t->GpuDevice(1023)).name, "node127/gpu7", "");
+    // GPUs by (node, local index): the ones named so, and none past a node's eight.
+    NS_TEST_EXPECT_MSG_EQ(t->FindGpu(127, 7), int64_t(t->FindDevice("node127/gpu7")), "");
+    NS_TEST_EXPECT_MSG_EQ(t->FindGpu(0, 0), int64_t(t->FindDevice("node0/gpu0")), "");
+    NS_TEST_EXPECT_MSG_EQ(t->FindGpu(64, 3), int64_t(t->FindDevice("node64/gpu3")), "");
+    NS_TEST_EXPECT_MSG_EQ(t->FindGpu(5, 8), int64_t(-1), "");
+    NS_TEST_EXPECT_MSG_EQ(t->FindGpu(128, 0), int64_t(-1), "");
+    NS_TEST_EXPECT_MSG_EQ(t->FindGpu(-1, 0), int64_t(-1), "");
     // 1:1: a leaf's uplinks equal its 32 x 50 GB/s of NIC ports.
     EIDOLON_TEST_EXPECT_CLOSE(UplinkCapacity(*t, "leaf2-rail4"), 1600 * GB, 1e-9, "");
     // Half the nodes (512 NICs x 50 GB/s) against the other half, non-blocking: 25.6 TB/s.
