@@ -90,6 +90,7 @@ main(int argc, char* argv[])
     int minChannels = -1;
     int maxChannels = -1;
     int nvls = -1;
+    int collnet = -1;
     uint32_t version = 23007;
     uint32_t typeSize = 4;
     int root = 0;
@@ -111,6 +112,8 @@ main(int argc, char* argv[])
     cmd.AddValue("minChannels", "NCCL_MIN_NCHANNELS", minChannels);
     cmd.AddValue("maxChannels", "NCCL_MAX_NCHANNELS", maxChannels);
     cmd.AddValue("nvls", "NCCL_NVLS_ENABLE", nvls);
+    cmd.AddValue("collnet", "NCCL_COLLNET_ENABLE (CollNet / SHARP where the topology has it)",
+                 collnet);
     cmd.AddValue("ncclVersion", "emulated NCCL version (2.30.7 = 23007)", version);
     cmd.AddValue("typeSize", "bytes per element (sizes are rounded to whole elements per rank)",
                  typeSize);
@@ -169,6 +172,10 @@ main(int argc, char* argv[])
         if (nvls >= 0)
         {
             env["NCCL_NVLS_ENABLE"] = std::to_string(nvls);
+        }
+        if (collnet >= 0)
+        {
+            env["NCCL_COLLNET_ENABLE"] = std::to_string(collnet);
         }
         config = NcclConfig::FromEnvironment(env);
     }

@@ -273,6 +273,7 @@ CollectiveModel::GetSearchSettings() const
     s.nvlsEfficiency = m_nvlsEfficiency;
     s.nvlsMulticast = m_nvlsMulticast;
     s.sharp = GetTopology()->sharp.present;
+    s.sharpAllgatherReduceScatter = s.sharp && GetTopology()->sharp.allgatherReduceScatter;
     return s;
 }
 

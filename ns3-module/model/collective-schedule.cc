@@ -497,9 +497,11 @@ NvlsTreePipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& no
 /// up), and from that switch back down to the head (the result comes down); the first head's own
 /// way up to its first switch and back. A channel on several heads' routes is listed once: a
 /// switch forwards one reduced stream up and one result stream down, whatever its fan-in.
+/// `up` / `down` false leave that half out (a gather's way up carries a head's own share only,
+/// a scatter's way down only each head's result).
 void
 AppendAggregationTree(const PipeInputs& in, const std::vector<uint32_t>& heads, uint64_t salt,
-                      std::vector<uint32_t>& path)
+                      std::vector<uint32_t>& path, bool up = true, bool down = true)
 {
     const Topology& topo = in.topo;
     std::set<uint32_t> listed;
@@ -517,12 +519,12 @@ AppendAggregationTree(const PipeInputs& in, const std::vector<uint32_t>& heads, 
         // The root climbs only to its first switch; the others to the last switch towards it.
         const uint32_t from = heads[k];
         const uint32_t to = k == 0 ? heads[1] : root;
-        const std::vector<uint32_t> up = in.Route(from, to, salt);
-        const std::vector<uint32_t> down = in.Route(to, from, salt);
+        const std::vector<uint32_t> upRoute = in.Route(from, to, salt);
+        const std::vector<uint32_t> downRoute = in.Route(to, from, salt);
         size_t upEnd = 0; // channels [0, upEnd) go up
-        for (size_t i = 0; i < up.size(); ++i)
+        for (size_t i = 0; i < upRoute.size(); ++i)
         {
-            if (isSwitch(topo.ChannelTo(up[i])))
+            if (isSwitch(topo.ChannelTo(upRoute[i])))
             {
                 upEnd = i + 1;
                 if (k == 0)
@@ -531,10 +533,10 @@ AppendAggregationTree(const PipeInputs& in, const std::vector<uint32_t>& heads, 
                 }
             }
         }
-        size_t downBegin = down.size(); // channels [downBegin, end) come down
-        for (size_t i = down.size(); i-- > 0;)
+        size_t downBegin = downRoute.size(); // channels [downBegin, end) come down
+        for (size_t i = downRoute.size(); i-- > 0;)
         {
-            if (isSwitch(topo.ChannelFrom(down[i])))
+            if (isSwitch(topo.ChannelFrom(downRoute[i])))
             {
                 downBegin = i;
                 if (k == 0)
@@ -543,13 +545,13 @@ AppendAggregationTree(const PipeInputs& in, const std::vector<uint32_t>& heads, 
                 }
             }
         }
-        for (size_t i = 0; i < upEnd; ++i)
+        for (size_t i = 0; up && i < upEnd; ++i)
         {
-            add(up[i]);
+            add(upRoute[i]);
         }
-        for (size_t i = downBegin; i < down.size(); ++i)
+        for (size_t i = downBegin; down && i < downRoute.size(); ++i)
         {
-            add(down[i]);
+            add(downRoute[i]);
         }
     }
 }
@@ -630,6 +632,62 @@ NvlsSharpPipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& n
             }
             AppendAggregationTree(in, headRanks, salt, pipe.path);
             pipe.payload = in.S / (double(in.C) * heads);
+            pipes.push_back(std::move(pipe));
+        }
+    }
+}
+
+/// AllGather / ReduceScatter through SHARP across nodes (device/all_gather.h,
+/// reduce_scatter.h): every local rank is a head with its own NIC (NCCL's requirement), and the
+/// heads of one local index, one per node, form a rail that gathers (scatters) in the switches.
+/// Per head h, one stream carrying the rail's S / ppn:
+/// - CollNetDirect AllGather: the rail's data comes down the aggregation tree to head h, which
+///   writes it to each of the other local GPUs over NVLink (its uplink carries ppn - 1 copies);
+///   ReduceScatter the reverse: the local GPUs send head h their part of rail h's data, the head
+///   reduces and sends it up, and its own S / n comes back down.
+/// - NVLS (2.27+): the same rail streams, spread inside the node by the NVSwitch's multicast
+///   (AllGather: the head's uplink once, every downlink) or reduced by it (ReduceScatter: every
+///   uplink, the head's downlink), per channel as NVLS does (S / (C x heads) per stream).
+/// The way up of a gather (and the way down of a scatter) carries a head's own S / n, one
+/// node's worth of the stream's bytes: it is left out (undercounted by 1/nNodes on those links).
+void
+SharpGatherPipes(const PipeInputs& in, bool nvls, const std::vector<std::vector<uint32_t>>& nodes,
+                 std::vector<Pipe>& pipes)
+{
+    const bool gather = in.f == kAllGather;
+    const uint32_t ppn = uint32_t(nodes[0].size());
+    const int channels = nvls ? in.C : 1;
+    for (int c = 0; c < channels; ++c)
+    {
+        for (uint32_t h = 0; h < ppn; ++h)
+        {
+            Pipe pipe;
+            pipe.branching = true;
+            pipe.nvls = nvls;
+            const uint64_t salt = uint64_t(c) * 64 + h;
+            std::vector<uint32_t> heads;
+            for (const auto& local : nodes)
+            {
+                const uint32_t head = local[h % local.size()];
+                heads.push_back(head);
+                if (nvls)
+                {
+                    AppendNodeRing(in, pipe.path, local, h % local.size(), salt);
+                    continue;
+                }
+                for (uint32_t peer : local)
+                {
+                    if (peer != head)
+                    {
+                        gather ? in.Append(pipe.path, head, peer, salt)
+                               : in.Append(pipe.path, peer, head, salt);
+                    }
+                }
+            }
+            AppendAggregationTree(in, heads, salt, pipe.path, !gather, gather);
+            pipe.payload = in.S / (double(ppn) * channels);
+            // CollNetDirect: all C CTAs of the head GPU work on its own rail's stream.
+            pipe.payloadCap = CapBySharp(in, nvls ? in.cta : in.cta * in.C);
             pipes.push_back(std::move(pipe));
         }
     }
@@ -807,7 +865,11 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     else if (a == kNvls || a == kNvlsTree)
     {
         const auto nodes = GroupRanksByNode(in.topo, call.gpus, NodeOrder::NodeId);
-        if (a == kNvls && nodes.size() > 1)
+        if (a == kNvls && nodes.size() > 1 && in.f != kAllReduce)
+        {
+            SharpGatherPipes(in, true, nodes, pipes);
+        }
+        else if (a == kNvls && nodes.size() > 1)
         {
             NvlsSharpPipes(in, nodes, pipes);
         }
@@ -823,6 +885,10 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     else if (a == kPat)
     {
         PatPipes(in, pipes);
+    }
+    else if (a == kCollNetDirect && in.f != kAllReduce)
+    {
+        SharpGatherPipes(in, false, GroupRanksByNode(in.topo, call.gpus, NodeOrder::NodeId), pipes);
     }
     else if (a == kCollNetDirect || a == kCollNetChain)
     {

@@ -146,6 +146,21 @@ CollNetDirectFactor(const CostInputs& in, const NcclCommInfo& comm, const NcclCo
     return (comm.minCompCap >= 90 ? 0.85 : 1.0) / ratio;
 }
 
+/// CollNetDirect AllGather/ReduceScatter: every local rank is a head with its own rail, so the
+/// bus bandwidth is ppn heads' worth: 2.21-2.24 ppn x bwIntra, times 0.95 at one rank per node to
+/// 0.85 at eight ("measured corrective ratio", interpolated); 2.27+ ppn x min(bwIntra,
+/// 0.9 bwInter). No bus-to-algorithm conversion.
+double
+CollNetDirectGatherBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g)
+{
+    if (in.t.release >= kRelease227)
+    {
+        return in.ppnF * std::min(g.bwIntra, 0.9 * g.bwInter);
+    }
+    const double w = (in.ppnF - 1) / 7.0;
+    return in.ppnF * g.bwIntra * (w * 0.85 + (1 - w) * 0.95);
+}
+
 /// Bus bandwidth (GB/s) of algorithm a, protocol p by the 2.28+ formulas; nothing where NCCL
 /// skips the pair (an NVLS graph of fewer than two heads).
 std::optional<double>
@@ -198,6 +213,10 @@ ModernBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, in
     if (a == kCollNetDirect && coll == kAllReduce)
     {
         busBw *= CollNetDirectFactor(in, *in.comm, g);
+    }
+    if (a == kCollNetDirect && (coll == kAllGather || coll == kReduceScatter))
+    {
+        busBw = CollNetDirectGatherBandwidth(in, g);
     }
     double ratio = 1.0;
     if (a == kRing || ((a == kNvls || a == kNvlsTree) && coll == kAllReduce))
@@ -303,6 +322,10 @@ ClassicBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, i
     {
         busBw *= CollNetDirectFactor(in, *in.comm, g);
     }
+    if (a == kCollNetDirect && (coll == kAllGather || coll == kReduceScatter))
+    {
+        busBw = CollNetDirectGatherBandwidth(in, g);
+    }
     return busBw * ClassicRatio(in, a);
 }
 
@@ -390,9 +413,10 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
 /// CollNetDirect only on NVSwitch nodes, PAT only with one rank per node; then NCCL_ALGO and
 /// NCCL_PROTO. A disabled pair gets bandwidth 0.
 ///
-/// AllGather and ReduceScatter through SHARP (CollNetDirect, NVLS across nodes; 2.21+) need the
-/// plugin's iallgather / ireducescatter; the model reduces in the switch for AllReduce only, so it
-/// takes NCCL's rule for a plugin without them: those pairs are off.
+/// AllGather and ReduceScatter through SHARP across nodes: CollNetDirect (2.21+) and NVLS (2.27+;
+/// before, NVLS gathers and scatters inside one node only: enqueue.cc) need the plugin's
+/// iallgather / ireducescatter (comm.collnetAllgatherReduceScatter) and no node with more ranks
+/// than CollNetDirect heads (a NIC per GPU).
 void
 ApplyEnableRules(const CostInputs& in, const NcclCommInfo& comm, const EnableMasks& masks,
                  NcclCostTable& table)
@@ -412,7 +436,10 @@ ApplyEnableRules(const CostInputs& in, const NcclCommInfo& comm, const EnableMas
             algoOn = false;
         }
         if ((a == kCollNetDirect || (a == kNvls && in.nNodes > 1)) &&
-            (coll == kAllGather || coll == kReduceScatter))
+            (coll == kAllGather || coll == kReduceScatter) &&
+            (!comm.collnetAllgatherReduceScatter || in.ppn > comm.collnetDirect.nChannels ||
+             in.ppnF > in.ppn /* uneven nodes: the fullest has more ranks than heads */ ||
+             (a == kNvls && in.t.release < kRelease227)))
         {
             algoOn = false;
         }

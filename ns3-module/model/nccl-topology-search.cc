@@ -491,6 +491,7 @@ SearchCollNet(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double
         return;
     }
     c.collnet = true;
+    c.collnetAllgatherReduceScatter = settings.sharpAllgatherReduceScatter;
     NcclCommInfo::Graph g;
     g.nvlinkIntra = c.ring.nvlinkIntra;
     g.bwIntra = g.bwInter = c.ring.bwInter;

@@ -34,6 +34,7 @@ struct SearchSettings
     double nvlsEfficiency = 0;   //!< 0: NCCL's nvlsEff table
     bool nvlsMulticast = true;   //!< the driver reports CUDA multicast support
     bool sharp = false;          //!< the switches reduce in the network (Topology::sharp)
+    bool sharpAllgatherReduceScatter = false; //!< and the plugin gathers/scatters there too
 };
 
 /// Per topology device: the indices (in Topology::Links()) of the links touching it.

@@ -170,7 +170,7 @@ ReadNetworkTransport(Topology& topo, const Fields& t)
 void
 ReadInNetworkReduction(Topology& topo, const Fields& t)
 {
-    t.Allow({"version", "aggregation_bandwidth", "source"});
+    t.Allow({"version", "aggregation_bandwidth", "allgather_reduce_scatter", "source"});
     Topology::InNetworkReduction r;
     r.present = true;
     r.version = int(t.Int("version", 1, 3));
@@ -184,6 +184,7 @@ ReadInNetworkReduction(Topology& topo, const Fields& t)
     {
         r.aggregationBandwidth = t.Bandwidth("aggregation_bandwidth");
     }
+    r.allgatherReduceScatter = t.Bool("allgather_reduce_scatter", r.version >= 3);
     r.source = t.String("source", "");
     topo.sharp = r;
 }

@@ -142,6 +142,11 @@ public:
         /// Bytes/s one aggregation stream (one head's share) can be reduced at; 0: the links'
         /// line rate (SHARPv2/v3 streaming aggregation runs at port speed).
         double aggregationBandwidth = 0;
+        /// The CollNet plugin gathers and scatters in the network too (collnet v8 iallgather and
+        /// ireducescatter, which nccl-rdma-sharp-plugins implements on SHARP's allgather and
+        /// reduce-scatter): AllGather and ReduceScatter may then run CollNetDirect and, from
+        /// NCCL 2.27, NVLS across nodes. Default: SHARPv3.
+        bool allgatherReduceScatter = true;
         std::string source; //!< where the figures come from
     };
     InNetworkReduction sharp;

@@ -119,6 +119,7 @@ public:
     void BusBandwidthFactorsAreNcclTests();
     void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
     void CollNetDirectAllreduceReducesInTheSwitch();
+    void CollNetDirectAllgatherGathersInTheSwitch();
     void P2pDisabledRoutesIntraNodeTrafficThroughTheHost();
 
 private:
@@ -937,10 +938,12 @@ namespace
 /// A cluster of `nodes` DGX H100 with `nic` NICs on a rail-optimized fabric whose switches reduce
 /// in the network (SHARPv3), written where Bench can read it.
 std::string
-WriteSharpCluster(int nodes, const std::string& nic)
+WriteSharpCluster(int nodes, const std::string& nic,
+                  const std::string& sharp = "{version: 3, source: test}")
 {
-    const std::string path =
-        "/tmp/eidolon-collective-test-sharp-" + std::to_string(nodes) + "-" + nic + ".yaml";
+    const std::string path = "/tmp/eidolon-collective-test-sharp-" + std::to_string(nodes) + "-" +
+                             nic + "-" + std::to_string(std::hash<std::string>{}(sharp)) +
+                             ".yaml";
     std::ofstream(path) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
                         << "name: sharp-" << nodes << "node\ngenerate:\n  nodes: " << nodes
                         << "\n  node: {type: dgx-h100, nic_bandwidth: " << nic << "}\n"
@@ -950,8 +953,7 @@ WriteSharpCluster(int nodes, const std::string& nic)
     nodes_per_leaf: 4
     spines: 2
     oversubscription: 1
-sharp: {version: 3, source: test}
-)";
+sharp: )" << sharp << "\n";
     return path;
 }
 } // namespace
@@ -993,11 +995,39 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
     NS_TEST_EXPECT_MSG_EQ(Near(t218.latencyUs[direct][2], 33.7), true, t218.latencyUs[direct][2]);
     NS_TEST_EXPECT_MSG_EQ(Near(t218.bandwidthGBps[direct][2], 163.2), true,
                           t218.bandwidthGBps[direct][2]);
-    // CollNet has no LL/LL128 and no AllGather/ReduceScatter here (the model reduces AllReduce
-    // only: NCCL's rule for a plugin without iallgather/ireducescatter).
+    // CollNet has no LL/LL128.
     NS_TEST_EXPECT_MSG_LT(t.timeUs[chain][0], 0, "");
-    const NcclCostTable ag = on.model->CostTable(on.Call(CollectiveKind::AllGather, 1 << 30));
-    NS_TEST_EXPECT_MSG_LT(ag.timeUs[direct][2], 0, "");
+    // AllGather through CollNetDirect (SHARPv3: the plugin has iallgather; a NIC per GPU): every
+    // local rank a head, bus bandwidth 8 x min(bwIntra 48, 0.9 x bwInter 48) = 345.6 GB/s, no
+    // conversion; latency CollNetDirect's, 44.0 us. NCCL 2.24.3: 8 x 48 x 0.85 (its corrective
+    // ratio at eight ranks per node) = 326.4. NVLS across nodes gathers from 2.27 only.
+    // CollNetChain never gathers.
+    const CollectiveCall gather = on.Call(CollectiveKind::AllGather, uint64_t(kGiB));
+    const NcclCostTable ag = on.model->CostTable(gather);
+    NS_TEST_EXPECT_MSG_EQ(Near(ag.bandwidthGBps[direct][2], 345.6), true,
+                          ag.bandwidthGBps[direct][2]);
+    NS_TEST_EXPECT_MSG_EQ(Near(ag.latencyUs[direct][2], 44.0), true, ag.latencyUs[direct][2]);
+    NS_TEST_EXPECT_MSG_GT(ag.timeUs[nvls][2], 0, "");
+    NS_TEST_EXPECT_MSG_LT(ag.timeUs[chain][2], 0, "");
+    Bench v224(path, {{"NCCL_COLLNET_ENABLE", "1"}});
+    v224.model->SetAttribute("NcclVersion", UintegerValue(22403));
+    const NcclCostTable ag224 = v224.model->CostTable(gather);
+    NS_TEST_EXPECT_MSG_EQ(Near(ag224.bandwidthGBps[direct][2], 326.4), true,
+                          ag224.bandwidthGBps[direct][2]);
+    NS_TEST_EXPECT_MSG_LT(ag224.timeUs[nvls][2], 0, "");
+    const NcclCostTable ag218 = old.model->CostTable(gather);
+    NS_TEST_EXPECT_MSG_LT(ag218.timeUs[direct][2], 0, "");
+    // A plugin without iallgather / ireducescatter (SHARPv2 by default): rings only.
+    const std::string v2 = WriteSharpCluster(4, "400Gbps", "{version: 2, source: test}");
+    Bench noGather(v2, {{"NCCL_COLLNET_ENABLE", "1"}});
+    const NcclCostTable agV2 = noGather.model->CostTable(gather);
+    NS_TEST_EXPECT_MSG_LT(agV2.timeUs[direct][2], 0, "");
+    NS_TEST_EXPECT_MSG_LT(agV2.timeUs[nvls][2], 0, "");
+    NS_TEST_EXPECT_MSG_GT(noGather.model->CostTable(big).timeUs[direct][2], 0, "");
+    const std::string v3off = WriteSharpCluster(
+        4, "400Gbps", "{version: 3, allgather_reduce_scatter: false, source: test}");
+    Bench offGather(v3off, {{"NCCL_COLLNET_ENABLE", "1"}});
+    NS_TEST_EXPECT_MSG_LT(offGather.model->CostTable(gather).timeUs[direct][2], 0, "");
 
     // NCCL's choice at 1 GiB: NVLS (NVLS + SHARP) 43 + 2^30 / 198193 = 5460.6 us beats
     // CollNetChain 69.2 + 2^30 / 192000 = 5661.6, Ring Simple 1.4 x (8.4 + 56 x 3.4 + 6 x 14)
@@ -1062,6 +1092,38 @@ CollectiveModelTestCase::CollNetDirectAllreduceReducesInTheSwitch()
     NS_TEST_EXPECT_MSG_GT(ringEnds[0][0], ends[0][0], "");
 }
 
+void
+CollectiveModelTestCase::CollNetDirectAllgatherGathersInTheSwitch()
+{
+    // 2 nodes x 8 H100 with 100 Gb/s NICs (12.5 GB/s), SHARPv3 (the plugin gathers and
+    // scatters), NCCL_ALGO=CollNetDirect, AllGather of 256 MiB (S / 16 = 16 MiB from each of the
+    // 16 ranks). Rail h (GPU h of both nodes) gathers in its leaf: each head
+    // sends its S / 16 up and receives the rail's S / 8 = 32 MiB (both nodes' shares, its own
+    // too) down its NIC, then writes it to its 7 local peers over NVLink (7 x 32 MiB on its
+    // uplink, 7 x 32 MiB into each GPU's downlink from the 7 other heads: 224 MiB of 450 GB/s,
+    // 0.52 ms, under the NIC's). Bottleneck: the NIC port down, 12.5 GB/s at the network
+    // efficiency 0.96: 44.0 us (CollNetDirect's latency, 2 x (3.7 + 7 x 0.4) + 31) +
+    // 2^25 / 0.96 / 12.5e9 s = 2840.2 us. ReduceScatter of 256 MiB is the mirror image: each
+    // head gets rail h's parts from its 7 peers over NVLink, sends S / 8 up, gets S / 16 back.
+    const std::string path = WriteSharpCluster(2, "100Gbps");
+    SimulatorGuard guard;
+    Bench b(path, {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", "CollNetDirect"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b,
+                    {b.Call(CollectiveKind::AllGather, 256u << 20),
+                     b.Call(CollectiveKind::ReduceScatter, 256u << 20)},
+                    &plans);
+    const double want = 44.0 + double(1 << 25) / 0.96 / 12.5e9 * 1e6;
+    for (size_t i = 0; i < 2; ++i)
+    {
+        NS_TEST_EXPECT_MSG_EQ(plans[i].algorithm, NcclAlgorithm::CollNetDirect, "");
+        for (double e : ends[i])
+        {
+            NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-3), true, e << " us, want " << want);
+        }
+    }
+}
+
 namespace
 {
 class CollectiveModelTestSuite : public TestSuite
@@ -1102,6 +1164,8 @@ public:
              &C::CollNetCostsAndSelectionAreNcclsOnSharpSwitches},
             {"collnet_direct_allreduce_reduces_in_the_switch",
              &C::CollNetDirectAllreduceReducesInTheSwitch},
+            {"collnet_direct_allgather_gathers_in_the_switch",
+             &C::CollNetDirectAllgatherGathersInTheSwitch},
             {"ring_across_nodes_pays_the_network_hop_every_step_of_every_loop",
              &C::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop},
             {"chain_across_nodes_stores_and_forwards_slices_and_steps",
