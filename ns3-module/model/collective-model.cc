@@ -303,7 +303,6 @@ CollectiveModel::GetScheduleContext() const
     ctx.netEfficiency = m_netEfficiency * ctx.topology->transport.bandwidthShare;
     ctx.netMessageLatencyUs = ctx.topology->transport.messageLatencyUs;
     ctx.pxn = m_pxn;
-    ctx.p2pViaHost = m_config.p2pDisable == 1;
     return ctx;
 }
 

@@ -125,6 +125,14 @@ struct NcclConfig
     /// connects them with its SHM transport, through host memory (GPU -> PCIe -> host -> PCIe ->
     /// GPU), its search sees PCIe between them, and NVLS is off.
     int p2pDisable = -1;
+    /// NCCL_P2P_LEVEL (-1 unset): the farthest path between two GPUs of a node over which NCCL
+    /// still uses P2P, as a rank of NCCL's path types LOC < NVL < NVB < C2C < PIX < PXB < P2C <
+    /// PXN < PHB < SYS (kP2pLevel* below; a name, or the old numbers 0-5 = LOC, PIX, PXB, PHB,
+    /// SYS, SYS). GPUs farther apart go through host memory (SHM), as with NCCL_P2P_DISABLE=1,
+    /// which wins over it.
+    int p2pLevel = -1;
+    static constexpr int kP2pLevelLoc = 0, kP2pLevelNvl = 1, kP2pLevelNvb = 2, kP2pLevelPix = 4,
+                         kP2pLevelPxb = 5, kP2pLevelPhb = 8, kP2pLevelSys = 9;
     /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
     /// the variable on a value NCCL would reject.
     static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);

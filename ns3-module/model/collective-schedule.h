@@ -39,7 +39,6 @@ struct ScheduleContext
     double netEfficiency = 0;                //!< payload fraction of a NIC port
     double netMessageLatencyUs = 0;          //!< the network transport's cost per message
     bool pxn = true;                         //!< inter-node p2p through the destination's rail
-    bool p2pViaHost = false; //!< NCCL_P2P_DISABLE=1: intra-node p2p through host memory (SHM)
 };
 
 /// The path of NCCL's SHM transport between GPUs `src` and `dst` of one node (NCCL_P2P_DISABLE=1):

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -194,6 +196,33 @@ ParseFunctionLists(const std::string& var, const std::string& text, const char* 
     }
 }
 
+/// NCCL_P2P_LEVEL (graph/paths.cc ncclGetLevel): a path type name (topoPathTypeStr, in NCCL's
+/// order from 2.27, which added C2C and P2C) or an old-style number, 0-5 = LOC, PIX, PXB, PHB,
+/// SYS, SYS (larger numbers count as 5). NCCL ignores anything else; the model names it instead.
+int
+ParseP2pLevel(const std::string& text)
+{
+    static const char* const kNames[] = {"LOC", "NVL", "NVB", "C2C", "PIX",
+                                         "PXB", "P2C", "PXN", "PHB", "SYS"};
+    const std::string s = Trim(text);
+    for (int i = 0; i < int(std::size(kNames)); ++i)
+    {
+        if (s == kNames[i])
+        {
+            return i;
+        }
+    }
+    if (!s.empty() && s[0] >= '0' && s[0] <= '9')
+    {
+        static const int kOld[] = {0, 4, 5, 8, 9, 9}; // LOC, PIX, PXB, PHB, SYS, SYS
+        const long old = std::strtol(s.c_str(), nullptr, 0);
+        return kOld[std::min<long>(old, 5)];
+    }
+    throw std::invalid_argument("NCCL_P2P_LEVEL='" + text +
+                                "': not a path type (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, "
+                                "PHB, SYS) or a level 0-5");
+}
+
 int
 ParseInt(const std::string& var, const std::string& text, int lo, int hi)
 {
@@ -279,6 +308,11 @@ NcclConfig::Validate() const
         throw std::invalid_argument("NCCL_P2P_DISABLE=" + std::to_string(p2pDisable) +
                                     ": must be 0 or 1");
     }
+    if (p2pLevel < -1 || p2pLevel > kP2pLevelSys)
+    {
+        throw std::invalid_argument("NCCL_P2P_LEVEL=" + std::to_string(p2pLevel) +
+                                    ": not a path type rank (0 LOC ... 9 SYS)");
+    }
 }
 
 std::string
@@ -335,7 +369,8 @@ NcclConfig::Variables()
     static const std::vector<std::string> names = {
         "NCCL_ALGO",          "NCCL_PROTO",          "NCCL_MIN_NCHANNELS",
         "NCCL_MAX_NCHANNELS", "NCCL_NVLS_ENABLE",    "NCCL_NVLS_NCHANNELS",
-        "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE", "NCCL_P2P_DISABLE"};
+        "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE", "NCCL_P2P_DISABLE",
+        "NCCL_P2P_LEVEL"};
     return names;
 }
 
@@ -346,7 +381,6 @@ NcclConfig::UnreadVariablesWarning(const std::map<std::string, std::string>& env
     // its transports, buffers, channels or choices, which the model does not read: it runs as
     // NCCL does with them unset. (Logging, debugging and memory-only variables are not listed.)
     static const char* const kUnread[] = {"NCCL_SHM_DISABLE",
-                                          "NCCL_P2P_LEVEL",
                                           "NCCL_P2P_NET_CHUNKSIZE",
                                           "NCCL_P2P_NVL_CHUNKSIZE",
                                           "NCCL_P2P_PCI_CHUNKSIZE",
@@ -451,6 +485,10 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
     if (get("NCCL_P2P_DISABLE", &v))
     {
         c.p2pDisable = ParseInt("NCCL_P2P_DISABLE", v, 0, 1);
+    }
+    if (get("NCCL_P2P_LEVEL", &v))
+    {
+        c.p2pLevel = ParseP2pLevel(v);
     }
     c.Validate();
     return c;

@@ -599,6 +599,60 @@ SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b)
     c.p2pChannelsPerPeer = perPeer;
 }
 
+/// NCCL's P2P rule (graph/paths.cc ncclTopoCheckP2p) for every pair of the comm's GPUs that
+/// share a node: P2P where the path between them is no farther than the level (NCCL_P2P_DISABLE=1:
+/// LOC, none), else SHM. The path type of a pair: NVL over NVLink (the model's nodes join their
+/// NVLink GPUs through an NVSwitch or directly), else PIX through one PCIe switch and PHB through
+/// several: the generated PCIe-only nodes join their GPUs' switches at the CPU's root complex
+/// (a PCIe switch device of its own, the host being an endpoint), and a hand-written tree cannot
+/// tell the model a switch chain (PXB) from a host bridge, so several switches count as PHB; SYS
+/// does not arise (one host per node). Unset, every pair stays on P2P (NCCL's default level, PXB,
+/// would take PHB pairs through SHM; the model keeps their direct route through the root complex,
+/// the same links but host memory). One pair over the level takes the whole communicator
+/// through host memory.
+bool
+P2pBetweenAllLocalGpus(const Topology& topology, const std::vector<uint32_t>& gpus,
+                       const std::vector<GpuFacts>& facts,
+                       const std::map<int32_t, std::vector<uint32_t>>& byNode,
+                       const NcclConfig& config)
+{
+    if (config.p2pDisable == 1)
+    {
+        return false;
+    }
+    if (config.p2pLevel < 0)
+    {
+        return true;
+    }
+    for (const auto& [node, ranks] : byNode)
+    {
+        for (size_t i = 0; i < ranks.size(); ++i)
+        {
+            for (size_t j = i + 1; j < ranks.size(); ++j)
+            {
+                const GpuFacts& a = facts[ranks[i]];
+                const GpuFacts& b = facts[ranks[j]];
+                int type = NcclConfig::kP2pLevelNvl;
+                if (a.nvlink <= 0 || b.nvlink <= 0)
+                {
+                    int switches = 0;
+                    for (uint32_t ch : topology.Route(gpus[ranks[i]], gpus[ranks[j]]))
+                    {
+                        switches += topology.GetDevice(topology.ChannelTo(ch)).kind ==
+                                    DeviceKind::PcieSwitch;
+                    }
+                    type = switches <= 1 ? NcclConfig::kP2pLevelPix : NcclConfig::kP2pLevelPhb;
+                }
+                if (type > config.p2pLevel)
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
 /// The graphs and channels of a communicator of two or more ranks.
 void
 SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& settings)
@@ -659,14 +713,17 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
     {
         facts.push_back(DescribeGpu(topology, links, r, gpus[r]));
         byNode[facts.back().node].push_back(r);
-        if (settings.config.p2pDisable == 1)
+    }
+    if (!P2pBetweenAllLocalGpus(topology, gpus, facts, byNode, settings.config))
+    {
+        // No P2P: NCCL's paths between GPUs go through the CPU (PCIe both ways), so its search
+        // sees no NVLink and no NVSwitch (no NVLS), and SHM carries the data.
+        for (GpuFacts& f : facts)
         {
-            // No P2P: NCCL's paths between GPUs go through the CPU (PCIe both ways), so its
-            // search sees no NVLink and no NVSwitch (no NVLS), and SHM carries the data.
-            facts.back().nvlink = 0;
-            facts.back().nvswitch = false;
-            c.viaHost = true;
+            f.nvlink = 0;
+            f.nvswitch = false;
         }
+        c.viaHost = true;
     }
     c.nNodes = uint32_t(byNode.size());
     c.ppn = c.nRanks / c.nNodes;

@@ -327,8 +327,8 @@ PostSelfCopy(const Topology& topo, uint32_t gpu, uint32_t rank, uint64_t bytes, 
 /// the destination's rail, reached over NVLink through the GPU of the destination's local index
 /// on the sending node (`viaProxy`); else the direct route.
 std::vector<uint32_t>
-TransferPath(const ScheduleContext& ctx, uint32_t src, uint32_t dst, uint64_t hash,
-             bool* viaProxy)
+TransferPath(const ScheduleContext& ctx, const NcclCommInfo& comm, uint32_t src, uint32_t dst,
+             uint64_t hash, bool* viaProxy)
 {
     const Topology& topo = *ctx.topology;
     const Device& sd = topo.GetDevice(src);
@@ -348,7 +348,7 @@ TransferPath(const ScheduleContext& ctx, uint32_t src, uint32_t dst, uint64_t ha
     }
     if (path.empty())
     {
-        path = ctx.p2pViaHost ? RouteViaHost(topo, src, dst, hash) : topo.Route(src, dst, hash);
+        path = comm.viaHost ? RouteViaHost(topo, src, dst, hash) : topo.Route(src, dst, hash);
     }
     return path;
 }
@@ -369,7 +369,7 @@ PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
     const bool sameNode = topo.GetDevice(src).node == topo.GetDevice(dst).node;
     const uint64_t hash = call.tag * 0x9e3779b97f4a7c15ULL ^ (index * 0xc2b2ae3d27d4eb4fULL);
     bool viaProxy = false;
-    std::vector<uint32_t> path = TransferPath(ctx, src, dst, hash, &viaProxy);
+    std::vector<uint32_t> path = TransferPath(ctx, comm, src, dst, hash, &viaProxy);
     const uint64_t chunk = comm.p2pChunkBytes;
     const int nCh = layout.OpChannels(index - 1);
     // LL for small intra-node transfers (network connections have no LL buffers).

@@ -121,6 +121,7 @@ public:
     void CollNetDirectAllreduceReducesInTheSwitch();
     void CollNetDirectAllgatherGathersInTheSwitch();
     void P2pDisabledRoutesIntraNodeTrafficThroughTheHost();
+    void P2pLevelKeepsP2pUpToThePathItNames();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -296,6 +297,54 @@ CollectiveModelTestCase::RingAllreduceTimeIsAlphaBeta()
         Near(b.model->PlanLatencyUs(b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)), plans[0]),
              56.0),
         true, "");
+}
+
+void
+CollectiveModelTestCase::P2pLevelKeepsP2pUpToThePathItNames()
+{
+    // NCCL_P2P_LEVEL (graph/paths.cc): P2P between two GPUs of a node where their path type is
+    // no farther than the level, else SHM through host memory (viaHost). On a DGX H100 every pair
+    // is NVL: only LOC (or the old number 0) turns P2P off; NCCL_P2P_DISABLE=1 wins over any level.
+    auto viaHost = [](const std::string& topology, std::map<std::string, std::string> env,
+                      std::vector<uint32_t> gpus)
+    {
+        Bench b(topology, env);
+        std::vector<uint32_t> devices;
+        for (uint32_t g : gpus)
+        {
+            devices.push_back(b.topo->GpuDevice(g));
+        }
+        return b.model->DescribeCommunicator(devices).viaHost;
+    };
+    const std::vector<uint32_t> eight = {0, 1, 2, 3, 4, 5, 6, 7};
+    NS_TEST_EXPECT_MSG_EQ(viaHost("dgx-h100-1node", {{"NCCL_P2P_LEVEL", "LOC"}}, eight), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost("dgx-h100-1node", {{"NCCL_P2P_LEVEL", "0"}}, eight), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost("dgx-h100-1node", {{"NCCL_P2P_LEVEL", "NVL"}}, eight), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost("dgx-h100-1node", {{"NCCL_P2P_LEVEL", "PIX"}}, eight), false, "");
+    NS_TEST_EXPECT_MSG_EQ(
+        viaHost("dgx-h100-1node", {{"NCCL_P2P_LEVEL", "SYS"}, {"NCCL_P2P_DISABLE", "1"}}, eight),
+        true, "");
+    // Four GPUs on PCIe only (no NVSwitch): each GPU has its own PCIe switch, and two GPUs meet
+    // at the CPU's root complex (gpu0 -> pcie0 -> pcie-root -> pcie1 -> gpu1): PHB. PHB, SYS and
+    // the old numbers 3 (PHB) and 4 (SYS) keep P2P; PXB, PIX and the old 2 (PXB) do not.
+    const std::string pcie = "/tmp/eidolon-collective-test-pcie-4gpu.yaml";
+    std::ofstream(pcie) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                        << "name: pcie-4gpu\ngenerate:\n  nodes: 1\n"
+                        << "  node: {type: dgx-h100, nvswitch: false, gpus: 4}\n";
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "PHB"}}, {0, 1}), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "SYS"}}, {0, 1, 2, 3}), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "3"}}, {0, 2}), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "4"}}, {0, 2}), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "PXB"}}, {0, 1}), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "PIX"}}, {2, 3}), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "2"}}, {0, 1, 2, 3}), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}), false, "");
+    // A value NCCL would silently ignore is named; the model reads the variable (no warning).
+    EIDOLON_TEST_EXPECT_THROW(NcclConfig::FromEnvironment({{"NCCL_P2P_LEVEL", "FAST"}}),
+                              std::invalid_argument);
+    NS_TEST_EXPECT_MSG_EQ(
+        NcclConfig::UnreadVariablesWarning({{"NCCL_P2P_LEVEL", "NVL"}}).find("NCCL_P2P_LEVEL"),
+        std::string::npos, "");
 }
 
 void
@@ -498,8 +547,8 @@ CollectiveModelTestCase::UnreadVariablesAreNamed()
     NS_TEST_EXPECT_MSG_NE(one.find("NCCL_SHM_DISABLE=1 is set but not modelled"), std::string::npos,
                           one);
     std::string two = NcclConfig::UnreadVariablesWarning(
-        {{"NCCL_P2P_LEVEL", "PIX"}, {"NCCL_BUFFSIZE", "8388608"}, {"NCCL_DEBUG", "WARN"}});
-    NS_TEST_EXPECT_MSG_NE(two.find("NCCL_P2P_LEVEL=PIX"), std::string::npos, two);
+        {{"NCCL_NET_GDR_LEVEL", "PIX"}, {"NCCL_BUFFSIZE", "8388608"}, {"NCCL_DEBUG", "WARN"}});
+    NS_TEST_EXPECT_MSG_NE(two.find("NCCL_NET_GDR_LEVEL=PIX"), std::string::npos, two);
     NS_TEST_EXPECT_MSG_NE(two.find("NCCL_BUFFSIZE=8388608"), std::string::npos, two);
     NS_TEST_EXPECT_MSG_EQ(two.find("NCCL_DEBUG"), std::string::npos, two);
     NS_TEST_EXPECT_MSG_NE(two.find("are set but not modelled"), std::string::npos, two);
@@ -1177,6 +1226,8 @@ public:
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
             {"p2p_disabled_routes_intra_node_traffic_through_the_host",
              &C::P2pDisabledRoutesIntraNodeTrafficThroughTheHost},
+            {"p2p_level_keeps_p2p_up_to_the_path_it_names",
+             &C::P2pLevelKeepsP2pUpToThePathItNames},
         };
         for (const auto& [name, check] : checks)
         {
