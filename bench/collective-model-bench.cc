@@ -85,9 +85,8 @@ Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes, bool perTransfer)
                 "| %6llu re-solves of %9llu flows | virtual %9.1f us | busbw %6.1f GB/s | "
                 "peak RSS %5ld MiB |\n",
                 ranks, perTransfer ? "per transfer" : "one group", double(bytes) / 1048576.0,
-                call.transfers.size(), posted, wall,
-                (unsigned long long)st.rateUpdates, (unsigned long long)st.flowsResolved,
-                last.GetSeconds() * 1e6, busbw, PeakRssMb());
+                call.transfers.size(), posted, wall, (unsigned long long)st.rateUpdates,
+                (unsigned long long)st.flowsResolved, last.GetSeconds() * 1e6, busbw, PeakRssMb());
     std::fflush(stdout);
     Simulator::Destroy();
 }

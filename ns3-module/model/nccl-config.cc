@@ -367,10 +367,9 @@ const std::vector<std::string>&
 NcclConfig::Variables()
 {
     static const std::vector<std::string> names = {
-        "NCCL_ALGO",          "NCCL_PROTO",          "NCCL_MIN_NCHANNELS",
-        "NCCL_MAX_NCHANNELS", "NCCL_NVLS_ENABLE",    "NCCL_NVLS_NCHANNELS",
-        "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE", "NCCL_P2P_DISABLE",
-        "NCCL_P2P_LEVEL"};
+        "NCCL_ALGO",        "NCCL_PROTO",          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
+        "NCCL_NVLS_ENABLE", "NCCL_NVLS_NCHANNELS", "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE",
+        "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL"};
     return names;
 }
 

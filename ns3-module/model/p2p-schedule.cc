@@ -171,7 +171,7 @@ private:
     uint32_t m_nNodes = 1;
     uint32_t m_nLocals = 1;
     std::vector<int> m_roundOf;
-    int m_rounds = 1; //!< rounds of the schedule (nNodes x nLocals)
+    int m_rounds = 1;  //!< rounds of the schedule (nNodes x nLocals)
     int m_batches = 1; //!< batches of 8 rounds
     /// [comm rank]: the rank's row in the tables below, -1 for a rank without a transfer in the
     /// call. The simulator posts each transfer of live ranks as a call of its own, so a 128-rank
@@ -358,8 +358,7 @@ TransferPath(const ScheduleContext& ctx, const NcclCommInfo& comm, uint32_t src,
 /// step latency of the path's class.
 void
 PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
-             const P2pLayout& layout, uint64_t index, Time start,
-             std::shared_ptr<SendRecvJob> job)
+             const P2pLayout& layout, uint64_t index, Time start, std::shared_ptr<SendRecvJob> job)
 {
     const Topology& topo = *ctx.topology;
     const TuningTables& t = GetTuningTables(ctx.ncclVersion);

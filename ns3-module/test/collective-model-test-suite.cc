@@ -630,8 +630,8 @@ CollectiveModelTestCase::SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed()
     CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 6);
     call.transfers = {{0, 1, 100000000}, {2, 2, 1000000000}};
     auto ends = Run(b, {call}, nullptr,
-                    {{Seconds(0), MicroSeconds(100), Seconds(0), MicroSeconds(50),
-                      MicroSeconds(70), MicroSeconds(50)}});
+                    {{Seconds(0), MicroSeconds(100), Seconds(0), MicroSeconds(50), MicroSeconds(70),
+                      MicroSeconds(50)}});
     const double p2p = 100 + 11.8 + (1e8 + 8 * 524288.0) / (8 * kCta) * 1e6;
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], p2p, 1e-4), true, ends[0][0] << " vs " << p2p);
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], p2p, 1e-4), true, ends[0][1]);
@@ -991,8 +991,7 @@ WriteSharpCluster(int nodes, const std::string& nic,
                   const std::string& sharp = "{version: 3, source: test}")
 {
     const std::string path = "/tmp/eidolon-collective-test-sharp-" + std::to_string(nodes) + "-" +
-                             nic + "-" + std::to_string(std::hash<std::string>{}(sharp)) +
-                             ".yaml";
+                             nic + "-" + std::to_string(std::hash<std::string>{}(sharp)) + ".yaml";
     std::ofstream(path) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
                         << "name: sharp-" << nodes << "node\ngenerate:\n  nodes: " << nodes
                         << "\n  node: {type: dgx-h100, nic_bandwidth: " << nic << "}\n"
@@ -1226,8 +1225,7 @@ public:
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
             {"p2p_disabled_routes_intra_node_traffic_through_the_host",
              &C::P2pDisabledRoutesIntraNodeTrafficThroughTheHost},
-            {"p2p_level_keeps_p2p_up_to_the_path_it_names",
-             &C::P2pLevelKeepsP2pUpToThePathItNames},
+            {"p2p_level_keeps_p2p_up_to_the_path_it_names", &C::P2pLevelKeepsP2pUpToThePathItNames},
         };
         for (const auto& [name, check] : checks)
         {
