@@ -131,8 +131,8 @@ struct NcclConfig
     /// SYS, SYS). GPUs farther apart go through host memory (SHM), as with NCCL_P2P_DISABLE=1,
     /// which wins over it.
     int p2pLevel = -1;
-    static constexpr int kP2pLevelLoc = 0, kP2pLevelNvl = 1, kP2pLevelNvb = 2, kP2pLevelPix = 4,
-                         kP2pLevelPxb = 5, kP2pLevelPhb = 8, kP2pLevelSys = 9;
+    static constexpr int kP2pLevelLoc = 0, kP2pLevelNvl = 1, kP2pLevelPix = 4, kP2pLevelPxb = 5,
+                         kP2pLevelPhb = 8, kP2pLevelSys = 9;
     /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
     /// the variable on a value NCCL would reject.
     static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);
@@ -181,7 +181,7 @@ struct NcclCommInfo
     /// CollNetDirect (with an NVSwitch), CollNetChain and NVLS across nodes.
     bool collnet = false;
     /// The CollNet plugin has iallgather / ireducescatter (Topology::sharp): AllGather and
-    /// ReduceScatter may run CollNetDirect (2.20+) and NVLS across nodes (2.27+) where every node
+    /// ReduceScatter may run CollNetDirect (2.21+) and NVLS across nodes (2.27+) where every node
     /// has a head per GPU.
     bool collnetAllgatherReduceScatter = false;
     /// NCCL_P2P_DISABLE=1: intra-node traffic goes through the node's host memory (SHM transport).

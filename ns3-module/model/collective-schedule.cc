@@ -865,13 +865,10 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     else if (a == kNvls || a == kNvlsTree)
     {
         const auto nodes = GroupRanksByNode(in.topo, call.gpus, NodeOrder::NodeId);
-        if (a == kNvls && nodes.size() > 1 && in.f != kAllReduce)
+        if (a == kNvls && nodes.size() > 1)
         {
-            SharpGatherPipes(in, true, nodes, pipes);
-        }
-        else if (a == kNvls && nodes.size() > 1)
-        {
-            NvlsSharpPipes(in, nodes, pipes);
+            in.f == kAllReduce ? NvlsSharpPipes(in, nodes, pipes)
+                               : SharpGatherPipes(in, true, nodes, pipes);
         }
         else if (a == kNvls)
         {

@@ -214,7 +214,9 @@ ParseP2pLevel(const std::string& text)
     }
     if (!s.empty() && s[0] >= '0' && s[0] <= '9')
     {
-        static const int kOld[] = {0, 4, 5, 8, 9, 9}; // LOC, PIX, PXB, PHB, SYS, SYS
+        static const int kOld[] = {NcclConfig::kP2pLevelLoc, NcclConfig::kP2pLevelPix,
+                                   NcclConfig::kP2pLevelPxb, NcclConfig::kP2pLevelPhb,
+                                   NcclConfig::kP2pLevelSys, NcclConfig::kP2pLevelSys};
         const long old = std::strtol(s.c_str(), nullptr, 0);
         return kOld[std::min<long>(old, 5)];
     }

@@ -118,6 +118,9 @@ public:
     void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
     void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
+    /// 256 MiB of `kind` alone on 2 nodes x 8 H100 with 100 Gb/s NICs and SHARPv3 switches,
+    /// NCCL_ALGO=CollNetDirect (checked to be what runs): every rank's end (us).
+    std::vector<double> CollNetDirectEnds(CollectiveKind kind);
     void CollNetDirectAllreduceReducesInTheSwitch();
     void CollNetDirectAllgatherGathersInTheSwitch();
     void P2pDisabledRoutesIntraNodeTrafficThroughTheHost();
@@ -1110,6 +1113,18 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
                           c.UnmodelledWarning(true));
 }
 
+std::vector<double>
+CollectiveModelTestCase::CollNetDirectEnds(CollectiveKind kind)
+{
+    SimulatorGuard guard;
+    Bench b(WriteSharpCluster(2, "100Gbps"),
+            {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", "CollNetDirect"}});
+    std::vector<CollectivePlan> plans;
+    auto ends = Run(b, {b.Call(kind, 256u << 20)}, &plans);
+    NS_TEST_EXPECT_MSG_EQ(plans[0].algorithm, NcclAlgorithm::CollNetDirect, "");
+    return ends[0];
+}
+
 void
 CollectiveModelTestCase::CollNetDirectAllreduceReducesInTheSwitch()
 {
@@ -1121,23 +1136,19 @@ CollectiveModelTestCase::CollNetDirectAllreduceReducesInTheSwitch()
     // Bottleneck: the NIC port, 12.5 GB/s of wire at the network efficiency 0.96 (NVLink: a
     // GPU's uplink has 14 stream listings x 12.5 = 175 of 450 GB/s; PCIe one stream).
     // Time = latency 44.0 us (2 x (3.7 + 7 x 0.4) + 31) + 2^25 / 0.96 / 12.5e9 s = 2796.2 us.
-    const std::string path = WriteSharpCluster(2, "100Gbps");
-    SimulatorGuard guard;
-    Bench b(path, {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", "CollNetDirect"}});
-    std::vector<CollectivePlan> plans;
-    auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, 256u << 20)}, &plans);
-    NS_TEST_EXPECT_MSG_EQ(plans[0].algorithm, NcclAlgorithm::CollNetDirect, "");
+    const std::vector<double> ends = CollNetDirectEnds(CollectiveKind::AllReduce);
     const double want = 44.0 + double(1 << 25) / 0.96 / 12.5e9 * 1e6;
-    for (double e : ends[0])
+    for (double e : ends)
     {
         NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-3), true, e << " us, want " << want);
     }
     // The same call as a ring moves 2 (n - 1) / n x S = 1.875 S through every rank, a node's
     // share of it through its NICs: 1.875 x S / 8 per NIC each way against CollNet's S / 8, so
     // the ring (network-bound here too) takes longer.
-    Bench ring(path, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+    SimulatorGuard guard;
+    Bench ring(WriteSharpCluster(2, "100Gbps"), {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
     auto ringEnds = Run(ring, {ring.Call(CollectiveKind::AllReduce, 256u << 20)});
-    NS_TEST_EXPECT_MSG_GT(ringEnds[0][0], ends[0][0], "");
+    NS_TEST_EXPECT_MSG_GT(ringEnds[0][0], ends[0], "");
 }
 
 void
@@ -1153,19 +1164,10 @@ CollectiveModelTestCase::CollNetDirectAllgatherGathersInTheSwitch()
     // efficiency 0.96: 44.0 us (CollNetDirect's latency, 2 x (3.7 + 7 x 0.4) + 31) +
     // 2^25 / 0.96 / 12.5e9 s = 2840.2 us. ReduceScatter of 256 MiB is the mirror image: each
     // head gets rail h's parts from its 7 peers over NVLink, sends S / 8 up, gets S / 16 back.
-    const std::string path = WriteSharpCluster(2, "100Gbps");
-    SimulatorGuard guard;
-    Bench b(path, {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", "CollNetDirect"}});
-    std::vector<CollectivePlan> plans;
-    auto ends = Run(b,
-                    {b.Call(CollectiveKind::AllGather, 256u << 20),
-                     b.Call(CollectiveKind::ReduceScatter, 256u << 20)},
-                    &plans);
     const double want = 44.0 + double(1 << 25) / 0.96 / 12.5e9 * 1e6;
-    for (size_t i = 0; i < 2; ++i)
+    for (CollectiveKind kind : {CollectiveKind::AllGather, CollectiveKind::ReduceScatter})
     {
-        NS_TEST_EXPECT_MSG_EQ(plans[i].algorithm, NcclAlgorithm::CollNetDirect, "");
-        for (double e : ends[i])
+        for (double e : CollNetDirectEnds(kind))
         {
             NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-3), true, e << " us, want " << want);
         }
