@@ -181,7 +181,7 @@ struct NcclCommInfo
     /// CollNetDirect (with an NVSwitch), CollNetChain and NVLS across nodes.
     bool collnet = false;
     /// The CollNet plugin has iallgather / ireducescatter (Topology::sharp): AllGather and
-    /// ReduceScatter may run CollNetDirect (2.21+) and NVLS across nodes (2.27+) where every node
+    /// ReduceScatter may run CollNetDirect (2.20+) and NVLS across nodes (2.27+) where every node
     /// has a head per GPU.
     bool collnetAllgatherReduceScatter = false;
     /// NCCL_P2P_DISABLE=1: intra-node traffic goes through the node's host memory (SHM transport).

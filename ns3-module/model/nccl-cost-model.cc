@@ -127,8 +127,8 @@ Supported(const TuningTables& t, int coll, int a)
         return a == kRing;
     case kAllGather:
     case kReduceScatter:
-        return a == kRing || (t.agRsBeyondRing && (a == kNvls || a == kCollNetDirect)) ||
-               (t.modern && a == kPat);
+        return a == kRing || (t.agRsNvls && a == kNvls) ||
+               (t.agRsCollNetDirect && a == kCollNetDirect) || (t.modern && a == kPat);
     case kAllReduce:
         return a != kPat;
     }
@@ -147,7 +147,7 @@ CollNetDirectFactor(const CostInputs& in, const NcclCommInfo& comm, const NcclCo
 }
 
 /// CollNetDirect AllGather/ReduceScatter: every local rank is a head with its own rail, so the
-/// bus bandwidth is ppn heads' worth: 2.21-2.24 ppn x bwIntra, times 0.95 at one rank per node to
+/// bus bandwidth is ppn heads' worth: 2.20-2.24 ppn x bwIntra, times 0.95 at one rank per node to
 /// 0.85 at eight ("measured corrective ratio", interpolated); 2.27+ ppn x min(bwIntra,
 /// 0.9 bwInter). No bus-to-algorithm conversion.
 double
@@ -413,7 +413,7 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
 /// CollNetDirect only on NVSwitch nodes, PAT only with one rank per node; then NCCL_ALGO and
 /// NCCL_PROTO. A disabled pair gets bandwidth 0.
 ///
-/// AllGather and ReduceScatter through SHARP across nodes: CollNetDirect (2.21+) and NVLS (2.27+;
+/// AllGather and ReduceScatter through SHARP across nodes: CollNetDirect (2.20+) and NVLS (2.27+;
 /// before, NVLS gathers and scatters inside one node only: enqueue.cc) need the plugin's
 /// iallgather / ireducescatter (comm.collnetAllgatherReduceScatter) and no node with more ranks
 /// than CollNetDirect heads (a NIC per GPU).

@@ -878,6 +878,12 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
     NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[tree][simple], 2 * 7 * 4.0), true,
                           t.latencyUs[tree][simple]);
     NS_TEST_EXPECT_MSG_LT(tables(21806, CollectiveKind::AllGather).timeUs[nvls][simple], 0, "");
+    // 2.19.3 (read with 2.20's table): AllGather and ReduceScatter may use NVLS, at
+    // min(40, 60) x 8 x 5/6 like AllReduce, behind its 23 us latency.
+    t = tables(21903, CollectiveKind::ReduceScatter);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 320.0 * 5 / 6), true,
+                          t.bandwidthGBps[nvls][simple]);
+    NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[nvls][simple], 23.0), true, t.latencyUs[nvls][simple]);
     // 2.21.5: ring LL x1/2 under 141: min(141, 180); NVLS 25 us; Tree/Simple 2 x 7 x 28 us;
     // AllGather may use NVLS: min(40, 60) x 8 x 5/6.
     t = tables(22105, CollectiveKind::AllReduce);
@@ -1068,6 +1074,13 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
     NS_TEST_EXPECT_MSG_LT(ag224.timeUs[nvls][2], 0, "");
     const NcclCostTable ag218 = old.model->CostTable(gather);
     NS_TEST_EXPECT_MSG_LT(ag218.timeUs[direct][2], 0, "");
+    // tuning.cc admits CollNetDirect for AllGather/ReduceScatter from 2.20 (not 2.19).
+    for (const auto& [version, offered] : {std::pair{21903u, false}, std::pair{22005u, true}})
+    {
+        Bench b(path, {{"NCCL_COLLNET_ENABLE", "1"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        NS_TEST_EXPECT_MSG_EQ((b.model->CostTable(gather).timeUs[direct][2] > 0), offered, version);
+    }
     // A plugin without iallgather / ireducescatter (SHARPv2 by default): rings only.
     const std::string v2 = WriteSharpCluster(4, "400Gbps", "{version: 2, source: test}");
     Bench noGather(v2, {{"NCCL_COLLNET_ENABLE", "1"}});
