@@ -3,6 +3,7 @@
 #include "spec-fields.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -164,15 +165,87 @@ HostCallCost::NsFor(uint64_t bytes) const
     return std::round(y0 + (y1 - y0) * (x - x0) / (x1 - x0)); // whole ns, as every figure
 }
 
+std::string
+CpuVendorOf(const std::string& cpu)
+{
+    std::string text;
+    for (char c : cpu)
+    {
+        text += char(std::tolower(static_cast<unsigned char>(c)));
+    }
+    // Whole words only: "arm" is not a word of "Emerald Rapids" or "Sapphire".
+    std::vector<std::string> words;
+    std::string word;
+    for (char c : text + " ")
+    {
+        if (std::isalnum(static_cast<unsigned char>(c)))
+        {
+            word += c;
+        }
+        else if (!word.empty())
+        {
+            words.push_back(word);
+            word.clear();
+        }
+    }
+    auto names = [&words](std::initializer_list<const char*> keys)
+    {
+        return std::any_of(words.begin(), words.end(),
+                           [&keys](const std::string& w)
+                           { return std::find(keys.begin(), keys.end(), w) != keys.end(); });
+    };
+    if (names({"amd", "epyc"}))
+    {
+        return "amd";
+    }
+    if (names({"intel", "xeon"}))
+    {
+        return "intel";
+    }
+    if (names({"zhaoxin"}))
+    {
+        return "zhaoxin";
+    }
+    if (names({"arm", "aarch64", "grace", "neoverse", "graviton", "ampere"}))
+    {
+        return "arm";
+    }
+    if (names({"power", "power8", "power9", "power10", "power11", "ppc64le"}))
+    {
+        return "power";
+    }
+    return "";
+}
+
 HostSpec
 ParseHostSpec(const std::string& text, const std::string& path)
 {
     Fields root(path, LoadYaml(text, path), "host description");
-    root.Allow({"name", "description", "cpu", "software", "cpu_benchmark", "calls"});
+    root.Allow({"name", "description", "cpu", "cpu_vendor", "software", "cpu_benchmark", "calls"});
     HostSpec spec;
     spec.name = root.Scalar("name");
     spec.description = root.Has("description") ? root.Scalar("description") : "";
     spec.cpu = root.Scalar("cpu");
+    static const std::vector<std::string> kVendors = {"intel", "amd", "zhaoxin", "arm", "power"};
+    if (root.Has("cpu_vendor"))
+    {
+        spec.cpuVendor = root.Scalar("cpu_vendor");
+        if (std::find(kVendors.begin(), kVendors.end(), spec.cpuVendor) == kVendors.end())
+        {
+            root.Fail("cpu_vendor",
+                      "'" + spec.cpuVendor + "' is not one of intel, amd, zhaoxin, arm, power");
+        }
+    }
+    else
+    {
+        spec.cpuVendor = CpuVendorOf(spec.cpu);
+        if (spec.cpuVendor.empty())
+        {
+            root.Fail("cpu_vendor", "missing, and 'cpu' (\"" + spec.cpu +
+                                        "\") names no vendor: give one of intel, amd, zhaoxin, "
+                                        "arm, power");
+        }
+    }
     spec.software = root.Has("software") ? root.Scalar("software") : "";
 
     Fields bench = root.Child("cpu_benchmark");

@@ -91,7 +91,12 @@ struct HostSpec
 {
     std::string name;
     std::string description;
-    std::string cpu;      // the host CPU, e.g. "Intel Xeon Platinum 8480C"
+    std::string cpu; // the host CPU, e.g. "Intel Xeon Platinum 8480C"
+    // NCCL's class of that CPU (graph/topo.h: x86 Intel, AMD or Zhaoxin, ARM, POWER), which sets
+    // some of its choices (the LL bandwidth ceiling across nodes, the network post overhead, the
+    // default NCCL_P2P_LEVEL): "intel", "amd", "zhaoxin", "arm" or "power". From `cpu_vendor`,
+    // else from the words of `cpu` (CpuVendorOf).
+    std::string cpuVendor;
     std::string software; // driver, CUDA, cuBLAS, NCCL versions the figures were taken with
     CpuBenchmark cpuBenchmark;
     std::array<HostCallCost, kHostCallCount> calls;
@@ -101,6 +106,11 @@ struct HostSpec
         return calls[static_cast<size_t>(call)].NsFor(bytes);
     }
 };
+
+// NCCL's CPU class named by a CPU's description ("AMD EPYC 7V12" -> "amd", "Intel Xeon ..." ->
+// "intel", "NVIDIA Grace" / "Neoverse" / "Graviton" / "aarch64" -> "arm", "POWER9" -> "power",
+// "Zhaoxin" -> "zhaoxin"); "" when no word says.
+std::string CpuVendorOf(const std::string& cpu);
 
 // Reads one host description; every call of HostCall must be priced. Throws SpecError (a
 // std::runtime_error) naming the file, the line and the field on bad input.

@@ -23,7 +23,7 @@ const std::string kHosts = EIDOLON_SOURCE_DIR "/topologies/hosts";
 std::string
 Minimal(const std::string& replaceKey = "", const std::string& replacement = "")
 {
-    std::string text = "name: tiny\ncpu: test CPU\n"
+    std::string text = "name: tiny\ncpu: Intel test CPU\n"
                        "cpu_benchmark: {alu_ms: 40, sort_ms: 80, map_ms: 160, source: test}\n"
                        "calls:\n";
     for (size_t i = 0; i < kHostCallCount; ++i)
@@ -105,6 +105,34 @@ BOOST_AUTO_TEST_CASE(bad_descriptions_are_named_by_line_and_field)
     {
         BOOST_TEST(std::string(e.what()).find("no host description 'no-such-host'") == 0u);
     }
+}
+
+// NCCL's CPU class: as written in cpu_vendor, else told by the words of cpu; a vendor NCCL does
+// not know, or neither field saying one, is refused naming the field.
+BOOST_AUTO_TEST_CASE(the_cpu_class_is_written_or_told_by_the_cpu_name)
+{
+    BOOST_TEST(ParseHostSpec(Minimal(), "tiny.yaml").cpuVendor == "intel");
+    std::string amd = Minimal();
+    amd.replace(amd.find("cpu: Intel test CPU"), 19, "cpu: AMD EPYC 9654");
+    BOOST_TEST(ParseHostSpec(amd, "tiny.yaml").cpuVendor == "amd");
+    std::string told = Minimal();
+    told.replace(told.find("cpu: Intel test CPU"), 19, "cpu: AMD EPYC 9654\ncpu_vendor: arm");
+    BOOST_TEST(ParseHostSpec(told, "tiny.yaml").cpuVendor == "arm");
+    BOOST_TEST(CpuVendorOf("Intel(R) Xeon(R) Platinum 8480C") == "intel");
+    BOOST_TEST(CpuVendorOf("NVIDIA Grace (Neoverse V2), 72 cores") == "arm");
+    BOOST_TEST(CpuVendorOf("IBM POWER9") == "power");
+    // "arm" inside another word ("Sapphire Rapids" has none, "warm" is not "arm").
+    BOOST_TEST(CpuVendorOf("a warm Sapphire Rapids box") == "");
+    std::string bad = Minimal();
+    bad.replace(bad.find("cpu: Intel test CPU"), 19, "cpu: x\ncpu_vendor: via");
+    BOOST_TEST(
+        ErrorOf(bad) ==
+        "tiny.yaml:3: field 'cpu_vendor': 'via' is not one of intel, amd, zhaoxin, arm, power");
+    std::string unnamed = Minimal();
+    unnamed.replace(unnamed.find("cpu: Intel test CPU"), 19, "cpu: a test box");
+    BOOST_TEST(
+        ErrorOf(unnamed).find("field 'cpu_vendor': missing, and 'cpu' (\"a test box\") names "
+                              "no vendor") != std::string::npos);
 }
 
 // A by_bytes list written a pair a line: a bad pair is named by its own line. cudaMalloc's key is

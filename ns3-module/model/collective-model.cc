@@ -155,9 +155,11 @@ CollectiveModel::GetTypeId()
                           MakeDoubleAccessor(&CollectiveModel::m_simpleEfficiency),
                           MakeDoubleChecker<double>(0.01, 1))
             .AddAttribute("CpuVendor",
-                          "Host CPU vendor as NCCL's tuning sees it: 'intel' or 'amd' (LL "
-                          "bandwidth row on multi-node, network post overhead).",
-                          StringValue("intel"), MakeStringAccessor(&CollectiveModel::m_cpuVendor),
+                          "NCCL's class of the host CPU: 'intel', 'amd', 'zhaoxin', 'arm' or "
+                          "'power' (the LL bandwidth row across nodes, the network post "
+                          "overhead, the default P2P level); empty: the topology's host "
+                          "description's cpu_vendor.",
+                          StringValue(""), MakeStringAccessor(&CollectiveModel::m_cpuVendor),
                           MakeStringChecker())
             .AddAttribute("NvlsMulticast",
                           "The driver reports CUDA multicast support (NCCL_NVLS_ENABLE=2 then "
@@ -183,7 +185,7 @@ CollectiveModel::CollectiveModel()
     , m_llEfficiency(0.5)
     , m_ll128Efficiency(120.0 / 128.0)
     , m_simpleEfficiency(1.0)
-    , m_cpuVendor("intel")
+    , m_cpuVendor("")
     , m_nvlsMulticast(true)
     , m_pxn(true)
 {
@@ -274,6 +276,7 @@ CollectiveModel::GetSearchSettings() const
     s.nvlsMulticast = m_nvlsMulticast;
     s.sharp = GetTopology()->sharp.present;
     s.sharpAllgatherReduceScatter = s.sharp && GetTopology()->sharp.allgatherReduceScatter;
+    s.cpuVendor = CpuVendor();
     return s;
 }
 
@@ -306,15 +309,21 @@ CollectiveModel::GetScheduleContext() const
     return ctx;
 }
 
-bool
-CollectiveModel::IsAmdCpu() const
+std::string
+CollectiveModel::CpuVendor() const
 {
-    std::string vendor = m_cpuVendor;
+    std::string vendor = m_cpuVendor.empty() ? GetTopology()->cpuVendor : m_cpuVendor;
     for (char& ch : vendor)
     {
         ch = char(std::tolower(static_cast<unsigned char>(ch)));
     }
-    return vendor == "amd";
+    return vendor;
+}
+
+bool
+CollectiveModel::IsAmdCpu() const
+{
+    return CpuVendor() == "amd";
 }
 
 // --------------------------------------------------------------------------------------------
@@ -323,8 +332,10 @@ CollectiveModel::IsAmdCpu() const
 NcclCommInfo
 CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus) const
 {
-    const std::vector<double> key = {double(m_ncclVersion), m_channelBandwidth, m_nvlinkEfficiency,
-                                     m_nvlsEfficiency, double(m_nvlsMulticast)};
+    const std::vector<double> key = {
+        double(m_ncclVersion),   m_channelBandwidth,
+        m_nvlinkEfficiency,      m_nvlsEfficiency,
+        double(m_nvlsMulticast), double(std::hash<std::string>{}(CpuVendor()) % (1u << 30))};
     if (key != m_commCacheKey)
     {
         m_commCache.clear();

@@ -125,11 +125,11 @@ struct NcclConfig
     /// connects them with its SHM transport, through host memory (GPU -> PCIe -> host -> PCIe ->
     /// GPU), its search sees PCIe between them, and NVLS is off.
     int p2pDisable = -1;
-    /// NCCL_P2P_LEVEL (-1 unset): the farthest path between two GPUs of a node over which NCCL
-    /// still uses P2P, as a rank of NCCL's path types LOC < NVL < NVB < C2C < PIX < PXB < P2C <
-    /// PXN < PHB < SYS (kP2pLevel* below; a name, or the old numbers 0-5 = LOC, PIX, PXB, PHB,
-    /// SYS, SYS). GPUs farther apart go through host memory (SHM), as with NCCL_P2P_DISABLE=1,
-    /// which wins over it.
+    /// NCCL_P2P_LEVEL (-1 unset: NCCL's default for the version and host CPU): the farthest path
+    /// between two GPUs of a node over which NCCL still uses P2P, as a rank of NCCL's path types
+    /// LOC < NVL < NVB < C2C < PIX < PXB < P2C < PXN < PHB < SYS (kP2pLevel* below; a name, or the
+    /// old numbers 0-5 = LOC, PIX, PXB, PHB, SYS, SYS). GPUs farther apart go through host memory
+    /// (SHM), as with NCCL_P2P_DISABLE=1, which wins over it.
     int p2pLevel = -1;
     static constexpr int kP2pLevelLoc = 0, kP2pLevelNvl = 1, kP2pLevelPix = 4, kP2pLevelPxb = 5,
                          kP2pLevelPhb = 8, kP2pLevelSys = 9;
@@ -280,6 +280,8 @@ private:
     nccl::SearchSettings GetSearchSettings() const;
     nccl::CostSettings GetCostSettings() const;
     nccl::ScheduleContext GetScheduleContext() const;
+    /// NCCL's CPU class: the CpuVendor attribute, else the topology's host (Topology::cpuVendor).
+    std::string CpuVendor() const;
     bool IsAmdCpu() const;
 
     Ptr<NetworkModel> m_network;
@@ -293,7 +295,7 @@ private:
     double m_llEfficiency;
     double m_ll128Efficiency;
     double m_simpleEfficiency;
-    std::string m_cpuVendor;
+    std::string m_cpuVendor; //!< attribute; "": the topology's host's
     bool m_nvlsMulticast;
     bool m_pxn;
     /// Per topology device: links touching it (built on first use).

@@ -599,6 +599,23 @@ SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b)
     c.p2pChannelsPerPeer = perPeer;
 }
 
+/// NCCL's own P2P level (graph/paths.cc ncclTopoCheckP2p, NCCL_P2P_LEVEL unset) on a node where
+/// the communicator has `nodeGpus` GPUs (NCCL's topology of a node holds the comm's GPUs there):
+/// before 2.23 SYS (P2P wherever it works) except on Intel and Zhaoxin x86 and on ARM, which stop
+/// at PXB; from 2.23 PXB (no P2P across the CPU's host bridge) except between the GPUs of an AMD
+/// host of at most two.
+int
+DefaultP2pLevel(const SearchSettings& settings, size_t nodeGpus)
+{
+    const std::string& cpu = settings.cpuVendor;
+    if (settings.ncclVersion < 22300)
+    {
+        return (cpu == "intel" || cpu == "zhaoxin" || cpu == "arm") ? NcclConfig::kP2pLevelPxb
+                                                                    : NcclConfig::kP2pLevelSys;
+    }
+    return (cpu == "amd" && nodeGpus <= 2) ? NcclConfig::kP2pLevelSys : NcclConfig::kP2pLevelPxb;
+}
+
 /// NCCL's P2P rule (graph/paths.cc ncclTopoCheckP2p) for every pair of the comm's GPUs that
 /// share a node: P2P where the path between them is no farther than the level (NCCL_P2P_DISABLE=1:
 /// LOC, none), else SHM. The path type of a pair: NVL over NVLink (the model's nodes join their
@@ -606,26 +623,23 @@ SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b)
 /// several: the generated PCIe-only nodes join their GPUs' switches at the CPU's root complex
 /// (a PCIe switch device of its own, the host being an endpoint), and a hand-written tree cannot
 /// tell the model a switch chain (PXB) from a host bridge, so several switches count as PHB; SYS
-/// does not arise (one host per node). Unset, every pair stays on P2P (NCCL's default level, PXB,
-/// would take PHB pairs through SHM; the model keeps their direct route through the root complex,
-/// the same links but host memory). One pair over the level takes the whole communicator
-/// through host memory.
+/// does not arise (one host per node). Unset, the level is NCCL's default (DefaultP2pLevel). One
+/// pair over the level takes the whole communicator through host memory.
 bool
 P2pBetweenAllLocalGpus(const Topology& topology, const std::vector<uint32_t>& gpus,
                        const std::vector<GpuFacts>& facts,
                        const std::map<int32_t, std::vector<uint32_t>>& byNode,
-                       const NcclConfig& config)
+                       const SearchSettings& settings)
 {
+    const NcclConfig& config = settings.config;
     if (config.p2pDisable == 1)
     {
         return false;
     }
-    if (config.p2pLevel < 0)
-    {
-        return true;
-    }
     for (const auto& [node, ranks] : byNode)
     {
+        const int level =
+            config.p2pLevel >= 0 ? config.p2pLevel : DefaultP2pLevel(settings, ranks.size());
         for (size_t i = 0; i < ranks.size(); ++i)
         {
             for (size_t j = i + 1; j < ranks.size(); ++j)
@@ -643,7 +657,7 @@ P2pBetweenAllLocalGpus(const Topology& topology, const std::vector<uint32_t>& gp
                     }
                     type = switches <= 1 ? NcclConfig::kP2pLevelPix : NcclConfig::kP2pLevelPhb;
                 }
-                if (type > config.p2pLevel)
+                if (type > level)
                 {
                     return false;
                 }
@@ -714,7 +728,7 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
         facts.push_back(DescribeGpu(topology, links, r, gpus[r]));
         byNode[facts.back().node].push_back(r);
     }
-    if (!P2pBetweenAllLocalGpus(topology, gpus, facts, byNode, settings.config))
+    if (!P2pBetweenAllLocalGpus(topology, gpus, facts, byNode, settings))
     {
         // No P2P: NCCL's paths between GPUs go through the CPU (PCIe both ways), so its search
         // sees no NVLink and no NVSwitch (no NVLS), and SHM carries the data.

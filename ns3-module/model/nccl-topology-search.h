@@ -35,6 +35,7 @@ struct SearchSettings
     bool nvlsMulticast = true;   //!< the driver reports CUDA multicast support
     bool sharp = false;          //!< the switches reduce in the network (Topology::sharp)
     bool sharpAllgatherReduceScatter = false; //!< and the plugin gathers/scatters there too
+    std::string cpuVendor = "intel"; //!< NCCL's CPU class (intel, amd, zhaoxin, arm, power)
 };
 
 /// Per topology device: the indices (in Topology::Links()) of the links touching it.

@@ -215,7 +215,7 @@ ReadHostField(Topology& topo, const std::string& file, const YAML::Node& node)
 #endif
     try
     {
-        ::eidolon::spec::FindHostSpec(topo.host, dirs);
+        topo.cpuVendor = ::eidolon::spec::FindHostSpec(topo.host, dirs).cpuVendor;
     }
     catch (const std::exception& e)
     {

@@ -116,6 +116,9 @@ public:
     std::string source; //!< file it came from, for messages
     std::string host;   //!< the GPU servers' host description (topologies/hosts/), "" = default
     std::string hostSpecDir; //!< the directory it was found in
+    /// NCCL's class of the hosts' CPU (the host description's cpu_vendor: intel, amd, zhaoxin,
+    /// arm, power); the default host's when the topology names none.
+    std::string cpuVendor = "intel";
 
     /// The network stack NCCL runs across nodes (`network_transport:`; doc/topology.md). The
     /// collective model adds `messageLatencyUs` to every network message on a collective's

@@ -13,13 +13,16 @@
 #include "ns3/double.h"
 #include "ns3/flow-model.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "ns3/uinteger.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -309,9 +312,12 @@ CollectiveModelTestCase::P2pLevelKeepsP2pUpToThePathItNames()
     // no farther than the level, else SHM through host memory (viaHost). On a DGX H100 every pair
     // is NVL: only LOC (or the old number 0) turns P2P off; NCCL_P2P_DISABLE=1 wins over any level.
     auto viaHost = [](const std::string& topology, std::map<std::string, std::string> env,
-                      std::vector<uint32_t> gpus)
+                      std::vector<uint32_t> gpus, const std::string& cpu = "",
+                      uint32_t version = 23007)
     {
         Bench b(topology, env);
+        b.model->SetAttribute("CpuVendor", StringValue(cpu));
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
         std::vector<uint32_t> devices;
         for (uint32_t g : gpus)
         {
@@ -341,7 +347,52 @@ CollectiveModelTestCase::P2pLevelKeepsP2pUpToThePathItNames()
     NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "PXB"}}, {0, 1}), true, "");
     NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "PIX"}}, {2, 3}), true, "");
     NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {{"NCCL_P2P_LEVEL", "2"}}, {0, 1, 2, 3}), true, "");
-    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}), false, "");
+    // Unset, NCCL's own level (paths.cc): from 2.23 PXB, so GPUs meeting at the host bridge go
+    // through host memory, unless the host is AMD and the comm has at most two GPUs on the node
+    // (SYS); before 2.23 SYS, except on Intel, Zhaoxin and ARM hosts (PXB). The topology's
+    // default host is an Intel Xeon.
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}, "amd"), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1}, "amd"), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1}, "intel"), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}, "amd", 22005), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}, "power", 22005), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}, "arm", 22005), true, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(pcie, {}, {0, 1, 2, 3}, "intel", 22005), true, "");
+    // NVLink pairs are NVL, under every default.
+    NS_TEST_EXPECT_MSG_EQ(viaHost("dgx-h100-1node", {}, eight, "intel"), false, "");
+    // The CPU class comes from the host description the topology names (here an AMD EPYC
+    // server: the shipped host's figures under another name and CPU, no cpu_vendor field), so two
+    // GPUs of that PCIe node keep P2P.
+    const std::filesystem::path dir = "/tmp/eidolon-collective-test-amd-host";
+    std::filesystem::create_directories(dir / "hosts");
+    std::stringstream shipped;
+    shipped << std::ifstream(ShippedTopologies() + "/hosts/h100-server.yaml").rdbuf();
+    std::string host;
+    for (std::string line; std::getline(shipped, line);)
+    {
+        if (line.rfind("name:", 0) == 0)
+        {
+            line = "name: epyc-server";
+        }
+        else if (line.rfind("cpu:", 0) == 0)
+        {
+            line = "cpu: \"AMD EPYC 7V12 64-Core Processor\"";
+        }
+        else if (line.rfind("cpu_vendor:", 0) == 0)
+        {
+            continue;
+        }
+        host += line + "\n";
+    }
+    std::ofstream(dir / "hosts" / "epyc-server.yaml") << host;
+    const std::string amdPcie = (dir / "pcie-4gpu-amd.yaml").string();
+    std::ofstream(amdPcie) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                           << "name: pcie-4gpu-amd\nhost: epyc-server\ngenerate:\n  nodes: 1\n"
+                           << "  node: {type: dgx-h100, nvswitch: false, gpus: 4}\n";
+    NS_TEST_EXPECT_MSG_EQ(Load(amdPcie)->cpuVendor, "amd", "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(amdPcie, {}, {0, 1}), false, "");
+    NS_TEST_EXPECT_MSG_EQ(viaHost(amdPcie, {}, {0, 1, 2}), true, "");
     // A value NCCL would silently ignore is named; the model reads the variable (no warning).
     EIDOLON_TEST_EXPECT_THROW(NcclConfig::FromEnvironment({{"NCCL_P2P_LEVEL", "FAST"}}),
                               std::invalid_argument);
