@@ -23,6 +23,9 @@ endpoint="ipc://$out/sim.sock"
 sim=$!
 # Root may run mpirun only when it says so; --oversubscribe: more ranks than cores.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI's shared-memory transport backs its segments with files in /dev/shm, which a killed
+# run leaves behind: keep them in this test's own directory instead.
+export OMPI_MCA_btl_vader_backing_directory="$out"
 start=$(date +%s.%N)
 mpirun --oversubscribe -np "$ranks" -x EIDOLON_SIM_ENDPOINT="$endpoint" -x LD_LIBRARY_PATH="$lib" \
   -x EIDOLON_NUM_GPUS=16 -x EIDOLON_DATA_DIR="$out/data" "$program" >"$out/mpirun.log" 2>&1
