@@ -73,6 +73,8 @@ Check(const std::string& file, const std::string& gpuSpecs, const std::string& g
     fmt::print("NVSwitch   {} domain(s), PCIe switches {}, hosts {}\n", s.nvswitches,
                s.pcieSwitches, s.hosts);
     fmt::print("links      {} full-duplex\n", s.links);
+    fmt::print("host       {} (NCCL CPU class {})\n",
+               topo->host.empty() ? "h100-server, the default" : topo->host, topo->cpuVendor);
     if (s.gpus >= 2)
     {
         fmt::print("bisection  {} per direction, worst of the halvings tried ({})\n",
