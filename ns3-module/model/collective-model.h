@@ -131,6 +131,9 @@ struct NcclConfig
     /// old numbers 0-5 = LOC, PIX, PXB, PHB, SYS, SYS). GPUs farther apart go through host memory
     /// (SHM), as with NCCL_P2P_DISABLE=1, which wins over it.
     int p2pLevel = -1;
+    /// NCCL_SHM_DISABLE (-1 unset = 0). With it, GPUs of a node that do not use P2P connect
+    /// through NCCL's network transport instead of SHM (see NcclCommInfo::viaNet).
+    int shmDisable = -1;
     static constexpr int kP2pLevelLoc = 0, kP2pLevelNvl = 1, kP2pLevelPix = 4, kP2pLevelPxb = 5,
                          kP2pLevelPhb = 8, kP2pLevelSys = 9;
     /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
@@ -186,6 +189,18 @@ struct NcclCommInfo
     bool collnetAllgatherReduceScatter = false;
     /// NCCL_P2P_DISABLE=1: intra-node traffic goes through the node's host memory (SHM transport).
     bool viaHost = false;
+    /// No P2P and NCCL_SHM_DISABLE=1: NCCL's network transport connects the GPUs of a node, and
+    /// NCCL's topology of a node then holds one GPU (its search drops the GPUs it cannot reach by
+    /// P2P or SHM), so every rank is a node of its own (nNodes = nRanks) and traffic between two
+    /// GPUs of one server leaves through their NICs and the fabric (one NIC: its loopback).
+    bool viaNet = false;
+    /// viaNet: per comm rank, its NIC (topology device) and the NIC's channel into the fabric
+    /// (-1: none).
+    std::vector<int64_t> rankNic, rankNicUplink;
+    /// Per topology node, bit i set when the GPU of local index i is one of the comm's ranks:
+    /// NCCL's topology of a node holds only the comm's GPUs there, so PXN relays through them
+    /// only.
+    std::vector<uint64_t> localGpusOfNode;
     Graph ring, tree;
     Graph nvlsGraph;      //!< NVLS graph: one channel per head
     Graph collnetDirect;  //!< CollNetDirect graph: one channel per head GPU (a GPU with a NIC)

@@ -88,6 +88,10 @@ struct PipeInputs
     std::vector<uint32_t> Route(uint32_t from, uint32_t to, uint64_t salt) const
     {
         const uint64_t hash = hashBase ^ (salt * 0xc2b2ae3d27d4eb4fULL);
+        if (comm.viaNet)
+        {
+            return RouteViaNet(topo, comm, call.gpus, from, to, hash);
+        }
         return comm.viaHost ? RouteViaHost(topo, call.gpus[from], call.gpus[to], hash)
                             : topo.Route(call.gpus[from], call.gpus[to], hash);
     }
@@ -333,7 +337,19 @@ void
 TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
 {
     const NcclCommInfo& comm = in.comm;
-    const auto nodeRanks = GroupRanksByNode(in.topo, in.call.gpus, NodeOrder::FirstRank);
+    // NCCL's nodes: one rank each where its network transport joins a server's GPUs.
+    std::vector<std::vector<uint32_t>> nodeRanks;
+    if (comm.viaNet)
+    {
+        for (uint32_t r = 0; r < in.n; ++r)
+        {
+            nodeRanks.push_back({r});
+        }
+    }
+    else
+    {
+        nodeRanks = GroupRanksByNode(in.topo, in.call.gpus, NodeOrder::FirstRank);
+    }
     const int nNodes = int(nodeRanks.size());
     for (int c = 0; c < in.C; ++c)
     {
@@ -777,6 +793,32 @@ ScheduleAt(Time at, std::function<void()> fn)
 {
     Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
     Simulator::Schedule(delay, [fn]() { fn(); });
+}
+
+std::vector<uint32_t>
+RouteViaNet(const Topology& topo, const NcclCommInfo& comm, const std::vector<uint32_t>& gpus,
+            uint32_t from, uint32_t to, uint64_t hash)
+{
+    const uint32_t src = gpus[from];
+    const uint32_t dst = gpus[to];
+    if (src == dst || topo.GetDevice(src).node != topo.GetDevice(dst).node ||
+        comm.rankNic.size() != gpus.size())
+    {
+        return topo.Route(src, dst, hash);
+    }
+    const uint32_t nicA = uint32_t(comm.rankNic[from]);
+    const uint32_t nicB = uint32_t(comm.rankNic[to]);
+    std::vector<uint32_t> path = topo.Route(src, nicA, hash);
+    if (nicA != nicB)
+    {
+        const uint32_t uplink = uint32_t(comm.rankNicUplink[from]);
+        path.push_back(uplink);
+        const std::vector<uint32_t> across = topo.Route(topo.ChannelTo(uplink), nicB, hash);
+        path.insert(path.end(), across.begin(), across.end());
+    }
+    const std::vector<uint32_t> up = topo.Route(nicB, dst, hash);
+    path.insert(path.end(), up.begin(), up.end());
+    return path;
 }
 
 std::vector<uint32_t>

@@ -46,6 +46,13 @@ struct ScheduleContext
 /// nodes, or a node without a host device, take the plain route.
 std::vector<uint32_t> RouteViaHost(const Topology& topo, uint32_t src, uint32_t dst, uint64_t hash);
 
+/// The path of NCCL's network transport between comm ranks `from` and `to` of one node
+/// (NcclCommInfo::viaNet): down PCIe to `from`'s NIC, into the fabric and out at `to`'s NIC, up
+/// to `to` (one NIC: its loopback). Ranks on different nodes take the plain route.
+std::vector<uint32_t> RouteViaNet(const Topology& topo, const NcclCommInfo& comm,
+                                  const std::vector<uint32_t>& gpus, uint32_t from, uint32_t to,
+                                  uint64_t hash);
+
 /// Runs `fn` at `at` (now if `at` has passed).
 void ScheduleAt(Time at, std::function<void()> fn);
 

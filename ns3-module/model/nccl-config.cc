@@ -310,6 +310,11 @@ NcclConfig::Validate() const
         throw std::invalid_argument("NCCL_P2P_DISABLE=" + std::to_string(p2pDisable) +
                                     ": must be 0 or 1");
     }
+    if (shmDisable < -1 || shmDisable > 1)
+    {
+        throw std::invalid_argument("NCCL_SHM_DISABLE=" + std::to_string(shmDisable) +
+                                    ": must be 0 or 1");
+    }
     if (p2pLevel < -1 || p2pLevel > kP2pLevelSys)
     {
         throw std::invalid_argument("NCCL_P2P_LEVEL=" + std::to_string(p2pLevel) +
@@ -371,7 +376,7 @@ NcclConfig::Variables()
     static const std::vector<std::string> names = {
         "NCCL_ALGO",        "NCCL_PROTO",          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
         "NCCL_NVLS_ENABLE", "NCCL_NVLS_NCHANNELS", "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE",
-        "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL"};
+        "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",      "NCCL_SHM_DISABLE"};
     return names;
 }
 
@@ -381,8 +386,7 @@ NcclConfig::UnreadVariablesWarning(const std::map<std::string, std::string>& env
     // NCCL's variables (docs.nvidia.com/deeplearning/nccl, "Environment Variables") that change
     // its transports, buffers, channels or choices, which the model does not read: it runs as
     // NCCL does with them unset. (Logging, debugging and memory-only variables are not listed.)
-    static const char* const kUnread[] = {"NCCL_SHM_DISABLE",
-                                          "NCCL_P2P_NET_CHUNKSIZE",
+    static const char* const kUnread[] = {"NCCL_P2P_NET_CHUNKSIZE",
                                           "NCCL_P2P_NVL_CHUNKSIZE",
                                           "NCCL_P2P_PCI_CHUNKSIZE",
                                           "NCCL_P2P_LL_THRESHOLD",
@@ -490,6 +494,10 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
     if (get("NCCL_P2P_LEVEL", &v))
     {
         c.p2pLevel = ParseP2pLevel(v);
+    }
+    if (get("NCCL_SHM_DISABLE", &v))
+    {
+        c.shmDisable = ParseInt("NCCL_SHM_DISABLE", v, 0, 1);
     }
     c.Validate();
     return c;

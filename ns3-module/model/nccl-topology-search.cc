@@ -139,10 +139,11 @@ struct GpuFacts
     double nvlink = 0; //!< bytes/s, all NVLink links of the GPU
     bool nvswitch = false;
     uint32_t nvswitchDevice = 0;
-    double pcie = 0;    //!< bytes/s of the GPU's PCIe uplink
-    int64_t nic = -1;   //!< nearest NIC device
-    double nicBw = 0;   //!< bytes/s of that NIC's network port
-    double nicPath = 0; //!< bytes/s, narrowest PCIe link between GPU and NIC
+    double pcie = 0;        //!< bytes/s of the GPU's PCIe uplink
+    int64_t nic = -1;       //!< nearest NIC device
+    double nicBw = 0;       //!< bytes/s of that NIC's network port
+    int64_t nicUplink = -1; //!< the directed channel from that NIC into the fabric
+    double nicPath = 0;     //!< bytes/s, narrowest PCIe link between GPU and NIC
     double rawPerLink = 25e9;
     double hbm = 0;
 };
@@ -214,6 +215,10 @@ FindNearestNic(const Topology& topo, const DeviceLinks& links, GpuFacts& f)
             const Link& l = topo.Links()[li];
             if (l.kind == LinkKind::Net)
             {
+                if (l.bandwidth > f.nicBw)
+                {
+                    f.nicUplink = int64_t(l.a == uint32_t(f.nic) ? 2 * li : 2 * li + 1);
+                }
                 f.nicBw = std::max(f.nicBw, l.bandwidth);
             }
         }
@@ -667,6 +672,47 @@ P2pBetweenAllLocalGpus(const Topology& topology, const std::vector<uint32_t>& gp
     return true;
 }
 
+/// NCCL's network transport can join every two of the comm's GPUs that share a node: each has a
+/// NIC, and two GPUs with different NICs reach each other's NIC through the fabric (a topology
+/// of one node usually has none: then NCCL could not connect them, and the model keeps SHM).
+bool
+NetworkJoinsLocalGpus(const Topology& topology, const std::vector<GpuFacts>& facts,
+                      const std::map<int32_t, std::vector<uint32_t>>& byNode)
+{
+    for (const auto& [node, ranks] : byNode)
+    {
+        for (uint32_t a : ranks)
+        {
+            for (uint32_t b : ranks)
+            {
+                const GpuFacts& fa = facts[a];
+                const GpuFacts& fb = facts[b];
+                if (fa.nic < 0 || fb.nic < 0)
+                {
+                    return false;
+                }
+                if (fa.nic == fb.nic)
+                {
+                    continue;
+                }
+                if (fa.nicUplink < 0)
+                {
+                    return false;
+                }
+                try
+                {
+                    topology.Route(topology.ChannelTo(uint32_t(fa.nicUplink)), uint32_t(fb.nic));
+                }
+                catch (const TopologyError&)
+                {
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
 /// The graphs and channels of a communicator of two or more ranks.
 void
 SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& settings)
@@ -723,12 +769,32 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
 
     std::vector<GpuFacts> facts;
     std::map<int32_t, std::vector<uint32_t>> byNode; // node -> comm ranks
+    c.localGpusOfNode.assign(topology.NodeCount(), 0);
     for (uint32_t r = 0; r < gpus.size(); ++r)
     {
         facts.push_back(DescribeGpu(topology, links, r, gpus[r]));
         byNode[facts.back().node].push_back(r);
+        const GpuFacts& f = facts.back();
+        if (f.node >= 0 && uint32_t(f.node) < c.localGpusOfNode.size() && f.local >= 0 &&
+            f.local < 64)
+        {
+            c.localGpusOfNode[f.node] |= uint64_t(1) << f.local;
+        }
     }
-    if (!P2pBetweenAllLocalGpus(topology, gpus, facts, byNode, settings))
+    const bool p2p = P2pBetweenAllLocalGpus(topology, gpus, facts, byNode, settings);
+    if (!p2p && settings.config.shmDisable == 1 && NetworkJoinsLocalGpus(topology, facts, byNode))
+    {
+        // Neither P2P nor SHM: NCCL's network transport, and a node of one GPU per rank.
+        c.viaNet = true;
+        byNode.clear();
+        for (uint32_t r = 0; r < gpus.size(); ++r)
+        {
+            byNode[int32_t(r)].push_back(r);
+            c.rankNic.push_back(facts[r].nic);
+            c.rankNicUplink.push_back(facts[r].nicUplink);
+        }
+    }
+    else if (!p2p)
     {
         // No P2P: NCCL's paths between GPUs go through the CPU (PCIe both ways), so its search
         // sees no NVLink and no NVSwitch (no NVLS), and SHM carries the data.

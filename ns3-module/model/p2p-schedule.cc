@@ -207,6 +207,13 @@ P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const Ncc
         const int32_t node = topo.GetDevice(call.gpus[r]).node;
         NS_ABORT_MSG_UNLESS(node >= 0 && uint32_t(node) < nodeIndex.size(),
                             "P2pLayout: GPU " << call.gpus[r] << " has no node");
+        if (comm.viaNet)
+        {
+            // NCCL's nodes hold one GPU each (NcclCommInfo::viaNet).
+            m_rankNode[r] = uint32_t(nodeCount.size());
+            nodeCount.push_back(1);
+            continue;
+        }
         if (nodeIndex[node] < 0)
         {
             nodeIndex[node] = int32_t(nodeCount.size());
@@ -323,19 +330,33 @@ PostSelfCopy(const Topology& topo, uint32_t gpu, uint32_t rank, uint64_t bytes, 
     ScheduleAt(start + dt, [job, rank]() { job->Finish(rank); });
 }
 
-/// The path of a transfer between GPUs: with PXN across nodes between different local indices,
-/// the destination's rail, reached over NVLink through the GPU of the destination's local index
-/// on the sending node (`viaProxy`); else the direct route.
+/// The path of a transfer between comm ranks: with PXN across nodes between different local
+/// indices, the destination's rail, reached over NVLink through the GPU of the destination's
+/// local index on the sending node when that GPU is in the comm (`viaProxy`); through the NICs
+/// where the network transport joins a node's GPUs (viaNet); else the direct route (through the
+/// host under viaHost).
 std::vector<uint32_t>
-TransferPath(const ScheduleContext& ctx, const NcclCommInfo& comm, uint32_t src, uint32_t dst,
-             uint64_t hash, bool* viaProxy)
+TransferPath(const ScheduleContext& ctx, const NcclCommInfo& comm, const CollectiveCall& call,
+             uint32_t srcRank, uint32_t dstRank, uint64_t hash, bool* viaProxy)
 {
     const Topology& topo = *ctx.topology;
+    const uint32_t src = call.gpus[srcRank];
+    const uint32_t dst = call.gpus[dstRank];
     const Device& sd = topo.GetDevice(src);
     const Device& dd = topo.GetDevice(dst);
     std::vector<uint32_t> path;
     *viaProxy = false;
-    if (sd.node != dd.node && ctx.pxn && sd.localIndex != dd.localIndex)
+    if (comm.viaNet)
+    {
+        return RouteViaNet(topo, comm, call.gpus, srcRank, dstRank, hash);
+    }
+    // PXN's NVLink hop is P2P between the sender and the proxy GPU (not without P2P), and the
+    // proxy is a GPU of the comm (NCCL's topology of a node holds no other).
+    const bool proxyInComm = sd.node >= 0 && uint32_t(sd.node) < comm.localGpusOfNode.size() &&
+                             dd.localIndex >= 0 && dd.localIndex < 64 &&
+                             ((comm.localGpusOfNode[sd.node] >> dd.localIndex) & 1) != 0;
+    if (sd.node != dd.node && ctx.pxn && !comm.viaHost && proxyInComm &&
+        sd.localIndex != dd.localIndex)
     {
         const int64_t proxy = topo.FindGpu(sd.node, dd.localIndex);
         if (proxy >= 0)
@@ -365,10 +386,12 @@ PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
     const CollectiveCall::Transfer& tr = call.transfers[index - 1];
     const uint32_t src = call.gpus[tr.srcRank];
     const uint32_t dst = call.gpus[tr.dstRank];
-    const bool sameNode = topo.GetDevice(src).node == topo.GetDevice(dst).node;
+    // One NCCL node (the network transport makes each GPU a node of its own).
+    const bool sameNode = !comm.viaNet && topo.GetDevice(src).node == topo.GetDevice(dst).node;
     const uint64_t hash = call.tag * 0x9e3779b97f4a7c15ULL ^ (index * 0xc2b2ae3d27d4eb4fULL);
     bool viaProxy = false;
-    std::vector<uint32_t> path = TransferPath(ctx, comm, src, dst, hash, &viaProxy);
+    std::vector<uint32_t> path =
+        TransferPath(ctx, comm, call, tr.srcRank, tr.dstRank, hash, &viaProxy);
     const uint64_t chunk = comm.p2pChunkBytes;
     const int nCh = layout.OpChannels(index - 1);
     // LL for small intra-node transfers (network connections have no LL buffers).

@@ -128,6 +128,7 @@ public:
     void CollNetDirectAllgatherGathersInTheSwitch();
     void P2pDisabledRoutesIntraNodeTrafficThroughTheHost();
     void P2pLevelKeepsP2pUpToThePathItNames();
+    void ShmDisabledMakesEachGpuANodeOfItsOwn();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -402,6 +403,88 @@ CollectiveModelTestCase::P2pLevelKeepsP2pUpToThePathItNames()
 }
 
 void
+CollectiveModelTestCase::ShmDisabledMakesEachGpuANodeOfItsOwn()
+{
+    // NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 leave NCCL its network transport between the GPUs
+    // of a server, and its topology of a node then holds one GPU: the 8 GPUs of node 0 of the
+    // 128-node DGX H100 cluster are 8 NCCL nodes whose traffic leaves through their own NICs
+    // (NIC i on rail i) and crosses the rail leaves and a spine. That is what NCCL does for GPU i
+    // of node i (i = 0..7: the same rails, the same scalable unit, one rank per node, no PXN
+    // proxy in the comm): the independent reference below. Same choice, same times.
+    const std::map<std::string, std::string> net = {{"NCCL_P2P_DISABLE", "1"},
+                                                    {"NCCL_SHM_DISABLE", "1"}};
+    auto ends = [](const std::map<std::string, std::string>& env, bool spread, CollectiveKind kind,
+                   uint64_t bytes, CollectivePlan* plan)
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-128node", env);
+        CollectiveCall call = b.Call(kind, bytes, 8);
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            call.gpus[i] = b.topo->GpuDevice(spread ? 9 * i : i);
+        }
+        if (kind == CollectiveKind::SendRecv)
+        {
+            for (uint32_t s = 0; s < 8; ++s) // an alltoall of `bytes` per pair
+            {
+                for (uint32_t d = 0; d < 8; ++d)
+                {
+                    if (s != d)
+                    {
+                        call.transfers.push_back({s, d, bytes});
+                    }
+                }
+            }
+        }
+        std::vector<double> out(8, -1);
+        *plan = b.model->Start(call, std::vector<Time>(8, Seconds(0)),
+                               [&out](uint32_t r) { out[r] = Simulator::Now().GetNanoSeconds(); });
+        Simulator::Run();
+        Simulator::Destroy();
+        return out;
+    };
+    {
+        Bench b("dgx-h100-128node", net);
+        std::vector<uint32_t> node0;
+        for (uint32_t i = 0; i < 8; ++i)
+        {
+            node0.push_back(b.topo->GpuDevice(i));
+        }
+        const NcclCommInfo c = b.model->DescribeCommunicator(node0);
+        NS_TEST_EXPECT_MSG_EQ(c.viaNet, true, "");
+        NS_TEST_EXPECT_MSG_EQ(c.nNodes, 8u, "");
+        NS_TEST_EXPECT_MSG_EQ(c.ppn, 1u, "");
+    }
+    for (const auto& [kind, bytes] : {std::pair{CollectiveKind::AllReduce, uint64_t(kGiB)},
+                                      std::pair{CollectiveKind::AllReduce, uint64_t(1) << 20},
+                                      std::pair{CollectiveKind::AllGather, uint64_t(64) << 20},
+                                      std::pair{CollectiveKind::Broadcast, uint64_t(256) << 20},
+                                      std::pair{CollectiveKind::SendRecv, uint64_t(8) << 20}})
+    {
+        CollectivePlan inNode, spread;
+        const std::vector<double> a = ends(net, false, kind, bytes, &inNode);
+        const std::vector<double> b = ends({}, true, kind, bytes, &spread);
+        NS_TEST_EXPECT_MSG_EQ(inNode.algorithm, spread.algorithm, ToString(kind));
+        NS_TEST_EXPECT_MSG_EQ(inNode.protocol, spread.protocol, ToString(kind));
+        NS_TEST_EXPECT_MSG_EQ(inNode.channels, spread.channels, ToString(kind));
+        for (uint32_t r = 0; r < 8; ++r)
+        {
+            NS_TEST_EXPECT_MSG_GT(a[r], 0, ToString(kind));
+            NS_TEST_EXPECT_MSG_EQ(Near(a[r], b[r], 1e-9, 1), true,
+                                  ToString(kind) << " rank " << r << ": " << a[r] << " ns in one "
+                                                 << "server, " << b[r] << " one per node");
+        }
+    }
+    // One DGX H100 alone has no fabric between its NICs: NCCL could not connect them, and the
+    // model keeps SHM through the host.
+    Bench one("dgx-h100-1node", net);
+    const NcclCommInfo alone =
+        one.model->DescribeCommunicator(one.Call(CollectiveKind::AllReduce, 1).gpus);
+    NS_TEST_EXPECT_MSG_EQ(alone.viaNet, false, "");
+    NS_TEST_EXPECT_MSG_EQ(alone.viaHost, true, "");
+}
+
+void
 CollectiveModelTestCase::P2pDisabledRoutesIntraNodeTrafficThroughTheHost()
 {
     // NCCL_P2P_DISABLE=1 on one DGX H100: the GPUs connect through host memory (NCCL's SHM
@@ -593,12 +676,13 @@ void
 CollectiveModelTestCase::UnreadVariablesAreNamed()
 {
     NS_TEST_EXPECT_MSG_EQ(NcclConfig::UnreadVariablesWarning({}), "", "");
-    NS_TEST_EXPECT_MSG_EQ(
-        NcclConfig::UnreadVariablesWarning(
-            {{"NCCL_ALGO", "Ring"}, {"NCCL_DEBUG", "INFO"}, {"NCCL_P2P_DISABLE", "1"}}),
-        "", "");
-    std::string one = NcclConfig::UnreadVariablesWarning({{"NCCL_SHM_DISABLE", "1"}});
-    NS_TEST_EXPECT_MSG_NE(one.find("NCCL_SHM_DISABLE=1 is set but not modelled"), std::string::npos,
+    NS_TEST_EXPECT_MSG_EQ(NcclConfig::UnreadVariablesWarning({{"NCCL_ALGO", "Ring"},
+                                                              {"NCCL_DEBUG", "INFO"},
+                                                              {"NCCL_P2P_DISABLE", "1"},
+                                                              {"NCCL_SHM_DISABLE", "1"}}),
+                          "", "");
+    std::string one = NcclConfig::UnreadVariablesWarning({{"NCCL_CROSS_NIC", "1"}});
+    NS_TEST_EXPECT_MSG_NE(one.find("NCCL_CROSS_NIC=1 is set but not modelled"), std::string::npos,
                           one);
     std::string two = NcclConfig::UnreadVariablesWarning(
         {{"NCCL_NET_GDR_LEVEL", "PIX"}, {"NCCL_BUFFSIZE", "8388608"}, {"NCCL_DEBUG", "WARN"}});
@@ -1292,6 +1376,8 @@ public:
             {"p2p_disabled_routes_intra_node_traffic_through_the_host",
              &C::P2pDisabledRoutesIntraNodeTrafficThroughTheHost},
             {"p2p_level_keeps_p2p_up_to_the_path_it_names", &C::P2pLevelKeepsP2pUpToThePathItNames},
+            {"shm_disabled_makes_each_gpu_a_node_of_its_own",
+             &C::ShmDisabledMakesEachGpuANodeOfItsOwn},
         };
         for (const auto& [name, check] : checks)
         {
