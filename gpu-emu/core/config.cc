@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "diagnostics.h"
+#include "node-identity.h"
 #include "spec/spec-units.h"
 
 #include <cstdlib>
@@ -70,26 +71,6 @@ FirstEnvIndex(std::initializer_list<const char*> names)
         Warn(std::string(name) + "='" + text + "' is not a non-negative integer; ignored");
     }
     return -1;
-}
-
-// Whether RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE hold what `eidolon run --launch node`
-// set for the node process (it records them in EIDOLON_NODE_IDENTITY), i.e. no launcher that the
-// node process ran (torchrun does) replaced them.
-bool
-InheritedNodeIdentity()
-{
-    const char* recorded = std::getenv("EIDOLON_NODE_IDENTITY");
-    if (!recorded)
-    {
-        return false;
-    }
-    std::string current;
-    for (const char* name : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"})
-    {
-        const char* value = std::getenv(name);
-        current += (current.empty() ? "" : ":") + std::string(value ? value : "");
-    }
-    return current == recorded;
 }
 
 } // namespace
@@ -170,9 +151,9 @@ ReadConfig()
     }
     // torchrun's variables first, unless they are those `eidolon run --launch node` gave the node
     // process and a launcher it ran (mpirun) passed them on unchanged beside its own.
-    bool launcherVariables = std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("PMI_RANK") ||
-                             std::getenv("SLURM_PROCID");
-    if (InheritedNodeIdentity() && launcherVariables)
+    // (libeidolon-clocks.so, preloaded by `eidolon run`, has removed such inherited variables
+    // already; this holds where a launcher dropped LD_PRELOAD.)
+    if (InheritedNodeIdentity() && LauncherTask())
     {
         config.worldRank = FirstEnvIndex({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
         config.worldSize = FirstEnvIndex({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});

@@ -5,8 +5,11 @@
 # node process got and mpirun passes on). Every rank selects its GPU, then MPI_Init (which loads Open MPI's transports, PSM's
 # timebase calibration among them, on a thread whose clocks are virtual), then NCCL all-reduces
 # host data. Checks each rank's sum and MPI's agreement, clean exits of mpirun and the simulator,
-# and a complete (not partial) summary with one GPU per rank. Prints the wall time of mpirun for
-# information only (it is not checked: no test depends on this machine's speed).
+# and a complete (not partial) summary with one GPU per rank. Then two launcher cases with
+# collective-bench, which reads RANK first: mpirun inside a shell (a job script), whose tasks must
+# not inherit the node's RANK/WORLD_SIZE, and eidolon run started as a launcher's task itself,
+# whose ranks must not take its SLURM_PROCID/OMPI_COMM_WORLD_RANK. Prints the wall time of mpirun
+# for information only (it is not checked: no test depends on this machine's speed).
 # Usage: mpirun-mpi-ranks.sh <bin dir> <gpu-emu lib dir> <mpi-ranks program> <out dir> <ranks>
 set -u
 bin=$1
@@ -75,4 +78,33 @@ assert names == sorted(["node0"] + [f"rank{r}" for r in range(8)]), names
 assert sorted(g["name"] for g in summary["gpus"]) == [f"node0/gpu{g}" for g in range(8)]
 PY
 done
+
+# A program that reads RANK first (collective-bench; PyTorch's env:// does too) as the 8 tasks of
+# an mpirun inside a shell, the job-script way: on a cluster the tasks would get no RANK or
+# WORLD_SIZE, so the node identity the shell got from eidolon run must not reach them
+# (libeidolon-clocks.so removes it): one world of 8 ranks, rank r on device r, not 8 worlds of one.
+bench="$bin/collective-bench"
+"$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 --progress off \
+  --out "$out/node-script" -- sh -c "mpirun --oversubscribe -np 8 $bench all_reduce -b 8 -e 64 -f 8 -g 1" \
+  >"$out/node-script.log" 2>&1
+status=$?
+cat "$out/node-script.log"
+[ $status -eq 0 ] || { echo "eidolon run -- sh -c 'mpirun collective-bench' failed ($status)"; exit 1; }
+for ((r = 0; r < 8; ++r)); do
+  grep -Eq "^\[node0\]:#  Rank +$r Group  0 Pid +[0-9]+ on +node0 device +$r \[" "$out/node-script.log" ||
+    { echo "job-script run: no device line for rank $r on device $r"; exit 1; }
+done
+
+# eidolon run as a task of a launcher itself (srun or mpirun starting it on a CPU node): the
+# launcher's task variables are its own, not its ranks'. Two nodes of collective-bench -g 8 are
+# ranks 0-15 whatever SLURM_PROCID and OMPI_COMM_WORLD_RANK eidolon run was started with.
+SLURM_PROCID=5 SLURM_NTASKS=9 OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4 \
+  "$bin/eidolon" run --topology default --launch node --nodes 2 --watchdog 120 --progress off \
+  --out "$out/host-task" -- "$bench" all_reduce -b 8 -e 64 -f 8 -g 8 >"$out/host-task.log" 2>&1
+status=$?
+cat "$out/host-task.log"
+[ $status -eq 0 ] || { echo "eidolon run as a launcher's task failed ($status)"; exit 1; }
+grep -Eq "^\[node0\]:#  Rank 15 Group  0 Pid +[0-9]+ on +node1 device  7 \[" "$out/host-task.log" ||
+  { echo "eidolon run as a launcher's task: rank 15 is not node1's device 7"; exit 1; }
+
 echo "mpirun ok: $ranks MPI ranks attached, 8 under eidolon run --launch node"

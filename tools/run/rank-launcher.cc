@@ -3,6 +3,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
@@ -158,7 +160,10 @@ RankLauncher::Start(const std::vector<RankProcess>& processes)
             {
                 std::string text(*entry);
                 auto eq = text.find('=');
-                if (process.env.count(text.substr(0, eq)) == 0)
+                const std::string name = text.substr(0, eq);
+                if (process.env.count(name) == 0 &&
+                    std::find(process.unset.begin(), process.unset.end(), name) ==
+                        process.unset.end())
                 {
                     envStrings.push_back(std::move(text));
                 }

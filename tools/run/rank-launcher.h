@@ -25,6 +25,7 @@ struct RankProcess
     std::string name;                       ///< "rank3" or "node1": the output prefix and messages
     std::vector<std::string> argv;          ///< argv[0] is looked up on PATH (execvp)
     std::map<std::string, std::string> env; ///< added to / overriding the inherited environment
+    std::vector<std::string> unset = {};    ///< inherited variables the process does not get
 };
 
 /// How a started process ended.

@@ -51,6 +51,24 @@ Prepend(const char* name, const std::string& value, char separator)
 // the search path for programs linked against them; the audit module for programs that reach
 // NVIDIA's by RPATH or full path (PyTorch's wheels); the clock interposers preloaded for programs
 // that dlopen CUDA (Python). What the user set is kept, after ours.
+// `eidolon run` may itself be a task of a launcher (srun or mpirun starting it on a CPU node of a
+// cluster). The processes it starts are not that launcher's tasks, and gpu-emu and programs take
+// a rank's identity from these variables: they are not passed on.
+std::vector<std::string>
+HostTaskIdentity()
+{
+    return {"SLURM_PROCID",
+            "SLURM_LOCALID",
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_COMM_WORLD_SIZE",
+            "OMPI_COMM_WORLD_LOCAL_RANK",
+            "OMPI_COMM_WORLD_LOCAL_SIZE",
+            "OMPI_COMM_WORLD_NODE_RANK",
+            "PMI_RANK",
+            "PMI_SIZE",
+            "PMIX_RANK"};
+}
+
 std::map<std::string, std::string>
 LoaderEnvironment(const std::string& libDir)
 {
@@ -390,11 +408,16 @@ PlanRanks(const RunArguments& args, const std::string& address, const std::strin
         for (auto& p : processes)
         {
             p.env["WORLD_SIZE"] = std::to_string(totalGpus);
+            p.unset = HostTaskIdentity();
         }
         options.expectedProcesses = totalGpus;
         return processes;
     }
     processes = eidolon::run::PerNodeProcesses(args.command, nodes, perNode, port, common);
+    for (auto& p : processes)
+    {
+        p.unset = HostTaskIdentity();
+    }
     for (size_t k = 0; k < processes.size() && !eidolon::run::SpawnsItsOwnRanks(args.command[0]);
          ++k)
     {
