@@ -1,5 +1,6 @@
 // An MPI + NCCL program as CUDA-aware MPI jobs are written (nccl-tests with MPI=1 does the same):
-// each process selects its GPU from Open MPI's local rank *before* MPI_Init, so Open MPI and the
+// each process selects its GPU from its launcher's local rank *before* MPI_Init (Open MPI's
+// OMPI_COMM_WORLD_LOCAL_RANK under mpirun, Slurm's SLURM_LOCALID under srun), so Open MPI and the
 // network libraries it loads (PSM's timebase calibration) start on a thread whose clocks are
 // virtual; rank 0's ncclUniqueId reaches the others by MPI_Bcast; an NCCL all-reduce of the
 // host-written values rank + 1 gives every rank 1 + 2 + ... + size, which an MPI_Allreduce then
@@ -28,7 +29,13 @@
 int
 main(int argc, char** argv)
 {
+    // srun starts the ranks itself (--mpi=pmix): Open MPI's variables appear only in MPI_Init, and
+    // without SLURM_LOCALID every rank would select device 0.
     const char* localRank = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!localRank)
+    {
+        localRank = std::getenv("SLURM_LOCALID");
+    }
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
     {
