@@ -128,7 +128,22 @@ CommunicatorMatcher::Join(const RankProcess& process, const wire::CommJoin& join
                                              join.rank(), join.nranks()));
     }
     comm.nranks = join.nranks();
-    comm.gpuOfRank[join.rank()] = m_timelines.UseGpu(process, join.device());
+    const uint32_t gpu = m_timelines.UseGpu(process, join.device());
+    for (const auto& [rank, other] : comm.gpuOfRank)
+    {
+        if (other == gpu && rank != join.rank())
+        {
+            // NCCL refuses a communicator with two ranks on one GPU (init.cc, "Duplicate GPU
+            // detected"): ncclCommInitRank fails on every rank.
+            throw ProgramError(fmt::format(
+                "communicator {:#x}: {} (comm rank {}) and {} (comm rank {}) are both on GPU {}; "
+                "NCCL fails ncclCommInitRank with \"Duplicate GPU detected\" (each rank needs a "
+                "GPU of its own: check how the program picks its device)",
+                join.comm(), comm.nameOfRank.at(rank), rank, process.name, join.rank(),
+                m_topology->GetDevice(m_topology->GpuDevice(gpu)).name));
+        }
+    }
+    comm.gpuOfRank[join.rank()] = gpu;
     comm.nameOfRank[join.rank()] = process.name;
 }
 

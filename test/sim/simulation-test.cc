@@ -287,6 +287,25 @@ BOOST_AUTO_TEST_CASE(mismatched_send_and_receive_sizes_are_a_program_error)
     BOOST_TEST(sink.failures.size() == 1u);
 }
 
+// NCCL refuses a communicator with two ranks on one GPU ("Duplicate GPU detected" at init): the
+// run ends naming both ranks and the GPU (the test topology's node n0 has two GPUs; both pick
+// device 0, which is GPU 0 for each).
+BOOST_AUTO_TEST_CASE(two_ranks_of_a_communicator_on_one_gpu_are_a_program_error)
+{
+    TwoRankRun run;
+    run.simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 100));
+    wire::Batch second = SendRecvBatch(1, 1, 1, 0, 100);
+    second.mutable_records(0)->mutable_comm_join()->set_device(0);
+    BOOST_CHECK_EXCEPTION(run.simulation.Batch(1, second), sim::ProgramError,
+                          [](const sim::ProgramError& e)
+                          {
+                              const std::string what = e.what();
+                              return what.find("rank0 (comm rank 0) and rank1 (comm rank 1) are "
+                                               "both on GPU n0/gpu0") != std::string::npos &&
+                                     what.find("Duplicate GPU detected") != std::string::npos;
+                          });
+}
+
 BOOST_AUTO_TEST_CASE(goodbye_is_acknowledged_and_the_run_ends_when_everyone_left)
 {
     std::ostringstream log;
