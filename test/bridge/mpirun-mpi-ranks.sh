@@ -55,16 +55,23 @@ assert len(summary["gpus"]) == ranks, len(summary["gpus"])
 PY
 
 # mpirun as the node process of `eidolon run --launch node` (one node of 8 GPUs): by name (the
-# node process gets no RANK/WORLD_SIZE), and inside a shell, which gets them and whose mpirun
-# passes them on (gpu-emu then takes each rank's identity from OMPI_COMM_WORLD_*).
+# node process gets no RANK/WORLD_SIZE), and inside a shell, which gets them; its mpirun's tasks
+# do not (libeidolon-clocks.so removes them) and take their identity from OMPI_COMM_WORLD_*.
 mpi="mpirun --oversubscribe -np 8 $program"
+# `eidolon run --launch node` of <nodes> nodes with <command> as the node process, into
+# $out/<name> and $out/<name>.log; a failed run ends the test.
+node_run() { # <name> <nodes> <command...>
+  local name=$1 nodes=$2 status
+  shift 2
+  "$bin/eidolon" run --topology default --launch node --nodes "$nodes" --watchdog 120 \
+    --progress off --out "$out/$name" -- "$@" >"$out/$name.log" 2>&1
+  status=$?
+  cat "$out/$name.log"
+  [ $status -eq 0 ] || { echo "eidolon run --launch node ($name) failed ($status)"; exit 1; }
+}
 for how in direct shell; do
   if [ $how = direct ]; then node_command=($mpi); else node_command=(sh -c "$mpi"); fi
-  "$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 --progress off \
-    --out "$out/node-$how" -- "${node_command[@]}" >"$out/node-$how.log" 2>&1
-  status=$?
-  cat "$out/node-$how.log"
-  [ $status -eq 0 ] || { echo "eidolon run --launch node ($how) failed ($status)"; exit 1; }
+  node_run "node-$how" 1 "${node_command[@]}"
   for ((r = 0; r < 8; ++r)); do
     grep -qx "\[node0\]:rank $r of 8: nccl sum 36, mpi ok" "$out/node-$how.log" ||
       { echo "node run ($how): rank $r did not print its sum 36"; exit 1; }
@@ -84,12 +91,7 @@ done
 # WORLD_SIZE, so the node identity the shell got from eidolon run must not reach them
 # (libeidolon-clocks.so removes it): one world of 8 ranks, rank r on device r, not 8 worlds of one.
 bench="$bin/collective-bench"
-"$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 --progress off \
-  --out "$out/node-script" -- sh -c "mpirun --oversubscribe -np 8 $bench all_reduce -b 8 -e 64 -f 8 -g 1" \
-  >"$out/node-script.log" 2>&1
-status=$?
-cat "$out/node-script.log"
-[ $status -eq 0 ] || { echo "eidolon run -- sh -c 'mpirun collective-bench' failed ($status)"; exit 1; }
+node_run node-script 1 sh -c "mpirun --oversubscribe -np 8 $bench all_reduce -b 8 -e 64 -f 8 -g 1"
 for ((r = 0; r < 8; ++r)); do
   grep -Eq "^\[node0\]:#  Rank +$r Group  0 Pid +[0-9]+ on +node0 device +$r \[" "$out/node-script.log" ||
     { echo "job-script run: no device line for rank $r on device $r"; exit 1; }
@@ -98,12 +100,10 @@ done
 # eidolon run as a task of a launcher itself (srun or mpirun starting it on a CPU node): the
 # launcher's task variables are its own, not its ranks'. Two nodes of collective-bench -g 8 are
 # ranks 0-15 whatever SLURM_PROCID and OMPI_COMM_WORLD_RANK eidolon run was started with.
-SLURM_PROCID=5 SLURM_NTASKS=9 OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4 \
-  "$bin/eidolon" run --topology default --launch node --nodes 2 --watchdog 120 --progress off \
-  --out "$out/host-task" -- "$bench" all_reduce -b 8 -e 64 -f 8 -g 8 >"$out/host-task.log" 2>&1
-status=$?
-cat "$out/host-task.log"
-[ $status -eq 0 ] || { echo "eidolon run as a launcher's task failed ($status)"; exit 1; }
+(
+  export SLURM_PROCID=5 SLURM_NTASKS=9 OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4
+  node_run host-task 2 "$bench" all_reduce -b 8 -e 64 -f 8 -g 8
+) || exit 1
 grep -Eq "^\[node0\]:#  Rank 15 Group  0 Pid +[0-9]+ on +node1 device  7 \[" "$out/host-task.log" ||
   { echo "eidolon run as a launcher's task: rank 15 is not node1's device 7"; exit 1; }
 

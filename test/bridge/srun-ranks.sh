@@ -159,25 +159,28 @@ else
   took "srun --mpi=pmix -n $ranks mpi-ranks attached"
 fi
 
+# `eidolon run --launch node` on one node of 8 GPUs with "$@" as the node process, output in
+# <dir>.log (dir and log are set for the checks); a failed run ends the test.
+node_run() { # <dir> <command...>
+  dir=$1
+  log=$dir.log
+  shift
+  timed "$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 \
+    --progress off --out "$dir" -- "$@"
+  cat "$log"
+  [ $status -eq 0 ] || { echo "eidolon run -- $* failed ($status)"; exit 1; }
+}
+
 # 3. srun as the node process of `eidolon run --launch node` (one node of 8 GPUs), by name.
-dir=$out/node-bench
-log=$dir.log
-timed "$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 --progress off \
-  --out "$dir" -- srun -K1 -n 8 "$bench" all_reduce -b 8 -e 1M -f 4 -g 1
-cat "$log"
-[ $status -eq 0 ] || { echo "eidolon run -- srun collective-bench failed ($status)"; exit 1; }
+node_run "$out/node-bench" srun -K1 -n 8 "$bench" all_reduce -b 8 -e 1M -f 4 -g 1
 check_bench "$log" 8 "\[node0\]:"
 check_summary "$dir/summary.json" 8 1 8
 took "eidolon run --launch node -- srun -n 8 collective-bench"
 
-# 4. srun inside a shell as the node process: RANK/WORLD_SIZE reach the tasks, SLURM_* win.
+# 4. srun inside a shell as the node process: the shell's RANK/WORLD_SIZE do not reach the tasks
+#    (libeidolon-clocks.so removes them), gpu-emu takes each rank from SLURM_*.
 if [ "$mpi_program" != - ] && srun --mpi=list 2>&1 | grep -qw pmix; then
-  dir=$out/node-shell-mpi
-  log=$dir.log
-  timed "$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 \
-    --progress off --out "$dir" -- sh -c "srun -K1 --mpi=pmix -n 8 $mpi_program"
-  cat "$log"
-  [ $status -eq 0 ] || { echo "eidolon run -- sh -c 'srun mpi-ranks' failed ($status)"; exit 1; }
+  node_run "$out/node-shell-mpi" sh -c "srun -K1 --mpi=pmix -n 8 $mpi_program"
   for ((r = 0; r < 8; ++r)); do
     grep -qx "\[node0\]:rank $r of 8: nccl sum 36, mpi ok" "$log" ||
       { echo "node run (shell): rank $r did not print its sum 36"; exit 1; }
@@ -186,15 +189,9 @@ if [ "$mpi_program" != - ] && srun --mpi=list 2>&1 | grep -qw pmix; then
   took "eidolon run --launch node -- sh -c 'srun --mpi=pmix -n 8 mpi-ranks'"
 fi
 
-# 5. collective-bench as the 8 tasks of an srun inside a shell (a job script): the shell's
-#    RANK/WORLD_SIZE must not reach the tasks (libeidolon-clocks.so removes them), so collective-
-#    bench, which reads RANK first, is one world of 8 and not 8 worlds of one.
-dir=$out/node-shell-bench
-log=$dir.log
-timed "$bin/eidolon" run --topology default --launch node --nodes 1 --watchdog 120 \
-  --progress off --out "$dir" -- sh -c "srun -K1 -n 8 $bench all_reduce -b 8 -e 1M -f 4 -g 1"
-cat "$log"
-[ $status -eq 0 ] || { echo "eidolon run -- sh -c 'srun collective-bench' failed ($status)"; exit 1; }
+# 5. collective-bench as the 8 tasks of an srun inside a shell (a job script): collective-bench
+#    reads RANK first, and without the shell's it is one world of 8, not 8 worlds of one.
+node_run "$out/node-shell-bench" sh -c "srun -K1 -n 8 $bench all_reduce -b 8 -e 1M -f 4 -g 1"
 check_bench "$log" 8 "\[node0\]:"
 check_summary "$dir/summary.json" 8 1 8
 took "eidolon run --launch node -- sh -c 'srun -n 8 collective-bench'"
