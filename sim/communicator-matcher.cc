@@ -145,6 +145,13 @@ CommunicatorMatcher::Join(const RankProcess& process, const wire::CommJoin& join
     }
     comm.gpuOfRank[join.rank()] = gpu;
     comm.nameOfRank[join.rank()] = process.name;
+    if (join.rank() == 0)
+    {
+        // NCCL sizes the channels on each rank from its own configuration; programs give every
+        // rank the same, and rank 0's stands for all.
+        comm.minCtas = join.min_ctas();
+        comm.maxCtas = join.max_ctas();
+    }
 }
 
 // ------------------------------------------------------------------ matching
@@ -362,6 +369,8 @@ CommunicatorMatcher::TryStartCollective(Collective& collective)
         call.gpus.push_back(m_topology->GpuDevice(comm.gpuOfRank.at(r)));
     }
     call.tag = collective.comm * 0x9e3779b97f4a7c15ULL + collective.index;
+    call.minCtas = comm.minCtas;
+    call.maxCtas = comm.maxCtas;
     std::vector<ns3::Time> starts;
     for (NodeIndex member : collective.members)
     {
@@ -409,6 +418,8 @@ CommunicatorMatcher::TryStartTransfer(Transfer& transfer)
     call.kind = e::CollectiveKind::SendRecv;
     call.bytes = transfer.sendBytes;
     call.typeSize = 1;
+    call.minCtas = comm.minCtas;
+    call.maxCtas = comm.maxCtas;
     for (int r = 0; r < comm.nranks; ++r)
     {
         auto it = comm.gpuOfRank.find(r);

@@ -47,6 +47,8 @@ private:
         std::map<int, uint32_t> gpuOfRank; // comm rank -> global GPU index
         std::map<int, std::string> nameOfRank;
         std::map<int, uint64_t> collectivesOfRank; // collectives each rank has issued so far
+        int minCtas = 0; // ncclConfig_t minCTAs / maxCTAs of comm rank 0 (0: unset)
+        int maxCtas = 0;
     };
     struct Collective
     {

@@ -400,6 +400,8 @@ public:
         join->set_rank(member.rank);
         join->set_device(member.device);
         join->set_leave(leave);
+        join->set_min_ctas(member.minCtas);
+        join->set_max_ctas(member.maxCtas);
         Flush(ThreadSocket(), m_host.Now());
         return true;
     }

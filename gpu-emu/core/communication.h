@@ -17,6 +17,10 @@ struct CommMember
     int nranks = 1;
     int rank = 0;
     int device = 0; // local CUDA device index
+    // ncclConfig_t's minCTAs / maxCTAs, NCCL_MIN_CTAS / NCCL_MAX_CTAS over them: bounds of the
+    // communicator's channel count (0: unset, NCCL's 1 and MAXCHANNELS).
+    int minCtas = 0;
+    int maxCtas = 0;
 };
 
 enum class CommOpKind

@@ -134,8 +134,8 @@ InitRank(ncclComm_t* newcomm, int nranks, uint64_t commId, int rank, const ncclC
                     "Invalid rank requested : " + std::to_string(rank) + "/" +
                         std::to_string(nranks));
     }
-    bool blocking = true;
-    if (ncclResult_t rc = ReadConfig(config, nullptr, api, &blocking))
+    CommConfig read;
+    if (ncclResult_t rc = ReadConfig(config, nullptr, api, &read))
     {
         return rc;
     }
@@ -144,12 +144,14 @@ InitRank(ncclComm_t* newcomm, int nranks, uint64_t commId, int rank, const ncclC
     member.nranks = nranks;
     member.rank = rank;
     member.device = emu.CurrentDevice();
-    if (ncclResult_t rc = CreateComm(emu, member, blocking, api, newcomm))
+    member.minCtas = read.minCtas;
+    member.maxCtas = read.maxCtas;
+    if (ncclResult_t rc = CreateComm(emu, member, read.blocking, api, newcomm))
     {
         return rc;
     }
     emu.Clock().Charge(spec::HostCall::NcclCommInit);
-    return blocking ? ncclSuccess : ncclInProgress;
+    return read.blocking ? ncclSuccess : ncclInProgress;
 }
 
 } // namespace
@@ -203,9 +205,16 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
 }
 
 ncclResult_t
-ReadConfig(const ncclConfig_t* config, const ncclComm* parent, const char* api, bool* blocking)
+ReadConfig(const ncclConfig_t* config, const ncclComm* parent, const char* api, CommConfig* out)
 {
-    *blocking = parent ? parent->blocking : true;
+    // A child without a configuration of its own inherits its parent's.
+    *out = CommConfig{};
+    if (parent)
+    {
+        out->blocking = parent->blocking;
+        out->minCtas = parent->member.minCtas;
+        out->maxCtas = parent->member.maxCtas;
+    }
     if (config)
     {
         // A program built against an older nccl.h passes a smaller struct: read what it has.
@@ -225,20 +234,60 @@ ReadConfig(const ncclConfig_t* config, const ncclComm* parent, const char* api, 
         }
         if (copy.blocking != NCCL_CONFIG_UNDEF_INT)
         {
-            *blocking = copy.blocking == 1;
+            out->blocking = copy.blocking == 1;
         }
+        // minCTAs / maxCTAs (init.cc, parseCommConfig): positive where set, min <= max.
+        const bool hasCtas = size >= offsetof(ncclConfig_t, maxCTAs) + sizeof(int);
+        const int minCtas = hasCtas ? copy.minCTAs : NCCL_CONFIG_UNDEF_INT;
+        const int maxCtas = hasCtas ? copy.maxCTAs : NCCL_CONFIG_UNDEF_INT;
+        if ((minCtas != NCCL_CONFIG_UNDEF_INT && minCtas <= 0) ||
+            (maxCtas != NCCL_CONFIG_UNDEF_INT && maxCtas <= 0) ||
+            (minCtas != NCCL_CONFIG_UNDEF_INT && maxCtas != NCCL_CONFIG_UNDEF_INT &&
+             minCtas > maxCtas))
+        {
+            return Fail(ncclInvalidArgument, std::string(api) + ":ctas",
+                        "Invalid config min/max channels attribute value " +
+                            std::to_string(minCtas) + "/" + std::to_string(maxCtas));
+        }
+        out->minCtas = minCtas != NCCL_CONFIG_UNDEF_INT ? minCtas : out->minCtas;
+        out->maxCtas = maxCtas != NCCL_CONFIG_UNDEF_INT ? maxCtas : out->maxCtas;
     }
-    // NCCL_COMM_BLOCKING overrides the configuration, as in NCCL.
+    // NCCL_COMM_BLOCKING, NCCL_MIN_CTAS and NCCL_MAX_CTAS override the configuration, as in NCCL.
     if (const char* env = std::getenv("NCCL_COMM_BLOCKING"))
     {
         if (std::strcmp(env, "0") == 0)
         {
-            *blocking = false;
+            out->blocking = false;
         }
         else if (std::strcmp(env, "1") == 0)
         {
-            *blocking = true;
+            out->blocking = true;
         }
+    }
+    for (auto [name, field] :
+         {std::pair{"NCCL_MIN_CTAS", &out->minCtas}, std::pair{"NCCL_MAX_CTAS", &out->maxCtas}})
+    {
+        const char* env = std::getenv(name);
+        if (!env || !*env)
+        {
+            continue;
+        }
+        char* end = nullptr;
+        const long value = std::strtol(env, &end, 10);
+        if (*end != '\0' || value <= 0 || value > 1024)
+        {
+            Warn(std::string(name) + "='" + env + "' is not a positive channel count; ignored");
+            continue;
+        }
+        *field = int(value);
+    }
+    if (out->minCtas > 0 && out->maxCtas > 0 && out->minCtas > out->maxCtas)
+    {
+        // NCCL: "minCTAs %d is larger than maxCTAs %d, set both to %d".
+        Warn(std::string(api) + ": minCTAs " + std::to_string(out->minCtas) +
+             " is larger than maxCTAs " + std::to_string(out->maxCtas) + ", set both to " +
+             std::to_string(out->maxCtas));
+        out->minCtas = out->maxCtas;
     }
     return ncclSuccess;
 }
@@ -370,10 +419,13 @@ ResolveSplits(Emulator& emu, std::vector<SplitRequest> requests)
             member.nranks = int(group.size());
             member.rank = int(self - group.begin());
             member.device = request->parent->member.device;
+            member.minCtas = request->config.minCtas;
+            member.maxCtas = request->config.maxCtas;
             ncclComm* child = nullptr;
-            ncclResult_t rc = CreateComm(emu, member, request->blocking, "ncclCommSplit", &child);
+            ncclResult_t rc =
+                CreateComm(emu, member, request->config.blocking, "ncclCommSplit", &child);
             *request->out = child;
-            note(rc != ncclSuccess ? rc : request->blocking ? ncclSuccess : ncclInProgress);
+            note(rc != ncclSuccess ? rc : request->config.blocking ? ncclSuccess : ncclInProgress);
         }
     }
     return result;
@@ -507,12 +559,12 @@ NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclC
                                    " (a color is >= 0 or NCCL_SPLIT_NOCOLOR)");
         return grouped ? GroupError(rc) : rc;
     }
-    bool blocking = true;
-    if (ncclResult_t rc = ReadConfig(config, comm, "ncclCommSplit", &blocking))
+    CommConfig read;
+    if (ncclResult_t rc = ReadConfig(config, comm, "ncclCommSplit", &read))
     {
         return grouped ? GroupError(rc) : rc;
     }
-    SplitRequest request{comm, comm->children++, color, key, blocking, newcomm};
+    SplitRequest request{comm, comm->children++, color, key, read, newcomm};
     if (grouped)
     {
         AddSplit(request); // resolved when the group ends, with the other ranks' colors
@@ -565,8 +617,8 @@ NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
                             " excludes itself (excluded ranks do not call ncclCommShrink)");
         }
     }
-    bool blocking = true;
-    if (ncclResult_t rc = ReadConfig(config, comm, "ncclCommShrink", &blocking))
+    CommConfig read;
+    if (ncclResult_t rc = ReadConfig(config, comm, "ncclCommShrink", &read))
     {
         return rc;
     }
@@ -581,11 +633,13 @@ NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
                   int(std::lower_bound(excluded.begin(), excluded.end(), comm->member.rank) -
                       excluded.begin());
     member.device = comm->member.device;
-    if (ncclResult_t rc = CreateComm(call.Emu(), member, blocking, "ncclCommShrink", newcomm))
+    member.minCtas = read.minCtas;
+    member.maxCtas = read.maxCtas;
+    if (ncclResult_t rc = CreateComm(call.Emu(), member, read.blocking, "ncclCommShrink", newcomm))
     {
         return rc;
     }
-    return blocking ? ncclSuccess : ncclInProgress;
+    return read.blocking ? ncclSuccess : ncclInProgress;
 }
 
 // ---------------------------------------------------------------- end of life

@@ -81,9 +81,17 @@ ncclResult_t CheckPtr(const void* pointer, const char* api, const char* name);
 // A new member registered with the emulator (and the simulator), or null with the error recorded.
 ncclResult_t CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* api,
                         ncclComm** out);
-// Configuration of a new communicator: `config` as NCCL reads it, or the parent's when null.
+// What a communicator's ncclConfig_t says that gpu-emu uses (ReadConfig).
+struct CommConfig
+{
+    bool blocking = true;
+    int minCtas = 0; // 0: unset
+    int maxCtas = 0;
+};
+// Configuration of a new communicator: `config` as NCCL reads it, or the parent's when null;
+// NCCL_COMM_BLOCKING, NCCL_MIN_CTAS and NCCL_MAX_CTAS over it.
 ncclResult_t ReadConfig(const ncclConfig_t* config, const ncclComm* parent, const char* api,
-                        bool* blocking);
+                        CommConfig* out);
 uint64_t Hash(const void* data, size_t bytes, uint64_t seed = 1469598103934665603ull);
 
 // The value of an enum argument as the caller passed it. A program may pass any int (NCCL checks
@@ -132,7 +140,7 @@ struct SplitRequest
     uint64_t index; // parent->children at the call
     int color;
     int key;
-    bool blocking;
+    CommConfig config;
     ncclComm_t* out;
 };
 void AddSplit(const SplitRequest& request);

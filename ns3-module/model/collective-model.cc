@@ -330,7 +330,8 @@ CollectiveModel::IsAmdCpu() const
 // The communicator, NCCL's choice and the timing
 
 NcclCommInfo
-CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus) const
+CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus, int minCtas,
+                                      int maxCtas) const
 {
     const std::vector<double> key = {
         double(m_ncclVersion),   m_channelBandwidth,
@@ -341,19 +342,26 @@ CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus) const
         m_commCache.clear();
         m_commCacheKey = key;
     }
-    auto it = m_commCache.find(gpus);
+    // The channel bounds are part of the key (two communicators of the same GPUs may differ).
+    std::vector<uint32_t> cacheKey = gpus;
+    cacheKey.push_back(uint32_t(minCtas));
+    cacheKey.push_back(uint32_t(maxCtas));
+    auto it = m_commCache.find(cacheKey);
     if (it != m_commCache.end())
     {
         return it->second;
     }
     Ptr<const Topology> topo = GetTopology();
     IndexTopology();
-    NcclCommInfo info = nccl::SearchCommunicator(*topo, m_deviceLinks, gpus, GetSearchSettings());
+    nccl::SearchSettings settings = GetSearchSettings();
+    settings.minCtas = minCtas;
+    settings.maxCtas = maxCtas;
+    NcclCommInfo info = nccl::SearchCommunicator(*topo, m_deviceLinks, gpus, settings);
     if (m_commCache.size() > 4096)
     {
         m_commCache.clear();
     }
-    m_commCache.emplace(gpus, info);
+    m_commCache.emplace(std::move(cacheKey), info);
     return info;
 }
 
@@ -361,14 +369,15 @@ NcclCostTable
 CollectiveModel::CostTable(const CollectiveCall& call) const
 {
     NcclCostTable table;
-    nccl::ComputeCosts(call, DescribeCommunicator(call.gpus), GetCostSettings(), true, table);
+    nccl::ComputeCosts(call, DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas),
+                       GetCostSettings(), true, table);
     return table;
 }
 
 CollectivePlan
 CollectiveModel::Choose(const CollectiveCall& call) const
 {
-    return ChooseFor(call, DescribeCommunicator(call.gpus));
+    return ChooseFor(call, DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas));
 }
 
 CollectivePlan
@@ -380,7 +389,8 @@ CollectiveModel::ChooseFor(const CollectiveCall& call, const NcclCommInfo& comm)
 double
 CollectiveModel::PlanLatencyUs(const CollectiveCall& call, const CollectivePlan& plan) const
 {
-    return nccl::PlanLatencyUs(call, DescribeCommunicator(call.gpus), plan, GetCostSettings());
+    return nccl::PlanLatencyUs(call, DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas),
+                               plan, GetCostSettings());
 }
 
 CollectivePlan
@@ -391,7 +401,7 @@ CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& star
     NS_ABORT_MSG_UNLESS(starts.size() == call.gpus.size(),
                         "CollectiveModel: " << starts.size() << " start times for "
                                             << call.gpus.size() << " ranks");
-    const NcclCommInfo comm = DescribeCommunicator(call.gpus);
+    const NcclCommInfo comm = DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas);
     if (call.kind == CollectiveKind::SendRecv)
     {
         nccl::PostSendRecv(GetScheduleContext(), call, comm, starts, done);

@@ -105,6 +105,10 @@ struct CollectiveCall
     /// Canonical identity (communicator and sequence number hashed): used for ECMP hashing so that
     /// paths never depend on posting order.
     uint64_t tag = 0;
+    /// The communicator's ncclConfig_t minCTAs / maxCTAs (0: unset): its channel count is kept
+    /// within them, with NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (connect.cc).
+    int minCtas = 0;
+    int maxCtas = 0;
 };
 
 /// What NCCL would pick, and what the environment forces (NCCL_ALGO, NCCL_PROTO,
@@ -273,7 +277,8 @@ public:
 
     /// The communicator as the model sees it (graphs, channels, efficiencies); `gpus` are
     /// topology device ids by comm rank. Cached per GPU set.
-    NcclCommInfo DescribeCommunicator(const std::vector<uint32_t>& gpus) const;
+    NcclCommInfo DescribeCommunicator(const std::vector<uint32_t>& gpus, int minCtas = 0,
+                                      int maxCtas = 0) const;
     /// NCCL's cost table for this call (after the environment's enable/disable rules).
     NcclCostTable CostTable(const CollectiveCall& call) const;
     /// The latency (us) the timing adds to the data movement of `plan` for `call`: NCCL's own

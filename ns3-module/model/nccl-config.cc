@@ -385,7 +385,9 @@ NcclConfig::UnreadVariablesWarning(const std::map<std::string, std::string>& env
 {
     // NCCL's variables (docs.nvidia.com/deeplearning/nccl, "Environment Variables") that change
     // its transports, buffers, channels or choices, which the model does not read: it runs as
-    // NCCL does with them unset. (Logging, debugging and memory-only variables are not listed.)
+    // NCCL does with them unset. (Logging, debugging and memory-only variables are not listed;
+    // nor are NCCL_MIN_CTAS / NCCL_MAX_CTAS, which gpu-emu reads over each communicator's
+    // ncclConfig_t and sends with it: CollectiveCall::minCtas / maxCtas.)
     static const char* const kUnread[] = {"NCCL_P2P_NET_CHUNKSIZE",
                                           "NCCL_P2P_NVL_CHUNKSIZE",
                                           "NCCL_P2P_PCI_CHUNKSIZE",
@@ -395,8 +397,6 @@ NcclConfig::UnreadVariablesWarning(const std::map<std::string, std::string>& env
                                           "NCCL_LL128_BUFFSIZE",
                                           "NCCL_NTHREADS",
                                           "NCCL_LL128_NTHREADS",
-                                          "NCCL_MIN_CTAS",
-                                          "NCCL_MAX_CTAS",
                                           "NCCL_NET_GDR_LEVEL",
                                           "NCCL_NET_GDR_READ",
                                           "NCCL_NET_SHARED_BUFFERS",

@@ -531,7 +531,8 @@ SearchCollNet(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double
 /// the two trees), doubled again on sm90+ multi-node rings faster than 45 GB/s with fewer than 16
 /// channels; then NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS. And the NVLS CTAs.
 void
-SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config)
+SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
+            const SearchSettings& settings)
 {
     int ch = std::min(c.ring.nChannels, c.tree.nChannels);
     ch = std::min(kMaxChannels, 2 * ch);
@@ -539,8 +540,14 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config)
     {
         ch = std::min(kMaxChannels, 2 * ch);
     }
-    const int maxCtas = config.maxChannels > 0 ? config.maxChannels : kMaxChannels;
-    const int minCtas = config.minChannels > 0 ? config.minChannels : 1;
+    // connect.cc: min(NCCL_MAX_NCHANNELS, maxCTAs), then copies up to max(NCCL_MIN_NCHANNELS,
+    // minCTAs); the CTA bounds are the communicator's ncclConfig_t (NCCL_MAX_CTAS over it).
+    const int maxCtas =
+        std::min(config.maxChannels > 0 ? config.maxChannels : kMaxChannels,
+                 settings.maxCtas > 0 ? std::min(settings.maxCtas, kMaxChannels) : kMaxChannels);
+    const int minCtas =
+        std::max(config.minChannels > 0 ? config.minChannels : 1,
+                 settings.minCtas > 0 ? std::min(settings.minCtas, kMaxChannels) : 1);
     ch = std::min(ch, maxCtas);
     ch = std::min(kMaxChannels, std::max(ch, minCtas));
     c.channels = ch;
@@ -742,7 +749,7 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     const NcclConfig& config = settings.config;
     c.pat = (config.patEnable != 0) && c.minCompCap >= 60 && c.nNodes == c.nRanks &&
             (tables.modern || config.patEnable == 1);
-    SetChannels(c, b, config);
+    SetChannels(c, b, config, settings);
     SetP2pChannels(c, b);
 }
 } // namespace

@@ -36,6 +36,8 @@ struct SearchSettings
     bool sharp = false;          //!< the switches reduce in the network (Topology::sharp)
     bool sharpAllgatherReduceScatter = false; //!< and the plugin gathers/scatters there too
     std::string cpuVendor = "intel"; //!< NCCL's CPU class (intel, amd, zhaoxin, arm, power)
+    int minCtas = 0;                 //!< the communicator's ncclConfig_t minCTAs (0: unset)
+    int maxCtas = 0;                 //!< and maxCTAs
 };
 
 /// Per topology device: the indices (in Topology::Links()) of the links touching it.

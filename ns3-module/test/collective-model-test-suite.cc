@@ -129,6 +129,7 @@ public:
     void P2pDisabledRoutesIntraNodeTrafficThroughTheHost();
     void P2pLevelKeepsP2pUpToThePathItNames();
     void ShmDisabledMakesEachGpuANodeOfItsOwn();
+    void ConfigCtasBoundTheChannels();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -400,6 +401,34 @@ CollectiveModelTestCase::P2pLevelKeepsP2pUpToThePathItNames()
     NS_TEST_EXPECT_MSG_EQ(
         NcclConfig::UnreadVariablesWarning({{"NCCL_P2P_LEVEL", "NVL"}}).find("NCCL_P2P_LEVEL"),
         std::string::npos, "");
+}
+
+void
+CollectiveModelTestCase::ConfigCtasBoundTheChannels()
+{
+    // A communicator's ncclConfig_t maxCTAs bounds its channels as NCCL_MAX_NCHANNELS does
+    // (connect.cc: min(NCCL_MAX_NCHANNELS, nChannels, maxCTAs), then copies up to
+    // max(NCCL_MIN_NCHANNELS, minCTAs)), per communicator: the same GPUs without bounds keep the
+    // channels NCCL gives them (Ring/Simple AllReduce of 1 GiB on one DGX H100).
+    const std::map<std::string, std::string> ring = {{"NCCL_ALGO", "Ring"},
+                                                     {"NCCL_PROTO", "Simple"}};
+    Bench b("dgx-h100-1node", ring);
+    CollectiveCall call = b.Call(CollectiveKind::AllReduce, uint64_t(kGiB));
+    const int own = b.model->Choose(call).channels;
+    NS_TEST_EXPECT_MSG_GT(own, 4, "");
+    call.maxCtas = 4;
+    NS_TEST_EXPECT_MSG_EQ(b.model->Choose(call).channels, 4, "");
+    auto env = ring;
+    env["NCCL_MAX_NCHANNELS"] = "4";
+    Bench capped("dgx-h100-1node", env);
+    const CollectiveCall plain = capped.Call(CollectiveKind::AllReduce, uint64_t(kGiB));
+    NS_TEST_EXPECT_MSG_EQ(b.model->CostTable(call).timeUs[int(NcclAlgorithm::Ring)][2],
+                          capped.model->CostTable(plain).timeUs[int(NcclAlgorithm::Ring)][2], "");
+    call.maxCtas = 0;
+    call.minCtas = own + 8;
+    NS_TEST_EXPECT_MSG_EQ(b.model->Choose(call).channels, own + 8, "");
+    call.minCtas = 0;
+    NS_TEST_EXPECT_MSG_EQ(b.model->Choose(call).channels, own, "the bounds are per communicator");
 }
 
 void
@@ -1378,6 +1407,7 @@ public:
             {"p2p_level_keeps_p2p_up_to_the_path_it_names", &C::P2pLevelKeepsP2pUpToThePathItNames},
             {"shm_disabled_makes_each_gpu_a_node_of_its_own",
              &C::ShmDisabledMakesEachGpuANodeOfItsOwn},
+            {"config_ctas_bound_the_channels", &C::ConfigCtasBoundTheChannels},
         };
         for (const auto& [name, check] : checks)
         {

@@ -196,6 +196,14 @@ BOOST_AUTO_TEST_CASE(nccl_environment_variables_are_honoured)
     BOOST_REQUIRE_MESSAGE(ll.status == 0, ll.err);
     std::string trace = Slurp((s.dir / "out" / "trace.json").string());
     BOOST_TEST(Has(trace, "ncclAllReduce 1 MiB Ring/LL "));
+    // NCCL_MAX_CTAS reaches gpu-emu's communicator configuration and bounds its channels.
+    Result one = s.Run("NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_MAX_CTAS=1 " + kBin +
+                       "/eidolon run --topology " + kTopology + " --gpus 2 --progress off --out " +
+                       (s.dir / "one").string() + " -- " + kRanks + " allreduce 1048576 1");
+    BOOST_REQUIRE_MESSAGE(one.status == 0, one.err);
+    BOOST_TEST(
+        Has(Slurp((s.dir / "one" / "trace.json").string()), "ncclAllReduce 1 MiB Ring/LL 1ch"));
+    BOOST_TEST(!Has(trace, "ncclAllReduce 1 MiB Ring/LL 1ch")); // more channels without it
     Result bogus = s.Run("NCCL_ALGO=Ring,Bogus " + kBin + "/eidolon run --topology " + kTopology +
                          " --gpus 2 --progress off --out " + (s.dir / "out").string() + " -- " +
                          kRanks + " allreduce 1048576 1");

@@ -10,8 +10,10 @@
 
 #include <nccl.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <vector>
 
 using namespace eidolon::gpu;
@@ -334,4 +336,78 @@ BOOST_AUTO_TEST_CASE(unique_ids_name_communicators)
     BOOST_TEST(g_sink->joined[0].commId == g_sink->joined[1].commId);
     BOOST_TEST((g_sink->joined[0].device == 0 && g_sink->joined[1].device == 1));
     DestroyAll(comms);
+}
+
+// ncclConfig_t's minCTAs / maxCTAs reach the simulator with the communicator (its channel
+// bounds); NCCL_MAX_CTAS overrides the configuration, as in NCCL; a split without a configuration
+// inherits its parent's; values NCCL refuses fail ncclCommInitRankConfig with
+// ncclInvalidArgument (init.cc, parseCommConfig: positive, min <= max).
+BOOST_AUTO_TEST_CASE(config_ctas_travel_with_the_communicator)
+{
+    // Both ranks of a communicator of two, on devices 0 and 1, each with `config`.
+    auto init = [](ncclConfig_t* config, std::vector<ncclComm_t>& comms)
+    {
+        ncclUniqueId id;
+        BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+        comms.assign(2, nullptr);
+        ncclResult_t rc = ncclSuccess;
+        BOOST_TEST(ncclGroupStart() == ncclSuccess);
+        for (int i = 0; i < 2; ++i)
+        {
+            Emulator::Get().SetCurrentDevice(i);
+            ncclResult_t one = ncclCommInitRankConfig(&comms[i], 2, id, i, config);
+            rc = rc == ncclSuccess ? one : rc;
+        }
+        ncclResult_t end = ncclGroupEnd();
+        Emulator::Get().SetCurrentDevice(0);
+        return rc == ncclSuccess ? end : rc;
+    };
+    g_sink->joined.clear();
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.minCTAs = 2;
+    config.maxCTAs = 8;
+    std::vector<ncclComm_t> comms;
+    BOOST_TEST_REQUIRE(init(&config, comms) == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->joined.size() == 2u);
+    for (const CommMember& member : g_sink->joined)
+    {
+        BOOST_TEST(member.minCtas == 2);
+        BOOST_TEST(member.maxCtas == 8);
+    }
+    std::vector<ncclComm_t> children(2, nullptr);
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    for (int i = 0; i < 2; ++i)
+    {
+        BOOST_TEST(ncclCommSplit(comms[i], 0, i, &children[i], nullptr) == ncclSuccess);
+    }
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->joined.size() == 4u);
+    BOOST_TEST(g_sink->joined[2].maxCtas == 8); // inherited
+    BOOST_TEST(g_sink->joined[3].minCtas == 2);
+    DestroyAll(children);
+    DestroyAll(comms);
+
+    setenv("NCCL_MAX_CTAS", "4", 1);
+    BOOST_TEST_REQUIRE(init(&config, comms) == ncclSuccess);
+    unsetenv("NCCL_MAX_CTAS");
+    BOOST_TEST(g_sink->joined.back().minCtas == 2);
+    BOOST_TEST(g_sink->joined.back().maxCtas == 4);
+    DestroyAll(comms);
+
+    BOOST_TEST_REQUIRE(init(nullptr, comms) == ncclSuccess);
+    BOOST_TEST(g_sink->joined.back().minCtas == 0); // unset: NCCL's own bounds
+    BOOST_TEST(g_sink->joined.back().maxCtas == 0);
+    DestroyAll(comms);
+
+    for (auto [minCtas, maxCtas] : {std::pair{0, 8}, std::pair{8, 4}, std::pair{2, -1}})
+    {
+        ncclConfig_t bad = NCCL_CONFIG_INITIALIZER;
+        bad.minCTAs = minCtas;
+        bad.maxCTAs = maxCtas;
+        ncclComm_t refused = nullptr;
+        ncclUniqueId id;
+        BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+        BOOST_TEST(ncclCommInitRankConfig(&refused, 2, id, 0, &bad) == ncclInvalidArgument);
+        BOOST_TEST(refused == nullptr);
+    }
 }
