@@ -144,6 +144,7 @@ struct GpuFacts
     double nicBw = 0;       //!< bytes/s of that NIC's network port
     int64_t nicUplink = -1; //!< the directed channel from that NIC into the fabric
     double nicPath = 0;     //!< bytes/s, narrowest PCIe link between GPU and NIC
+    int nicPathType = NcclConfig::kP2pLevelPix; //!< NCCL's type of the GPU-NIC path (PIX/PXB/PHB)
     double rawPerLink = 25e9;
     double hbm = 0;
 };
@@ -156,7 +157,42 @@ struct CommBandwidths
     double pathBw = 0;     //!< GPU to NIC to network, the narrowest
     double nicBwMin = 0;   //!< NIC port, the smallest
     uint32_t nicsPerNode = 0;
+    /// NCCL's type of the path from a GPU to the network, the farthest over the comm (the
+    /// graphs' typeInter): the GPU's own NIC, or PXN through a comm GPU on NVLink with a closer
+    /// one (kP2pLevel* ranks; kPathPxn between PXB and PHB).
+    int typeInter = NcclConfig::kP2pLevelPix;
 };
+
+/// NCCL's PXN path type (graph/topo.h: ... PXB < P2C < PXN < PHB ...).
+constexpr int kPathPxn = 7;
+
+/// NCCL's type of a PCIe path (graph/paths.cc): LOC without a switch, PIX through one PCIe switch,
+/// PXB through several, PHB through the CPU's root complex (a switch marked host_bridge).
+int
+PciePathType(int switches, bool hostBridge)
+{
+    return hostBridge      ? NcclConfig::kP2pLevelPhb
+           : switches > 1  ? NcclConfig::kP2pLevelPxb
+           : switches == 1 ? NcclConfig::kP2pLevelPix
+                           : NcclConfig::kP2pLevelLoc;
+}
+
+int
+PciePathType(const Topology& topology, const std::vector<uint32_t>& path)
+{
+    int switches = 0;
+    bool bridge = false;
+    for (uint32_t ch : path)
+    {
+        const Device& d = topology.GetDevice(topology.ChannelTo(ch));
+        if (d.kind == DeviceKind::PcieSwitch)
+        {
+            ++switches;
+            bridge = bridge || d.hostBridge;
+        }
+    }
+    return PciePathType(switches, bridge);
+}
 
 /// The nearest NIC over PCIe switches (the GPU-NIC affinity NCCL relies on), preferring the NIC
 /// of the GPU's own local index at the same depth, and the narrowest PCIe link on the way.
@@ -168,8 +204,9 @@ FindNearestNic(const Topology& topo, const DeviceLinks& links, GpuFacts& f)
         uint32_t dev;
         int depth;
         double narrow;
+        bool bridge; //!< a host bridge on the way
     };
-    std::deque<Visit> queue{{f.device, 0, std::numeric_limits<double>::infinity()}};
+    std::deque<Visit> queue{{f.device, 0, std::numeric_limits<double>::infinity(), false}};
     std::set<uint32_t> seen{f.device};
     int foundDepth = -1;
     while (!queue.empty())
@@ -199,12 +236,14 @@ FindNearestNic(const Topology& topo, const DeviceLinks& links, GpuFacts& f)
                 {
                     f.nic = other;
                     f.nicPath = narrow;
+                    // v.depth PCIe switches between the GPU and the NIC.
+                    f.nicPathType = PciePathType(v.depth, v.bridge);
                     foundDepth = v.depth + 1;
                 }
             }
             else if (od.kind == DeviceKind::PcieSwitch && v.depth < 3)
             {
-                queue.push_back({other, v.depth + 1, narrow});
+                queue.push_back({other, v.depth + 1, narrow, v.bridge || od.hostBridge});
             }
         }
     }
@@ -312,6 +351,26 @@ SummarizeBandwidths(const std::vector<GpuFacts>& facts,
     uint32_t nicsPerNode = std::numeric_limits<uint32_t>::max();
     for (const auto& [node, ranks] : byNode)
     {
+        // typeInter: a GPU whose NIC is across the host bridge reaches the network through PXN
+        // (paths.cc) when a GPU of the comm on its node, joined to it by NVLink, has its NIC
+        // within PCIe switches.
+        for (uint32_t r : ranks)
+        {
+            int type = facts[r].nicPathType;
+            if (type > NcclConfig::kP2pLevelPxb && facts[r].nvlink > 0)
+            {
+                for (uint32_t q : ranks)
+                {
+                    if (facts[q].nvlink > 0 && facts[q].nic >= 0 &&
+                        facts[q].nicPathType <= NcclConfig::kP2pLevelPxb)
+                    {
+                        type = kPathPxn;
+                        break;
+                    }
+                }
+            }
+            b.typeInter = std::max(b.typeInter, type);
+        }
         std::set<int64_t> nics;
         for (uint32_t r : ranks)
         {
@@ -631,12 +690,11 @@ DefaultP2pLevel(const SearchSettings& settings, size_t nodeGpus)
 /// NCCL's P2P rule (graph/paths.cc ncclTopoCheckP2p) for every pair of the comm's GPUs that
 /// share a node: P2P where the path between them is no farther than the level (NCCL_P2P_DISABLE=1:
 /// LOC, none), else SHM. The path type of a pair: NVL over NVLink (the model's nodes join their
-/// NVLink GPUs through an NVSwitch or directly), else PIX through one PCIe switch and PHB through
-/// several: the generated PCIe-only nodes join their GPUs' switches at the CPU's root complex
-/// (a PCIe switch device of its own, the host being an endpoint), and a hand-written tree cannot
-/// tell the model a switch chain (PXB) from a host bridge, so several switches count as PHB; SYS
-/// does not arise (one host per node). Unset, the level is NCCL's default (DefaultP2pLevel). One
-/// pair over the level takes the whole communicator through host memory.
+/// NVLink GPUs through an NVSwitch or directly), else PciePathType: PIX through one PCIe switch,
+/// PXB through several, PHB through the CPU's root complex (the generated PCIe-only nodes join
+/// their GPUs' switches at `pcie-root`, a host bridge; a hand-written one says `host_bridge`);
+/// SYS does not arise (one host per node). Unset, the level is NCCL's default (DefaultP2pLevel).
+/// One pair over the level takes the whole communicator through host memory.
 bool
 P2pBetweenAllLocalGpus(const Topology& topology, const std::vector<uint32_t>& gpus,
                        const std::vector<GpuFacts>& facts,
@@ -661,13 +719,7 @@ P2pBetweenAllLocalGpus(const Topology& topology, const std::vector<uint32_t>& gp
                 int type = NcclConfig::kP2pLevelNvl;
                 if (a.nvlink <= 0 || b.nvlink <= 0)
                 {
-                    int switches = 0;
-                    for (uint32_t ch : topology.Route(gpus[ranks[i]], gpus[ranks[j]]))
-                    {
-                        switches += topology.GetDevice(topology.ChannelTo(ch)).kind ==
-                                    DeviceKind::PcieSwitch;
-                    }
-                    type = switches <= 1 ? NcclConfig::kP2pLevelPix : NcclConfig::kP2pLevelPhb;
+                    type = PciePathType(topology, topology.Route(gpus[ranks[i]], gpus[ranks[j]]));
                 }
                 if (type > level)
                 {
@@ -731,12 +783,15 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     NcclCommInfo::Graph tree = SearchTree(ring, c, b, intra);
     DuplicateGraph(ring, c.minCompCap);
     DuplicateGraph(tree, c.minCompCap);
-    // LL128: NVLink (or NVLink through one GPU) inside nodes, NIC within a PCIe switch or,
-    // on sm90+, reached through PXN; one compute capability (2.30: or sm90+); before 2.27 only
-    // on sm70, sm80 and sm90.
+    // LL128 (tuning.cc): NVLink (or NVLink through one GPU) inside nodes; across nodes the network
+    // path within PCIe switches (PXB) or, on sm90+, no farther than PXN (a NIC reached only across
+    // the CPU turns it off); one compute capability (2.30: or sm90+); before 2.27 only on sm70,
+    // sm80 and sm90.
     bool ll128 =
         b.nvlinkAll && c.minCompCap >= 70 &&
-        (c.minCompCap == c.maxCompCap || (tables.release >= kRelease230 && c.minCompCap >= 90));
+        (c.minCompCap == c.maxCompCap || (tables.release >= kRelease230 && c.minCompCap >= 90)) &&
+        (c.nNodes == 1 || b.typeInter <= NcclConfig::kP2pLevelPxb ||
+         (c.minCompCap >= 90 && b.typeInter <= kPathPxn));
     if (!tables.ll128Blackwell)
     {
         ll128 = ll128 && (c.minCompCap == 70 || c.minCompCap == 80 || c.minCompCap == 90);

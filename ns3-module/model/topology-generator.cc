@@ -211,8 +211,13 @@ AddNodes(Topology& topo, const NodeTemplate& node, uint32_t firstNode, uint32_t 
                 // does not forward, so the root complex is a PCIe switch of its own.
                 if (pcieRoot == kNone)
                 {
-                    pcieRoot = Add(topo, p + "pcie-root", DeviceKind::PcieSwitch, node32,
-                                   static_cast<int32_t>(node.gpus));
+                    Device root;
+                    root.name = p + "pcie-root";
+                    root.kind = DeviceKind::PcieSwitch;
+                    root.node = node32;
+                    root.localIndex = static_cast<int32_t>(node.gpus);
+                    root.hostBridge = true;
+                    pcieRoot = topo.AddDevice(root);
                 }
                 Connect(topo, pcie, pcieRoot, node.pcieBandwidth, node.pcieLatencyNs,
                         LinkKind::Pcie);

@@ -536,7 +536,7 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
         for (const YAML::Node& item : list)
         {
             Fields f(file, item, "device");
-            f.Allow({"name", "type", "node", "index", "tier", "model"});
+            f.Allow({"name", "type", "node", "index", "tier", "model", "host_bridge"});
             Device d;
             d.name = f.String("name");
             try
@@ -554,6 +554,11 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
             }
             d.node = static_cast<int32_t>(f.Int("node", 0, -1));
             d.tier = static_cast<int32_t>(f.Int("tier", 0, d.kind == DeviceKind::Switch ? 1 : 0));
+            if (f.Has("host_bridge") && d.kind != DeviceKind::PcieSwitch)
+            {
+                f.Fail("host_bridge", "only a pcie-switch can be the CPU's root complex");
+            }
+            d.hostBridge = f.Bool("host_bridge", false);
             if (f.Has("index"))
             {
                 d.localIndex = static_cast<int32_t>(f.Int("index", 0));

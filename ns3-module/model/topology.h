@@ -64,6 +64,9 @@ struct Device
     int32_t gpuIndex = -1;   //!< global GPU index (node-major) for GPUs
     int32_t tier = 0;        //!< switches: 1 leaf/ToR, 2 spine, 3 core
     std::string model;       //!< GPUs: GpuSpec name
+    /// PCIe switches: the CPU's root complex. NCCL calls a path through it PHB (across a host
+    /// bridge), one through PCIe switches alone PIX (one) or PXB (several).
+    bool hostBridge = false;
 };
 
 /// A full-duplex link; bandwidth applies to each direction separately.

@@ -130,6 +130,7 @@ public:
     void P2pLevelKeepsP2pUpToThePathItNames();
     void ShmDisabledMakesEachGpuANodeOfItsOwn();
     void ConfigCtasBoundTheChannels();
+    void Ll128FollowsTheNicsPlace();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -401,6 +402,73 @@ CollectiveModelTestCase::P2pLevelKeepsP2pUpToThePathItNames()
     NS_TEST_EXPECT_MSG_EQ(
         NcclConfig::UnreadVariablesWarning({{"NCCL_P2P_LEVEL", "NVL"}}).find("NCCL_P2P_LEVEL"),
         std::string::npos, "");
+}
+
+void
+CollectiveModelTestCase::Ll128FollowsTheNicsPlace()
+{
+    // Two nodes of two GPUs on an NVSwitch; each GPU on a PCIe switch of its own, the two switches
+    // under `root`, and one NIC per node. NCCL's LL128 rule across nodes (tuning.cc): the path to
+    // the network within PCIe switches (PXB), or on sm90+ no farther than PXN (paths.cc: through
+    // an NVLink peer whose NIC is within PCIe switches).
+    auto cluster =
+        [](const std::string& name, const std::string& model, bool hostBridge, bool nicOnGpu0Switch)
+    {
+        const std::string path = "/tmp/eidolon-collective-test-" + name + ".yaml";
+        std::ofstream out(path);
+        out << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\nname: " << name
+            << "\ngpu_model: " << model << "\ndevices:\n  - {name: leaf, type: switch}\n";
+        std::string links;
+        for (int n = 0; n < 2; ++n)
+        {
+            const std::string p = "n" + std::to_string(n) + "/";
+            const std::string node = ", node: " + std::to_string(n);
+            out << "  - {name: " << p << "nvswitch, type: nvswitch" << node << "}\n"
+                << "  - {name: " << p << "root, type: pcie-switch" << node
+                << (hostBridge ? ", host_bridge: true" : "") << "}\n"
+                << "  - {name: " << p << "host, type: host" << node << "}\n"
+                << "  - {name: " << p << "nic0, type: nic" << node << ", index: 0}\n";
+            links +=
+                "  - {a: " + p + "root, b: " + p + "host, bandwidth: 63GB/s, latency: 250ns}\n";
+            links += "  - {a: " + p + "nic0, b: " + p + (nicOnGpu0Switch ? "sw0" : "root") +
+                     ", bandwidth: 63GB/s, latency: 250ns}\n";
+            links += "  - {a: " + p + "nic0, b: leaf, bandwidth: 50GB/s, latency: 200ns}\n";
+            for (int g = 0; g < 2; ++g)
+            {
+                const std::string gpu = p + "gpu" + std::to_string(g);
+                const std::string sw = p + "sw" + std::to_string(g);
+                out << "  - {name: " << gpu << ", type: gpu" << node << "}\n"
+                    << "  - {name: " << sw << ", type: pcie-switch" << node << "}\n";
+                links += "  - {a: " + gpu + ", b: " + p + "nvswitch, bandwidth: 450GB/s, " +
+                         "latency: 250ns}\n";
+                links += "  - {a: " + gpu + ", b: " + sw + ", bandwidth: 63GB/s, latency: 250ns}\n";
+                links +=
+                    "  - {a: " + sw + ", b: " + p + "root, bandwidth: 63GB/s, latency: 250ns}\n";
+            }
+        }
+        out << "links:\n" << links;
+        return path;
+    };
+    auto ll128 = [](const std::string& path)
+    {
+        Bench b(path);
+        return b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus).ring.ll128;
+    };
+    const std::string h100 = "H100-SXM5-80GB", a100 = "A100-SXM4-80GB";
+    // The NIC on the CPU's root complex: PHB for both GPUs, no PXN: off.
+    NS_TEST_EXPECT_MSG_EQ(ll128(cluster("nic-behind-cpu", h100, true, false)), false, "");
+    // The same tree without a host bridge (a switch chain): PXB: on.
+    NS_TEST_EXPECT_MSG_EQ(ll128(cluster("nic-behind-switches", h100, false, false)), true, "");
+    // The NIC on GPU 0's switch: PIX for GPU 0, GPU 1 through PXN (its own path is PHB): on for
+    // H100, off for A100 (sm80 allows PXB at most).
+    NS_TEST_EXPECT_MSG_EQ(ll128(cluster("nic-by-gpu0-h100", h100, true, true)), true, "");
+    NS_TEST_EXPECT_MSG_EQ(ll128(cluster("nic-by-gpu0-a100", a100, true, true)), false, "");
+    // One node: no network path, LL128 stays on.
+    Bench one(cluster("nic-behind-cpu", h100, true, false));
+    NS_TEST_EXPECT_MSG_EQ(
+        one.model->DescribeCommunicator({one.topo->GpuDevice(0), one.topo->GpuDevice(1)})
+            .ring.ll128,
+        true, "");
 }
 
 void
@@ -1408,6 +1476,7 @@ public:
             {"shm_disabled_makes_each_gpu_a_node_of_its_own",
              &C::ShmDisabledMakesEachGpuANodeOfItsOwn},
             {"config_ctas_bound_the_channels", &C::ConfigCtasBoundTheChannels},
+            {"ll128_follows_the_nics_place", &C::Ll128FollowsTheNicsPlace},
         };
         for (const auto& [name, check] : checks)
         {

@@ -149,6 +149,7 @@ public:
     void UnknownKey();
     void UnknownTopLevelKey();
     void MissingField();
+    void HostBridgeOnlyOnPcieSwitches();
     void GpuWithoutNode();
     void DanglingEndpoint();
     void UnreachableGpu();
@@ -764,6 +765,19 @@ links:
     CheckNames(ErrorOf(p), p, 10, "field 'bandwidth'", "missing");
 }
 
+// `host_bridge` marks a PCIe switch as the CPU's root complex; on anything else it is an error.
+void
+TopologyTestCase::HostBridgeOnlyOnPcieSwitches()
+{
+    std::string p = Tmp().Write("bridge.yaml", WithSpecs(R"(gpu_model: H100-SXM5-80GB
+devices:
+  - {name: g0, type: gpu, node: 0}
+  - {name: root, type: pcie-switch, node: 0, host_bridge: true}
+  - {name: nic, type: nic, node: 0, host_bridge: true}
+)"));
+    CheckNames(ErrorOf(p), p, 7, "field 'host_bridge'", "only a pcie-switch");
+}
+
 void
 TopologyTestCase::GpuWithoutNode()
 {
@@ -1161,6 +1175,8 @@ public:
             {"bad_input.unknown_key", &TopologyTestCase::UnknownKey},
             {"bad_input.unknown_top_level_key", &TopologyTestCase::UnknownTopLevelKey},
             {"bad_input.missing_field", &TopologyTestCase::MissingField},
+            {"bad_input.host_bridge_only_on_pcie_switches",
+             &TopologyTestCase::HostBridgeOnlyOnPcieSwitches},
             {"bad_input.gpu_without_node", &TopologyTestCase::GpuWithoutNode},
             {"bad_input.dangling_endpoint", &TopologyTestCase::DanglingEndpoint},
             {"bad_input.unreachable_gpu", &TopologyTestCase::UnreachableGpu},
