@@ -569,7 +569,20 @@ RunSimulation(const RunArguments& args)
     };
     while (!simulation.Finished())
     {
-        pump(true);
+        try
+        {
+            pump(true);
+        }
+        catch (const std::exception& e)
+        {
+            // An error of the simulator itself (not of the program: those end the run through
+            // Fail where they are found). The ranks are stopped and the summary of what ran is
+            // still written, marked partial, rather than lost with the process.
+            simulation.Fail(fmt::format("internal error of the simulator: {} (please report it "
+                                        "with the command line)",
+                                        e.what()));
+            break;
+        }
         if (int signal = StopSignals::Received())
         {
             simulation.Fail(fmt::format("stopped by signal {} ({}): the ranks were stopped; the "
