@@ -96,6 +96,23 @@ Simulation::Join(const wire::Hello& hello)
         throw RefusedProcess("the run is over");
     }
     std::unique_ptr<RankProcess> placed = m_timelines.Place(hello);
+    for (const auto& other : m_timelines.Processes())
+    {
+        if (placed->worldRank >= 0 && other->worldRank == placed->worldRank &&
+            other->node != placed->node)
+        {
+            // One world rank on two nodes: a launcher per node process (`eidolon run --nodes 2
+            // -- srun -n 8 ...`), each starting a world of its own. (On one node it is a rank's
+            // own subprocess, such as torch.compile's workers, which inherit its RANK.)
+            throw ProgramError(fmt::format(
+                "{} (pid {}, node {}) and {} (pid {}, node {}) both joined as world rank {} of {}: "
+                "two launchers started worlds of their own (one srun or mpirun in each node "
+                "process?); start one launcher for the whole job (eidolon-sim --ranks N and one "
+                "srun/mpirun across the nodes), or one node process",
+                other->name, other->pid, other->node, placed->name, placed->pid, placed->node,
+                placed->worldRank, hello.world_size()));
+        }
+    }
     AdoptNcclEnvironment(hello);
     m_timelines.ExpectAtLeast(hello.world_size());
     RankProcess& process = m_timelines.Add(std::move(placed));

@@ -306,6 +306,31 @@ BOOST_AUTO_TEST_CASE(two_ranks_of_a_communicator_on_one_gpu_are_a_program_error)
                           });
 }
 
+// Two processes claiming one world rank (a launcher in each node process, each starting a world
+// of its own) end the run saying so, instead of a confusing mismatch later.
+BOOST_AUTO_TEST_CASE(two_processes_with_one_world_rank_are_a_program_error)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::SimOptions options = Options();
+    options.topologyPath = "default"; // two nodes
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    // A subprocess of the rank on its node (torch.compile's workers inherit RANK) is welcome.
+    wire::Hello child = Hello("rank0-child", 0, 2);
+    BOOST_CHECK_NO_THROW(simulation.Join(child));
+    wire::Hello again = Hello("rank0-again", 0, 2);
+    again.set_pid(4242);
+    again.set_node(1);
+    BOOST_CHECK_EXCEPTION(simulation.Join(again), sim::ProgramError,
+                          [](const sim::ProgramError& e)
+                          {
+                              return std::string(e.what()).find(
+                                         "rank0-again (pid 4242, node 1) both joined as world "
+                                         "rank 0 of 2") != std::string::npos;
+                          });
+}
+
 BOOST_AUTO_TEST_CASE(goodbye_is_acknowledged_and_the_run_ends_when_everyone_left)
 {
     std::ostringstream log;
