@@ -200,6 +200,9 @@ RankTimelines::Finish(NodeIndex index, double endNs)
             m_worklist.push_back(successor);
         }
     }
+    // Nothing becomes a successor of an ended node (AddNode reads its end instead): every record
+    // of a run stays, so its heap parts go as soon as they are done with.
+    std::vector<NodeIndex>().swap(node.successors);
     m_listener->NodeFinished(index);
 }
 
