@@ -257,7 +257,7 @@ CommunicatorMatcher::MatchCollective(const RankProcess& process, Communicator& c
     collective.members[rank] = index;
     collective.calls[rank] = record;
     ++collective.arrived;
-    RankTimelines::Node& node = m_timelines.At(index);
+    RankTimelines::Communication& node = *m_timelines.At(index).comm;
     node.collectiveRank = rank;
     node.collectiveKey = key;
 }
@@ -266,7 +266,7 @@ void
 CommunicatorMatcher::MatchTransfers(const RankProcess& process, const Communicator& comm,
                                     NodeIndex index, const wire::Communication& record)
 {
-    RankTimelines::Node& node = m_timelines.At(index);
+    RankTimelines::Communication& node = *m_timelines.At(index).comm;
     // Point to point: the k-th send from a to b meets the k-th receive at b from a.
     for (const wire::CommOp& op : record.ops())
     {
@@ -324,19 +324,19 @@ void
 CommunicatorMatcher::MemberStarted(NodeIndex index)
 {
     RankTimelines::Node& node = m_timelines.At(index);
-    if (node.collectiveRank >= 0)
+    if (node.comm->collectiveRank >= 0)
     {
-        Collective& collective = m_collectiveCalls.at(node.collectiveKey);
+        Collective& collective = m_collectiveCalls.at(node.comm->collectiveKey);
         ++collective.started;
         TryStartCollective(collective);
         return;
     }
-    std::vector<size_t> transfers = node.transfers;
+    std::vector<size_t> transfers = node.comm->transfers;
     for (size_t transfer : transfers)
     {
         TryStartTransfer(m_transferPool[transfer]);
     }
-    if (m_timelines.At(index).pendingTransfers == 0 && m_timelines.At(index).end < 0)
+    if (m_timelines.At(index).comm->pendingTransfers == 0 && m_timelines.At(index).end < 0)
     {
         m_timelines.Finish(index, node.start); // a group with nothing to move (count 0)
     }
@@ -454,7 +454,7 @@ void
 CommunicatorMatcher::TransferSideDone(NodeIndex index)
 {
     RankTimelines::Node& node = m_timelines.At(index);
-    if (--node.pendingTransfers == 0)
+    if (--node.comm->pendingTransfers == 0)
     {
         m_timelines.Finish(index, std::max(node.start, NowNs()));
         m_timelines.RunWorklist();

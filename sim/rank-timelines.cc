@@ -102,6 +102,10 @@ RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t s
     node.stream = stream;
     node.ready = ready;
     node.communication = communication;
+    if (communication)
+    {
+        node.comm = std::make_unique<Communication>();
+    }
     if (!communication && ready < NowNs())
     {
         // Work from before the simulator's present: the horizon went on without its rank

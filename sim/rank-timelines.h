@@ -25,30 +25,36 @@ namespace eidolon::sim
 class RankTimelines
 {
 public:
+    // What the matcher keeps of a communication record (CommunicatorMatcher).
+    struct Communication
+    {
+        int pendingTransfers = 0; // p2p: transfers of this group not yet done
+        int collectiveRank = -1;
+        std::vector<size_t> transfers;                     // p2p: its transfers
+        std::pair<uint64_t, uint64_t> collectiveKey{0, 0}; // (communicator, call index)
+    };
+    // Every record of a run stays (NodeIndex is its place), so the fields are packed and what
+    // only communication records need lives in `comm`.
     struct Node
     {
         int process = 0;
-        uint64_t id = 0;
         int device = 0;
+        uint64_t id = 0;
         uint64_t stream = 0;
         double ready = 0;
         double a = 0;
         double b = -kInf;
-        bool communication = false;
-        int unresolved = 0;
         double start = -1;
         double end = -1;
+        int unresolved = 0;
+        bool communication = false;
+        bool compute = true; // trace
         std::vector<NodeIndex> successors;
-        std::vector<size_t> syncs; // SyncPoints waiting on it
-        // communication (CommunicatorMatcher)
-        int pendingTransfers = 0;      // p2p: transfers of this group not yet done
-        std::vector<size_t> transfers; // p2p: its transfers
-        int collectiveRank = -1;
-        std::pair<uint64_t, uint64_t> collectiveKey{0, 0}; // (communicator, call index)
+        std::vector<size_t> syncs;           // SyncPoints waiting on it
+        std::unique_ptr<Communication> comm; // communication records only
         // trace
         std::string label;
         double busy = 0;
-        bool compute = true;
     };
 
     // Told when a communication record may start and when any record has ended.
