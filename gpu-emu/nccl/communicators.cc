@@ -276,7 +276,12 @@ ReadConfig(const ncclConfig_t* config, const ncclComm* parent, const char* api, 
         const long value = std::strtol(env, &end, 10);
         if (*end != '\0' || value <= 0 || value > 1024)
         {
-            Warn(std::string(name) + "='" + env + "' is not a positive channel count; ignored");
+            // Once per variable, not per communicator.
+            static std::unordered_set<std::string> warned;
+            if (warned.insert(name).second)
+            {
+                Warn(std::string(name) + "='" + env + "' is not a positive channel count; ignored");
+            }
             continue;
         }
         *field = int(value);
