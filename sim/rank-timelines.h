@@ -50,7 +50,6 @@ public:
         bool communication = false;
         bool compute = true; // trace
         std::vector<NodeIndex> successors;
-        std::vector<size_t> syncs;           // SyncPoints waiting on it
         std::unique_ptr<Communication> comm; // communication records only
         // trace
         std::string label;

@@ -51,7 +51,10 @@ SyncPoints::Sync(RankProcess& process, Peer peer, const wire::SyncRequest& reque
     m_syncs.push_back(std::move(sync));
     for (NodeIndex node : m_syncs[index].nodes)
     {
-        m_timelines.At(node).syncs.push_back(index);
+        if (m_timelines.At(node).end < 0)
+        {
+            m_waiting[node].push_back(index);
+        }
     }
     Check(m_syncs[index]);
 }
@@ -59,7 +62,14 @@ SyncPoints::Sync(RankProcess& process, Peer peer, const wire::SyncRequest& reque
 void
 SyncPoints::NodeFinished(NodeIndex node)
 {
-    for (size_t sync : m_timelines.At(node).syncs)
+    auto it = m_waiting.find(node);
+    if (it == m_waiting.end())
+    {
+        return;
+    }
+    const std::vector<size_t> syncs = std::move(it->second);
+    m_waiting.erase(it);
+    for (size_t sync : syncs)
     {
         Check(m_syncs[sync]);
     }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace eidolon::sim
@@ -75,6 +76,9 @@ private:
     ReplySink& m_replies;
     std::deque<PendingSync> m_syncs;
     std::vector<size_t> m_openQueries; // indices into m_syncs of queries not yet answered
+    // Record -> the syncs waiting for it to end (records' own storage stays small: most are never
+    // waited on).
+    std::unordered_map<NodeIndex, std::vector<size_t>> m_waiting;
     std::map<std::string, PendingExchange> m_exchanges;
 };
 
