@@ -199,6 +199,7 @@ CollectiveModel::DoDispose()
 {
     m_network = nullptr;
     m_commCache.clear();
+    m_commCacheSize = 0;
     m_deviceLinks.clear();
     Object::DoDispose();
 }
@@ -208,6 +209,7 @@ CollectiveModel::SetNetworkModel(Ptr<NetworkModel> network)
 {
     m_network = network;
     m_commCache.clear();
+    m_commCacheSize = 0;
     m_deviceLinks.clear();
 }
 
@@ -217,6 +219,7 @@ CollectiveModel::SetConfig(const NcclConfig& config)
     config.Validate();
     m_config = config;
     m_commCache.clear();
+    m_commCacheSize = 0;
 }
 
 Ptr<const Topology>
@@ -333,21 +336,19 @@ NcclCommInfo
 CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus, int minCtas,
                                       int maxCtas) const
 {
-    const std::vector<double> key = {
-        double(m_ncclVersion),   m_channelBandwidth,
-        m_nvlinkEfficiency,      m_nvlsEfficiency,
-        double(m_nvlsMulticast), double(std::hash<std::string>{}(CpuVendor()) % (1u << 30))};
-    if (key != m_commCacheKey)
+    const std::vector<double> key = {double(m_ncclVersion), m_channelBandwidth, m_nvlinkEfficiency,
+                                     m_nvlsEfficiency, double(m_nvlsMulticast)};
+    if (key != m_commCacheKey || m_cpuVendor != m_commCacheVendor)
     {
         m_commCache.clear();
+        m_commCacheSize = 0;
         m_commCacheKey = key;
+        m_commCacheVendor = m_cpuVendor;
     }
     // The channel bounds are part of the key (two communicators of the same GPUs may differ).
-    std::vector<uint32_t> cacheKey = gpus;
-    cacheKey.push_back(uint32_t(minCtas));
-    cacheKey.push_back(uint32_t(maxCtas));
-    auto it = m_commCache.find(cacheKey);
-    if (it != m_commCache.end())
+    auto& byGpus = m_commCache[{minCtas, maxCtas}];
+    auto it = byGpus.find(gpus);
+    if (it != byGpus.end())
     {
         return it->second;
     }
@@ -357,11 +358,15 @@ CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus, int min
     settings.minCtas = minCtas;
     settings.maxCtas = maxCtas;
     NcclCommInfo info = nccl::SearchCommunicator(*topo, m_deviceLinks, gpus, settings);
-    if (m_commCache.size() > 4096)
+    if (++m_commCacheSize > 4096)
     {
-        m_commCache.clear();
+        for (auto& [bounds, comms] : m_commCache)
+        {
+            comms.clear();
+        }
+        m_commCacheSize = 1;
     }
-    m_commCache.emplace(std::move(cacheKey), info);
+    byGpus.emplace(gpus, info);
     return info;
 }
 

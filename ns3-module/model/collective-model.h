@@ -320,9 +320,14 @@ private:
     bool m_pxn;
     /// Per topology device: links touching it (built on first use).
     mutable std::vector<std::vector<uint32_t>> m_deviceLinks;
-    mutable std::map<std::vector<uint32_t>, NcclCommInfo> m_commCache;
+    /// Communicators by channel bounds (minCTAs, maxCTAs), then GPUs: looked up without copying
+    /// the GPU list.
+    mutable std::map<std::pair<int, int>, std::map<std::vector<uint32_t>, NcclCommInfo>>
+        m_commCache;
+    mutable size_t m_commCacheSize = 0;
     /// Attribute values the cache was built with (attributes may change after a lookup).
     mutable std::vector<double> m_commCacheKey;
+    mutable std::string m_commCacheVendor;
     mutable uint64_t m_warnedFallbacks = 0;
 };
 
