@@ -3,7 +3,7 @@
  *
  * nccl-tests for a simulated cluster: for each size (-b/-e/-f as nccl-tests), run one collective
  * alone on a fresh flow model through the collective model (NCCL's choice, timed by eidolon's link
- * model) and print size, algorithm, protocol, channels, time, algbw and busbw with nccl-tests'
+ * model) and print size, algorithm, protocol, channels, time, NCCL's own estimate, algbw and busbw with nccl-tests'
  * bus bandwidth factors. With --compare=<validation yaml> it prints the measured busbw beside each
  * row and the mean relative error for sizes >= 1 MiB and < 1 MiB.
  *
@@ -239,8 +239,8 @@ main(int argc, char* argv[])
         "# eidolon collective sweep: %s on %s, %u ranks on %u GPUs, NCCL %u.%u.%u emulated\n",
         collective.c_str(), topology->name.c_str(), n, topology->GpuCount(), version / 10000,
         version / 100 % 100, version % 100);
-    std::printf("#%13s %9s %7s %4s %12s %10s %10s", "size", "algo", "proto", "ch", "time_us",
-                "algbw", "busbw");
+    std::printf("#%13s %9s %7s %4s %12s %10s %10s %10s", "size", "algo", "proto", "ch", "time_us",
+                "nccl_us", "algbw", "busbw");
     if (!measured.empty())
     {
         std::printf(" %10s %8s", "measured", "err%");
@@ -302,8 +302,10 @@ main(int argc, char* argv[])
             alltoall ? double(n - 1) / n : CollectiveModel::BusBandwidthFactor(kind, n);
         const double busbw = algbw * factorBus;
         const char* algoName = kind == CollectiveKind::SendRecv ? "P2P" : ToString(plan.algorithm);
-        std::printf("%14llu %9s %7s %4d %12.2f %10.2f %10.2f", (unsigned long long)bytes, algoName,
-                    ToString(plan.protocol), plan.channels, us, algbw, busbw);
+        // nccl_us: NCCL's own estimate for the chosen algorithm/protocol (what it selects by).
+        std::printf("%14llu %9s %7s %4d %12.2f %10.2f %10.2f %10.2f", (unsigned long long)bytes,
+                    algoName, ToString(plan.protocol), plan.channels, us, plan.ncclEstimateUs,
+                    algbw, busbw);
         auto m = measured.find(bytes);
         if (m == measured.end())
         {
