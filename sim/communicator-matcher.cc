@@ -184,7 +184,7 @@ CommunicatorMatcher::Match(const RankProcess& process, NodeIndex index,
         throw std::runtime_error(fmt::format("{}: NCCL call on communicator {:#x} it never joined",
                                              process.name, record.comm()));
     }
-    m_timelines.At(index).label = fmt::format("nccl{}", CommName(record.ops(0).kind()));
+    m_timelines.SetLabel(index, fmt::format("nccl{}", CommName(record.ops(0).kind())));
     // Bytes per kind of call for summary.json, as nccl-tests count them (the whole buffer).
     const uint32_t gpu = m_timelines.UseGpu(process, m_timelines.At(index).device);
     for (const wire::CommOp& op : record.ops())
@@ -336,7 +336,7 @@ CommunicatorMatcher::MemberStarted(NodeIndex index)
     {
         TryStartTransfer(m_transferPool[transfer]);
     }
-    if (m_timelines.At(index).comm->pendingTransfers == 0 && m_timelines.At(index).end < 0)
+    if (m_timelines.EndOf(index) < 0 && m_timelines.At(index).comm->pendingTransfers == 0)
     {
         m_timelines.Finish(index, node.start); // a group with nothing to move (count 0)
     }
@@ -382,12 +382,12 @@ CommunicatorMatcher::TryStartCollective(Collective& collective)
             +[](CommunicatorMatcher* self, uint64_t comm, uint64_t index, uint32_t rank)
             { self->CollectiveMemberDone(comm, index, rank); },
             this, collective.comm, collective.index));
-    std::string text = fmt::format("{} {} {}/{} {}ch", m_timelines.At(collective.members[0]).label,
+    std::string text = fmt::format("{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[0]),
                                    Bytes(call.bytes), e::ToString(plan.algorithm),
                                    e::ToString(plan.protocol), plan.channels);
     for (NodeIndex member : collective.members)
     {
-        m_timelines.At(member).label = text;
+        m_timelines.SetLabel(member, text);
     }
 }
 

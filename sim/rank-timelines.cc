@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 namespace eidolon::sim
 {
@@ -93,11 +94,15 @@ RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t s
                        bool communication)
 {
     UseGpu(process, device); // validates
-    NodeIndex index = m_nodes.size();
-    m_nodes.emplace_back();
-    Node& node = m_nodes.back();
+    RetireEndedBlocks(); // here: no caller holds a Node across AddNode
+    const NodeIndex index = m_kept.size();
+    if (index % kBlockSize == 0)
+    {
+        m_blocks.push_back(std::make_unique<Block>());
+    }
+    m_kept.push_back(Kept{-1, id});
+    Node& node = m_blocks.back()->nodes[index % kBlockSize];
     node.process = process.index;
-    node.id = id;
     node.device = device;
     node.stream = stream;
     node.ready = ready;
@@ -124,14 +129,13 @@ RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t s
             throw std::runtime_error(
                 fmt::format("{}: record {} waits on unknown record {}", process.name, id, dep));
         }
-        Node& other = m_nodes[found];
-        if (other.end >= 0)
+        if (EndOf(found) >= 0)
         {
-            node.ready = std::max(node.ready, other.end);
+            node.ready = std::max(node.ready, EndOf(found));
         }
         else
         {
-            other.successors.push_back(index);
+            At(found).successors.push_back(index);
             ++node.unresolved;
         }
     }
@@ -146,7 +150,7 @@ RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t s
 void
 RankTimelines::Submit(NodeIndex index)
 {
-    if (m_nodes[index].unresolved == 0)
+    if (At(index).unresolved == 0)
     {
         m_worklist.push_back(index);
     }
@@ -166,7 +170,7 @@ RankTimelines::RunWorklist()
 void
 RankTimelines::Start(NodeIndex index)
 {
-    Node& node = m_nodes[index];
+    Node& node = At(index);
     node.start = node.ready; // ready already holds the max of the ends of its dependencies
     if (!node.communication)
     {
@@ -189,25 +193,72 @@ RankTimelines::Start(NodeIndex index)
 void
 RankTimelines::Finish(NodeIndex index, double endNs)
 {
-    Node& node = m_nodes[index];
-    node.end = endNs;
+    Node& node = At(index);
+    m_kept[index].end = endNs;
     uint32_t gpu = UseGpu(*m_processes[size_t(node.process)], node.device);
-    m_stats.WorkDone(RunStatistics::DecidedWork{gpu, node.stream, std::move(node.label),
+    m_stats.WorkDone(RunStatistics::DecidedWork{gpu, node.stream, *m_labelText[node.label],
                                                 node.communication, node.compute, node.start, endNs,
                                                 node.busy});
     for (NodeIndex successor : node.successors)
     {
-        Node& next = m_nodes[successor];
+        Node& next = At(successor);
         next.ready = std::max(next.ready, endNs);
         if (--next.unresolved == 0)
         {
             m_worklist.push_back(successor);
         }
     }
-    // Nothing becomes a successor of an ended node (AddNode reads its end instead): every record
-    // of a run stays, so its heap parts go as soon as they are done with.
+    // Nothing becomes a successor of an ended node (AddNode reads its end instead): its heap
+    // parts go now, the Node itself with its block.
     std::vector<NodeIndex>().swap(node.successors);
+    const size_t block = index / kBlockSize;
+    if (++m_blocks[block]->ended == kBlockSize)
+    {
+        m_endedBlocks.push_back(block);
+    }
     m_listener->NodeFinished(index);
+}
+
+RankTimelines::Node&
+RankTimelines::At(NodeIndex index)
+{
+    return const_cast<Node&>(std::as_const(*this).At(index));
+}
+
+const RankTimelines::Node&
+RankTimelines::At(NodeIndex index) const
+{
+    const std::unique_ptr<Block>& block = m_blocks.at(index / kBlockSize);
+    if (!block)
+    {
+        throw std::logic_error(
+            fmt::format("record {} was read after its block was retired (every record of it "
+                        "ended); only its end and id are kept",
+                        index));
+    }
+    return block->nodes[index % kBlockSize];
+}
+
+uint32_t
+RankTimelines::LabelId(const std::string& text)
+{
+    auto [it, added] = m_labelIds.try_emplace(text, uint32_t(m_labelText.size()));
+    if (added)
+    {
+        m_labelText.push_back(&it->first); // unordered_map keys stay where they are
+    }
+    return it->second;
+}
+
+void
+RankTimelines::RetireEndedBlocks()
+{
+    for (size_t block : m_endedBlocks)
+    {
+        m_blocks[block].reset();
+        ++m_retiredBlocks;
+    }
+    m_endedBlocks.clear();
 }
 
 } // namespace eidolon::sim

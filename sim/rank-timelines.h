@@ -2,7 +2,9 @@
 // dependency graph. A record (node) starts once the records it waits on have ended, at the
 // latest of their ends and its own ready time; device work then ends at once (a folded chain:
 // max(start + a, b), bridge/README.md), communication when the network says so (the listener
-// starts it and calls Finish).
+// starts it and calls Finish). Records are kept in blocks of kBlockSize: once every record of a
+// block has ended, only their ends and ids stay (16 bytes a record rather than the whole Node),
+// so a long run's memory follows the records in flight, not all it ever issued.
 #pragma once
 
 #include "rank-process.h"
@@ -16,6 +18,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,27 +36,25 @@ public:
         std::vector<size_t> transfers;                     // p2p: its transfers
         std::pair<uint64_t, uint64_t> collectiveKey{0, 0}; // (communicator, call index)
     };
-    // Every record of a run stays (NodeIndex is its place), so the fields are packed and what
-    // only communication records need lives in `comm`.
+    // A record while its block holds one that has not ended (NodeIndex is its place). Its end
+    // and id stay for the whole run (EndOf, IdOf); what only communication records need lives in
+    // `comm`.
     struct Node
     {
         int process = 0;
         int device = 0;
-        uint64_t id = 0;
         uint64_t stream = 0;
         double ready = 0;
         double a = 0;
         double b = -kInf;
         double start = -1;
-        double end = -1;
         int unresolved = 0;
         bool communication = false;
         bool compute = true; // trace
+        uint32_t label = 0;  // trace: LabelText(label)
         std::vector<NodeIndex> successors;
         std::unique_ptr<Communication> comm; // communication records only
-        // trace
-        std::string label;
-        double busy = 0;
+        double busy = 0;                     // trace
     };
 
     // Told when a communication record may start and when any record has ended.
@@ -91,8 +92,19 @@ public:
     void Finish(NodeIndex node, double endNs);
 
     RunStatistics& Stats() { return m_stats; }
-    Node& At(NodeIndex node) { return m_nodes[node]; }
-    const Node& At(NodeIndex node) const { return m_nodes[node]; }
+    // A record not yet retired: one that has not ended, or whose block of kBlockSize records
+    // has not ended yet (throws std::logic_error for a retired one).
+    Node& At(NodeIndex node);
+    const Node& At(NodeIndex node) const;
+    // Any record of the run: its end (-1: not ended) and its id.
+    double EndOf(NodeIndex node) const { return m_kept[node].end; }
+    uint64_t IdOf(NodeIndex node) const { return m_kept[node].id; }
+    // A record's trace label (kernel names and collective descriptions repeat: a Node holds the
+    // index of its text, which the run keeps once).
+    void SetLabel(NodeIndex node, const std::string& text) { At(node).label = LabelId(text); }
+    const std::string& LabelOf(NodeIndex node) const { return *m_labelText[At(node).label]; }
+    // Records whose whole block has ended; their Node is freed (at the next AddNode).
+    uint64_t RetiredRecords() const { return m_retiredBlocks * kBlockSize; }
     RankProcess& Process(int index) { return *m_processes[size_t(index)]; }
     const RankProcess& Process(int index) const { return *m_processes[size_t(index)]; }
     const std::vector<std::unique_ptr<RankProcess>>& Processes() const { return m_processes; }
@@ -104,8 +116,25 @@ public:
     bool AllJoined() const { return int(m_processes.size()) >= m_expected; }
     uint32_t GpusPerNode() const { return m_gpusPerNode; }
 
+    // Records of a block: a run keeps the Node of a record only while its block is live.
+    static constexpr size_t kBlockSize = 4096;
+
 private:
     void Start(NodeIndex node);
+    void RetireEndedBlocks();
+    uint32_t LabelId(const std::string& text);
+
+    // What a run keeps of every record: later records and syncs may wait on any of them.
+    struct Kept
+    {
+        double end = -1;
+        uint64_t id = 0;
+    };
+    struct Block
+    {
+        Node nodes[kBlockSize];
+        size_t ended = 0;
+    };
 
     ns3::Ptr<const ns3::eidolon::Topology> m_topology;
     RunStatistics& m_stats;
@@ -113,7 +142,12 @@ private:
     uint32_t m_gpusPerNode = 1;
     int m_expected = 0;
     std::vector<std::unique_ptr<RankProcess>> m_processes;
-    std::deque<Node> m_nodes;
+    std::deque<Kept> m_kept;                     // by NodeIndex
+    std::vector<std::unique_ptr<Block>> m_blocks; // NodeIndex / kBlockSize; null: retired
+    std::vector<size_t> m_endedBlocks;            // every record ended: retire at the next AddNode
+    uint64_t m_retiredBlocks = 0;
+    std::unordered_map<std::string, uint32_t> m_labelIds{{std::string(), 0}};
+    std::vector<const std::string*> m_labelText{&m_labelIds.begin()->first}; // by id
     std::vector<NodeIndex> m_worklist;
 };
 

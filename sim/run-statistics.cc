@@ -57,16 +57,19 @@ RunStatistics::SpanDone(uint32_t gpu, const wire::Span& span)
     GpuStats& stats = m_gpuStats[gpu];
     stats.endNs = std::max(stats.endNs, span.end_ns());
     stats.computeNs += span.busy_ns();
-    AddSlice(TraceSlice{
-        gpu, span.stream(),
-        span.count() > 1 ? fmt::format("{} (+{} ops)", span.label(), span.count() - 1)
-                         : span.label(),
-        span.kind() == wire::OP_COPY || span.kind() == wire::OP_MEMSET ? "copy" : "compute",
-        span.start_ns(), span.end_ns(), nlohmann::json()});
+    if (KeepsSlice(gpu, false, span.start_ns(), span.end_ns()))
+    {
+        m_slices.push_back(TraceSlice{
+            gpu, span.stream(),
+            span.count() > 1 ? fmt::format("{} (+{} ops)", span.label(), span.count() - 1)
+                             : span.label(),
+            span.kind() == wire::OP_COPY || span.kind() == wire::OP_MEMSET ? "copy" : "compute",
+            span.start_ns(), span.end_ns(), nlohmann::json()});
+    }
 }
 
 void
-RunStatistics::WorkDone(DecidedWork work)
+RunStatistics::WorkDone(const DecidedWork& work)
 {
     GpuStats& stats = m_gpuStats[work.gpu];
     stats.endNs = std::max(stats.endNs, work.endNs);
@@ -78,11 +81,15 @@ RunStatistics::WorkDone(DecidedWork work)
     {
         stats.computeNs += work.busyNs;
     }
-    AddSlice(TraceSlice{work.gpu, work.stream, std::move(work.label),
-                        work.communication ? "collective" : (work.compute ? "compute" : "copy"),
-                        work.communication ? work.startNs
-                                           : std::max(work.startNs, work.endNs - work.busyNs),
-                        work.endNs, nlohmann::json()});
+    const double startNs =
+        work.communication ? work.startNs : std::max(work.startNs, work.endNs - work.busyNs);
+    if (KeepsSlice(work.gpu, work.communication, startNs, work.endNs))
+    {
+        m_slices.push_back(TraceSlice{
+            work.gpu, work.stream, work.label,
+            work.communication ? "collective" : (work.compute ? "compute" : "copy"), startNs,
+            work.endNs, nlohmann::json()});
+    }
 }
 
 void
@@ -123,24 +130,21 @@ RunStatistics::CloseBefore(double horizonNs)
     }
 }
 
-void
-RunStatistics::AddSlice(TraceSlice slice)
+bool
+RunStatistics::KeepsSlice(uint32_t gpu, bool communication, double startNs, double endNs)
 {
-    if (slice.gpu < m_gpuStats.size())
+    if (gpu < m_gpuStats.size())
     {
-        GpuStats& stats = m_gpuStats[slice.gpu];
-        (slice.category == "collective" ? stats.commCover : stats.computeCover)
-            .Add(slice.startNs, slice.endNs);
-        stats.anyCover.Add(slice.startNs, slice.endNs);
+        GpuStats& stats = m_gpuStats[gpu];
+        (communication ? stats.commCover : stats.computeCover).Add(startNs, endNs);
+        stats.anyCover.Add(startNs, endNs);
     }
     if (m_slices.size() < m_options.maxSlices)
     {
-        m_slices.push_back(std::move(slice));
+        return true;
     }
-    else
-    {
-        ++m_slicesDropped;
-    }
+    ++m_slicesDropped;
+    return false;
 }
 
 // ------------------------------------------------------------------ report
@@ -241,7 +245,7 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
                 ProcessReport{process->name, process->pid, process->goodbye, false, 0});
         }
     }
-    report.slices = m_slices;
+    report.slices.assign(m_slices.begin(), m_slices.end());
     if (m_slicesDropped > 0)
     {
         report.error +=

@@ -10,6 +10,7 @@
 #include "ns3/network-model.h"
 #include "ns3/topology.h"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,14 +38,14 @@ public:
     {
         uint32_t gpu = 0;
         uint64_t stream = 0;
-        std::string label;
+        const std::string& label;
         bool communication = false;
         bool compute = true; // not communication: a kernel (else a copy or memset)
         double startNs = 0;
         double endNs = 0;
         double busyNs = 0;
     };
-    void WorkDone(DecidedWork work);
+    void WorkDone(const DecidedWork& work);
     // An NCCL call of kind `call` ("AllReduce", "Send", ...) issued on a GPU, with its bytes.
     void CommunicationIssued(uint32_t gpu, const std::string& call, uint64_t bytes);
     // Work that arrived `ns` before the simulator's present.
@@ -79,14 +80,15 @@ private:
         IntervalUnion anyCover;
         std::map<std::string, CommunicationTotals> communication; // by call name
     };
-    void AddSlice(TraceSlice slice);
+    // Counts the slice's covered time; keeps it for trace.json while fewer than maxSlices are.
+    bool KeepsSlice(uint32_t gpu, bool communication, double startNs, double endNs);
     GpuReport ReportGpu(uint32_t gpu,
                         const std::vector<std::unique_ptr<RankProcess>>& processes) const;
 
     const SimOptions& m_options;
     ns3::Ptr<const ns3::eidolon::Topology> m_topology;
     std::vector<GpuStats> m_gpuStats;
-    std::vector<TraceSlice> m_slices;
+    std::deque<TraceSlice> m_slices; // no doubling copy as it grows to maxSlices
     uint64_t m_slicesDropped = 0;
     std::vector<FlowSlice> m_flowSlices;
     uint64_t m_recordsIngested = 0;

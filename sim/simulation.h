@@ -77,6 +77,8 @@ public:
     // A joined process (index from its Welcome), for checks at the edge (bridge/server).
     const RankProcess& Process(int process) const { return m_timelines.Process(process); }
     uint64_t RecordsIngested() const { return m_stats.RecordsIngested(); }
+    // Records whose Node was freed (their whole block ended; their ends stay).
+    uint64_t RecordsRetired() const { return m_timelines.RetiredRecords(); }
     // The end the simulator decided for a process's record (-1: not decided yet or unknown).
     double RecordEndNs(int process, uint64_t record) const;
     // How far ns-3 has simulated (everything before is final).

@@ -51,7 +51,7 @@ SyncPoints::Sync(RankProcess& process, Peer peer, const wire::SyncRequest& reque
     m_syncs.push_back(std::move(sync));
     for (NodeIndex node : m_syncs[index].nodes)
     {
-        if (m_timelines.At(node).end < 0)
+        if (m_timelines.EndOf(node) < 0)
         {
             m_waiting[node].push_back(index);
         }
@@ -85,11 +85,11 @@ SyncPoints::Check(PendingSync& sync)
     double latest = 0;
     for (NodeIndex node : sync.nodes)
     {
-        if (m_timelines.At(node).end < 0)
+        if (m_timelines.EndOf(node) < 0)
         {
             return;
         }
-        latest = std::max(latest, m_timelines.At(node).end);
+        latest = std::max(latest, m_timelines.EndOf(node));
     }
     Answer(sync, latest);
 }
@@ -135,8 +135,8 @@ SyncPoints::Answer(PendingSync& sync, double latest)
     for (NodeIndex node : sync.nodes)
     {
         wire::OpEnd* end = reply.add_ends();
-        end->set_op(m_timelines.At(node).id);
-        end->set_end_ns(m_timelines.At(node).end); // -1: not ended (a query answered by its clock)
+        end->set_op(m_timelines.IdOf(node));
+        end->set_end_ns(m_timelines.EndOf(node)); // -1: not ended (a query answered by its clock)
     }
     m_replies.SyncAnswered(sync.peer, reply);
     // A released rank may issue work from `latest` on: stop ns-3 so the horizon is recomputed.

@@ -502,3 +502,38 @@ BOOST_AUTO_TEST_CASE(a_chain_ends_at_the_same_tick_however_it_was_split)
     BOOST_TEST(endOf(false) == 3.849609375);
     BOOST_TEST(endOf(true) == 3.849609375);
 }
+
+BOOST_AUTO_TEST_CASE(ended_records_are_retired_by_block_and_their_ends_stay)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    // Records 1..n on one stream, each waiting on the one before and taking 1 ns from t = 0:
+    // record k ends at k ns. Two whole blocks and a few more: both blocks end entirely.
+    const uint64_t block = sim::RankTimelines::kBlockSize;
+    const uint64_t n = 2 * block + 10;
+    uint64_t seq = 1;
+    for (uint64_t k = 1; k <= n; ++k)
+    {
+        simulation.Batch(0, ChainBatch(seq++, 0, k, k > 1 ? std::vector<uint64_t>{k - 1}
+                                                          : std::vector<uint64_t>{},
+                                       0, 1, 0));
+    }
+    // The first two blocks retire at the next record: record n + 1 waits on record 5 (retired),
+    // ready at 0: it starts at 5 and ends at 5 + 2 = 7.
+    simulation.Batch(0, ChainBatch(seq, 0, n + 1, {5}, 0, 2, 0));
+    BOOST_TEST(simulation.RecordsRetired() == 2 * block);
+    BOOST_TEST(simulation.RecordEndNs(0, 5) == 5.0);
+    BOOST_TEST(simulation.RecordEndNs(0, block + 1) == double(block + 1));
+    // A sync on retired and live records is answered with their ids and ends.
+    simulation.Sync(0, 1, SyncOn(9, {3, n, n + 1}, seq, 0));
+    BOOST_REQUIRE(sink.syncs.size() == 1u);
+    const wire::SyncReply& reply = sink.syncs[0].second;
+    BOOST_TEST(reply.ends(0).op() == 3u);
+    BOOST_TEST(reply.ends(0).end_ns() == 3.0);
+    BOOST_TEST(reply.ends(1).op() == n);
+    BOOST_TEST(reply.ends(1).end_ns() == double(n));
+    BOOST_TEST(reply.ends(2).op() == n + 1);
+    BOOST_TEST(reply.ends(2).end_ns() == 7.0);
+}
