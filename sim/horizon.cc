@@ -98,7 +98,17 @@ Horizon::Advance()
             ToTime(horizon) - ns3::Simulator::Now() - ns3::PicoSeconds(1), &StopNow);
     }
     ClearStopRequest();
+    // While ns-3 runs no rank issues anything: a running rank's next work starts at or after its
+    // clock, and a rank a sync releases goes on from an end decided at or after ns-3's present
+    // (the run stops right there). So the flow model may commit as it goes, up to the clocks of
+    // the running ranks (every rank waiting: up to its own present).
+    if (m_timelines.AllJoined())
+    {
+        const double bound = Conservative();
+        m_network->CommitAhead(std::isfinite(bound) ? ToTime(bound) : ns3::Time::Max());
+    }
     ns3::Simulator::Run();
+    m_network->CommitAhead(ns3::Time(-1));
     m_queueEmpty = !StopRequested();
     ns3::Simulator::Cancel(stop);
     // Stopped by the horizon's own event (1 ps before it) or out of events: everything before

@@ -206,7 +206,19 @@ FlowModel::Wake()
         // Everything finishing before now was delivered above: nothing there can change.
         m_engine->Commit(now);
     }
+    else if (m_commitAhead >= 0)
+    {
+        // The caller promised no flow before min(bound, now): the flows of a long stretch with
+        // every rank waiting retire as it runs, not all at its end.
+        m_engine->Commit(std::min(m_commitAhead, now));
+    }
     ScheduleWake();
+}
+
+void
+FlowModel::CommitAhead(Time bound)
+{
+    m_commitAhead = bound.IsNegative() ? -1 : bound.GetNanoSeconds();
 }
 
 void

@@ -43,6 +43,7 @@ public:
     Ptr<const Topology> GetTopology() const override;
     FlowId AddFlow(const FlowSpec& spec, FinishCallback onFinish) override;
     void Commit(Time horizon) override;
+    void CommitAhead(Time bound) override;
     NetworkModelStats GetStats() const override;
 
     /// When the flow will finish as far as the flows posted so far tell (runs the engine ahead).
@@ -84,6 +85,7 @@ private:
     uint64_t m_lateReplays = 0; //!< flows from the past that rolled the engine back
 
     bool m_autoCommit;
+    int64_t m_commitAhead = -1; //!< ns: CommitAhead's bound, -1: none
     uint64_t m_ecmpSeed;
 
     TracedCallback<const FlowRecord&> m_flowStarted;

@@ -23,5 +23,10 @@ NetworkModel::GetTypeId()
 
 NetworkModel::~NetworkModel() = default;
 
+void
+NetworkModel::CommitAhead(Time /* bound */)
+{
+}
+
 } // namespace eidolon
 } // namespace ns3

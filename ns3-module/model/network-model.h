@@ -100,6 +100,12 @@ public:
     /// No flow will start before horizon from now on: history before it may be dropped.
     virtual void Commit(Time horizon) = 0;
 
+    /// Until the next call, no flow will start before the lesser of `bound` and the simulator's
+    /// present as it moves: the model may commit as it runs (a run whose every rank waits gives
+    /// Time::Max(): each finish commits). A negative bound withdraws the promise. Default: the
+    /// model commits only when told (Commit).
+    virtual void CommitAhead(Time bound);
+
     virtual NetworkModelStats GetStats() const = 0;
 };
 
