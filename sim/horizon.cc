@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -124,9 +125,15 @@ Horizon::Advance()
     {
         m_network->Commit(std::isfinite(committed) ? ToTime(committed) : ns3::Simulator::Now());
     }
-    if (std::isfinite(horizon))
+    // The per-GPU covered time folds what no later slice can overlap, which is not the horizon
+    // (a collective member that waited reports its slice from its own start when it ends, and a
+    // blocked rank's clock is not in the horizon): folding by the horizon made the covered time
+    // depend on where the wall-clock interleaving put it.
+    const double settled = std::min({NowNs(), m_timelines.LeastLiveClock(),
+                                     m_timelines.EarliestRunningCommunication()});
+    if (m_timelines.AllJoined() && std::isfinite(settled))
     {
-        m_stats.CloseBefore(horizon);
+        m_stats.CloseBefore(settled);
     }
     return moved || NowNs() > now;
 }

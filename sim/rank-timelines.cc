@@ -187,6 +187,7 @@ RankTimelines::Start(NodeIndex index)
         // back (late flows replayed; what ranks were already shown is pinned).
         m_stats.CausalityViolation(NowNs() - node.start);
     }
+    m_runningCommunication.insert(node.start);
     m_listener->CommunicationStarted(index);
 }
 
@@ -195,6 +196,10 @@ RankTimelines::Finish(NodeIndex index, double endNs)
 {
     Node& node = At(index);
     m_kept[index].end = endNs;
+    if (node.communication)
+    {
+        m_runningCommunication.erase(m_runningCommunication.find(node.start));
+    }
     uint32_t gpu = UseGpu(*m_processes[size_t(node.process)], node.device);
     m_stats.WorkDone(RunStatistics::DecidedWork{gpu, node.stream, *m_labelText[node.label],
                                                 node.communication, node.compute, node.start, endNs,
@@ -237,6 +242,20 @@ RankTimelines::At(NodeIndex index) const
                         index));
     }
     return block->nodes[index % kBlockSize];
+}
+
+double
+RankTimelines::LeastLiveClock() const
+{
+    double least = kInf;
+    for (const auto& process : m_processes)
+    {
+        if (process->Live())
+        {
+            least = std::min(least, process->clock);
+        }
+    }
+    return least;
 }
 
 uint32_t

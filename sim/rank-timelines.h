@@ -17,6 +17,7 @@
 
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -109,6 +110,15 @@ public:
     const RankProcess& Process(int index) const { return *m_processes[size_t(index)]; }
     const std::vector<std::unique_ptr<RankProcess>>& Processes() const { return m_processes; }
 
+    // Lower bounds for the start of any work not yet decided: the least clock of the live
+    // processes (what they issue from now on is ready no earlier) and the earliest start among
+    // the communication records running (they end later, as slices from their start).
+    double LeastLiveClock() const;
+    double EarliestRunningCommunication() const
+    {
+        return m_runningCommunication.empty() ? kInf : *m_runningCommunication.begin();
+    }
+
     // Processes that will join (0: not known yet); the run waits for them.
     int Expected() const { return m_expected; }
     void ExpectAtLeast(int processes) { m_expected = std::max(m_expected, processes); }
@@ -145,6 +155,7 @@ private:
     std::deque<Kept> m_kept;                     // by NodeIndex
     std::vector<std::unique_ptr<Block>> m_blocks; // NodeIndex / kBlockSize; null: retired
     std::vector<size_t> m_endedBlocks;            // every record ended: retire at the next AddNode
+    std::multiset<double> m_runningCommunication; // starts of the communication records running
     uint64_t m_retiredBlocks = 0;
     std::unordered_map<std::string, uint32_t> m_labelIds{{std::string(), 0}};
     std::vector<const std::string*> m_labelText{&m_labelIds.begin()->first}; // by id

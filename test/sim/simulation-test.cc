@@ -537,3 +537,86 @@ BOOST_AUTO_TEST_CASE(ended_records_are_retired_by_block_and_their_ends_stay)
     BOOST_TEST(reply.ends(2).op() == n + 1);
     BOOST_TEST(reply.ends(2).end_ns() == 7.0);
 }
+
+namespace
+{
+// One point-to-point record on communicator 5 (joined in the process's first batch).
+void
+AddP2p(wire::Batch& batch, int rank, uint64_t id, uint64_t stream, wire::CommOpKind kind,
+       uint64_t bytes, double ready)
+{
+    wire::Communication* c = batch.add_records()->mutable_communication();
+    c->set_id(id);
+    c->set_device(rank);
+    c->set_stream(stream);
+    c->set_comm(5);
+    c->set_comm_rank(rank);
+    c->set_comm_size(2);
+    c->set_ready_ns(ready);
+    wire::CommOp* op = c->add_ops();
+    op->set_kind(kind);
+    op->set_count(bytes);
+    op->set_type_size(1);
+    op->set_peer(1 - rank);
+}
+
+wire::Batch
+JoinBatch(int rank, double clock)
+{
+    wire::Batch batch;
+    batch.set_seq(1);
+    batch.set_clock_ns(clock);
+    wire::CommJoin* join = batch.add_records()->mutable_comm_join();
+    join->set_comm(5);
+    join->set_nranks(2);
+    join->set_rank(rank);
+    join->set_device(rank);
+    return batch;
+}
+} // namespace
+
+// A communication record reports its slice from its own start when it ends. GPU 0 here: a send
+// (stream 1) posted at 0 whose receive comes at 2 ms, and a small receive (stream 2) that ends
+// at e, far earlier. Its communication time is the union [0, E] of [0, E] and [0, e]: E, the
+// send's end. (Folding covered time by the horizon closed [0, e] at 1 ms, before the send's slice
+// came, and counted e twice: where the fold fell depended on the wall-clock interleaving, so
+// comm_ns moved from run to run.)
+BOOST_AUTO_TEST_CASE(communication_time_is_the_union_however_the_horizon_moved)
+{
+    TwoRankRun run;
+    sim::Simulation& simulation = run.simulation;
+    wire::Batch rank0 = JoinBatch(0, 0);
+    AddP2p(rank0, 0, 1, 1, wire::COMM_SEND, 1 << 20, 0);
+    AddP2p(rank0, 0, 2, 2, wire::COMM_RECV, 1024, 0);
+    simulation.Batch(0, rank0);
+    wire::Batch rank1 = JoinBatch(1, 0);
+    AddP2p(rank1, 1, 1, 2, wire::COMM_SEND, 1024, 0);
+    simulation.Batch(1, rank1);
+    // Both clocks at 1 ms: ns-3 runs there, the small transfer ends on the way.
+    wire::Batch kernel0 = ChainBatch(2, 1e6, 3, {}, 1e6, 10, 0);
+    simulation.Batch(0, kernel0);
+    wire::Batch kernel1 = ChainBatch(2, 1e6, 2, {}, 1e6, 10, 0);
+    kernel1.mutable_records(0)->mutable_chain()->set_device(1);
+    simulation.Batch(1, kernel1);
+    simulation.Step();
+    // Rank 1 receives the megabyte at 2 ms; both ranks then wait for their records.
+    wire::Batch late = JoinBatch(1, 2e6);
+    late.set_seq(3);
+    late.clear_records();
+    AddP2p(late, 1, 3, 1, wire::COMM_RECV, 1 << 20, 2e6);
+    simulation.Batch(1, late);
+    simulation.Sync(0, 1, SyncOn(1, {1, 2}, 2, 1e6));
+    simulation.Sync(1, 2, SyncOn(2, {3}, 3, 2e6));
+    for (int i = 0; i < 10 && run.sink.syncs.size() < 2; ++i)
+    {
+        simulation.Step();
+    }
+    BOOST_REQUIRE(run.sink.syncs.size() == 2u);
+    const wire::SyncReply& ends = run.sink.syncs[0].second; // rank 0's: the send, the receive
+    const double sendEnd = ends.ends(0).end_ns();
+    const double recvEnd = ends.ends(1).end_ns();
+    BOOST_TEST(recvEnd < 1e6);
+    BOOST_TEST(sendEnd > 2e6);
+    const sim::RunReport report = simulation.Report(1.0);
+    BOOST_TEST(report.gpus.at(0).commNs == sendEnd);
+}
