@@ -389,13 +389,19 @@ CommunicatorMatcher::TryStartCollective(Collective& collective)
     {
         m_timelines.SetLabel(member, text);
     }
+    // The calls were for matching and for this start; a long run issues millions.
+    std::vector<wire::Communication>().swap(collective.calls);
 }
 
 void
 CommunicatorMatcher::CollectiveMemberDone(uint64_t comm, uint64_t index, uint32_t rank)
 {
-    Collective& collective = m_collectiveCalls.at({comm, index});
-    m_timelines.Finish(collective.members[rank], NowNs());
+    auto it = m_collectiveCalls.find({comm, index});
+    m_timelines.Finish(it->second.members[rank], NowNs());
+    if (++it->second.ended == it->second.nranks)
+    {
+        m_collectiveCalls.erase(it);
+    }
     m_timelines.RunWorklist();
 }
 

@@ -56,9 +56,10 @@ private:
         uint64_t index = 0;
         int nranks = 0;
         std::vector<NodeIndex> members; // by comm rank; kNoNode until arrived
-        std::vector<wire::Communication> calls;
+        std::vector<wire::Communication> calls; // by comm rank, until it starts
         int arrived = 0;
         int started = 0;
+        int ended = 0; // the call is forgotten when every member has ended
         bool running = false;
     };
     struct Transfer
