@@ -3,9 +3,9 @@
  *
  * nccl-tests for a simulated cluster: for each size (-b/-e/-f as nccl-tests), run one collective
  * alone on a fresh flow model through the collective model (NCCL's choice, timed by eidolon's link
- * model) and print size, algorithm, protocol, channels, time, NCCL's own estimate, algbw and busbw with nccl-tests'
- * bus bandwidth factors. With --compare=<validation yaml> it prints the measured busbw beside each
- * row and the mean relative error for sizes >= 1 MiB and < 1 MiB.
+ * model) and print size, algorithm, protocol, channels, time, NCCL's own estimate, algbw and busbw
+ * with nccl-tests' bus bandwidth factors. With --compare=<validation yaml> it prints the measured
+ * busbw beside each row and the mean relative error for sizes >= 1 MiB and < 1 MiB.
  *
  *   eidolon-collective-sweep --topology=dgx-h100-1node --collective=all_reduce --b=8 --e=8G --f=2
  *   eidolon-collective-sweep --topology=dgx-h100-4node --collective=all_reduce --ncclVersion=22403

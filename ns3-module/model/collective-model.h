@@ -201,6 +201,11 @@ struct NcclCommInfo
     /// viaNet: per comm rank, its NIC (topology device) and the NIC's channel into the fabric
     /// (-1: none).
     std::vector<int64_t> rankNic, rankNicUplink;
+    /// NCCL's nodes (what its rings, trees and p2p schedule see as a node): the comm ranks of
+    /// each, nodes in the order of their first rank and each node's ranks by GPU local index;
+    /// the topology's servers, except under viaNet (one rank each). nodeOfRank: the inverse.
+    std::vector<std::vector<uint32_t>> nodes;
+    std::vector<uint32_t> nodeOfRank;
     /// Per topology node, bit i set when the GPU of local index i is one of the comm's ranks:
     /// NCCL's topology of a node holds only the comm's GPUs there, so PXN relays through them
     /// only.

@@ -294,7 +294,7 @@ void
 RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
 {
     const uint32_t n = in.n;
-    const auto rings = RingOrders(in.topo, in.call.gpus, in.C);
+    const auto rings = RingOrders(in.comm.nodes, in.C);
     for (int c = 0; c < in.C; ++c)
     {
         const auto& ring = rings[c];
@@ -337,19 +337,7 @@ void
 TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
 {
     const NcclCommInfo& comm = in.comm;
-    // NCCL's nodes: one rank each where its network transport joins a server's GPUs.
-    std::vector<std::vector<uint32_t>> nodeRanks;
-    if (comm.viaNet)
-    {
-        for (uint32_t r = 0; r < in.n; ++r)
-        {
-            nodeRanks.push_back({r});
-        }
-    }
-    else
-    {
-        nodeRanks = GroupRanksByNode(in.topo, in.call.gpus, NodeOrder::FirstRank);
-    }
+    const std::vector<std::vector<uint32_t>>& nodeRanks = comm.nodes; // NCCL's nodes
     const int nNodes = int(nodeRanks.size());
     for (int c = 0; c < in.C; ++c)
     {

@@ -29,8 +29,9 @@ namespace eidolon
  *
  * The model keeps one ns-3 event pending at the next instant something happens: a flow starts or
  * drains (rates change) or a finish is due. Callbacks run at the flow's finish time, which is final
- * then: nothing can be added before ns-3's current time. PredictFinish() may run the engine ahead of
- * ns-3's clock (provisionally); a flow added later with an earlier start rolls it back and replays.
+ * then: nothing can be added before ns-3's current time. PredictFinish() may run the engine ahead
+ * of ns-3's clock (provisionally); a flow added later with an earlier start rolls it back and
+ * replays.
  */
 class FlowModel : public NetworkModel
 {

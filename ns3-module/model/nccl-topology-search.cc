@@ -867,6 +867,25 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
         }
         c.viaHost = true;
     }
+    if (c.viaNet)
+    {
+        for (uint32_t r = 0; r < gpus.size(); ++r)
+        {
+            c.nodes.push_back({r});
+        }
+    }
+    else
+    {
+        c.nodes = GroupRanksByNode(topology, gpus, NodeOrder::FirstRank);
+    }
+    c.nodeOfRank.assign(gpus.size(), 0);
+    for (uint32_t k = 0; k < c.nodes.size(); ++k)
+    {
+        for (uint32_t r : c.nodes[k])
+        {
+            c.nodeOfRank[r] = k;
+        }
+    }
     c.nNodes = uint32_t(byNode.size());
     c.ppn = c.nRanks / c.nNodes;
     c.minCompCap = std::numeric_limits<int>::max();
@@ -955,7 +974,12 @@ GroupRanksByNode(const Topology& topology, const std::vector<uint32_t>& gpus, No
 std::vector<std::vector<uint32_t>>
 RingOrders(const Topology& topology, const std::vector<uint32_t>& gpus, int channels)
 {
-    const auto nodes = GroupRanksByNode(topology, gpus, NodeOrder::FirstRank);
+    return RingOrders(GroupRanksByNode(topology, gpus, NodeOrder::FirstRank), channels);
+}
+
+std::vector<std::vector<uint32_t>>
+RingOrders(const std::vector<std::vector<uint32_t>>& nodes, int channels)
+{
     std::vector<std::vector<uint32_t>> rings(channels);
     for (int c = 0; c < channels; ++c)
     {

@@ -66,6 +66,9 @@ std::vector<std::vector<uint32_t>> GroupRanksByNode(const Topology& topology,
 /// down back to it, so node boundaries stay on a rail (as CollectiveHelper::RailAlignedRings).
 std::vector<std::vector<uint32_t>> RingOrders(const Topology& topology,
                                               const std::vector<uint32_t>& gpus, int channels);
+/// The same over given nodes (NcclCommInfo::nodes: NCCL's nodes of a communicator).
+std::vector<std::vector<uint32_t>> RingOrders(const std::vector<std::vector<uint32_t>>& nodes,
+                                              int channels);
 
 /// One of NCCL's two binary trees over node indices 0..n-1.
 struct NodeTree

@@ -27,13 +27,13 @@ using FlowId = uint64_t;
 /// What a caller asks a network model to carry: bytes from one topology device to another.
 struct FlowSpec
 {
-    uint32_t src = 0;    //!< source device id in the Topology
-    uint32_t dst = 0;    //!< destination device id in the Topology
-    uint64_t bytes = 0;  //!< payload size
-    Time start;          //!< virtual time at which the sender starts
-    uint64_t tag = 0;    //!< opaque to the model; returned in the FlowRecord (and used for ECMP)
-    double rateCap = 0;  //!< bytes/s the sender cannot exceed (0: no cap)
-    Time extraLatency;   //!< added to the path latency (protocol or per-step latency)
+    uint32_t src = 0;   //!< source device id in the Topology
+    uint32_t dst = 0;   //!< destination device id in the Topology
+    uint64_t bytes = 0; //!< payload size
+    Time start;         //!< virtual time at which the sender starts
+    uint64_t tag = 0;   //!< opaque to the model; returned in the FlowRecord (and used for ECMP)
+    double rateCap = 0; //!< bytes/s the sender cannot exceed (0: no cap)
+    Time extraLatency;  //!< added to the path latency (protocol or per-step latency)
     /// Directed channels to cross, in order; empty means "route it through the topology".
     std::vector<uint32_t> path;
 };
@@ -65,13 +65,13 @@ struct NetworkModelStats
 {
     uint64_t flowsAdded = 0;
     uint64_t flowsFinished = 0;
-    uint64_t rateUpdates = 0;      //!< re-solves of a connected component
-    uint64_t flowsResolved = 0;    //!< sum of component sizes over those re-solves
-    uint64_t rollbacks = 0;        //!< times the model went back to an earlier state
+    uint64_t rateUpdates = 0;         //!< re-solves of a connected component
+    uint64_t flowsResolved = 0;       //!< sum of component sizes over those re-solves
+    uint64_t rollbacks = 0;           //!< times the model went back to an earlier state
     uint64_t causalityViolations = 0; //!< pinned flows whose replay could not keep their time
     uint64_t lateFlowsReplayed = 0;   //!< flows added with a start in the past, replayed from it
     uint64_t peakActiveFlows = 0;
-    uint64_t historyBytes = 0;     //!< memory held for rollback right now (approximate)
+    uint64_t historyBytes = 0; //!< memory held for rollback right now (approximate)
 };
 
 /**

@@ -144,7 +144,7 @@ struct SendRecvJob
 class P2pLayout
 {
 public:
-    P2pLayout(const Topology& topo, const CollectiveCall& call, const NcclCommInfo& comm);
+    P2pLayout(const CollectiveCall& call, const NcclCommInfo& comm);
 
     /// Channels of transfer i (in call.transfers order).
     int OpChannels(size_t i) const { return m_opChannels[i]; }
@@ -192,34 +192,20 @@ private:
     const Work& WorkOf(uint32_t r, int k) const { return m_works[Row(r) * m_rounds + size_t(k)]; }
 };
 
-P2pLayout::P2pLayout(const Topology& topo, const CollectiveCall& call, const NcclCommInfo& comm)
+P2pLayout::P2pLayout(const CollectiveCall& call, const NcclCommInfo& comm)
     : m_nP2p(std::max(comm.p2pChannels, 1))
 {
     const uint32_t n = uint32_t(call.gpus.size());
     m_rankNode.assign(n, 0);
     m_rankLocal.assign(n, 0);
-    // Nodes numbered in comm-rank order of first appearance, local indices in rank order within
+    // NCCL's nodes (in comm-rank order of first appearance), local indices in rank order within
     // a node (NCCL's node and local ranks).
-    std::vector<int32_t> nodeIndex(topo.NodeCount(), -1);
-    std::vector<uint32_t> nodeCount;
+    NS_ABORT_MSG_UNLESS(comm.nodeOfRank.size() == n, "P2pLayout: the communicator's nodes are "
+                                                     "not described");
+    std::vector<uint32_t> nodeCount(comm.nodes.size(), 0);
     for (uint32_t r = 0; r < n; ++r)
     {
-        const int32_t node = topo.GetDevice(call.gpus[r]).node;
-        NS_ABORT_MSG_UNLESS(node >= 0 && uint32_t(node) < nodeIndex.size(),
-                            "P2pLayout: GPU " << call.gpus[r] << " has no node");
-        if (comm.viaNet)
-        {
-            // NCCL's nodes hold one GPU each (NcclCommInfo::viaNet).
-            m_rankNode[r] = uint32_t(nodeCount.size());
-            nodeCount.push_back(1);
-            continue;
-        }
-        if (nodeIndex[node] < 0)
-        {
-            nodeIndex[node] = int32_t(nodeCount.size());
-            nodeCount.push_back(0);
-        }
-        m_rankNode[r] = uint32_t(nodeIndex[node]);
+        m_rankNode[r] = comm.nodeOfRank[r];
         m_rankLocal[r] = nodeCount[m_rankNode[r]]++;
     }
     m_nNodes = std::max<uint32_t>(1, uint32_t(nodeCount.size()));
@@ -387,7 +373,7 @@ PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
     const uint32_t src = call.gpus[tr.srcRank];
     const uint32_t dst = call.gpus[tr.dstRank];
     // One NCCL node (the network transport makes each GPU a node of its own).
-    const bool sameNode = !comm.viaNet && topo.GetDevice(src).node == topo.GetDevice(dst).node;
+    const bool sameNode = comm.nodeOfRank[tr.srcRank] == comm.nodeOfRank[tr.dstRank];
     const uint64_t hash = call.tag * 0x9e3779b97f4a7c15ULL ^ (index * 0xc2b2ae3d27d4eb4fULL);
     bool viaProxy = false;
     std::vector<uint32_t> path =
@@ -513,7 +499,7 @@ PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
                        }
                    });
     }
-    const P2pLayout layout(topo, call, comm);
+    const P2pLayout layout(call, comm);
     uint64_t index = 0;
     for (const auto& tr : call.transfers)
     {

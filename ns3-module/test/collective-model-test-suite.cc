@@ -131,6 +131,7 @@ public:
     void ShmDisabledMakesEachGpuANodeOfItsOwn();
     void ConfigCtasBoundTheChannels();
     void Ll128FollowsTheNicsPlace();
+    void CommNodesAreNcclsNodes();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -497,6 +498,37 @@ CollectiveModelTestCase::ConfigCtasBoundTheChannels()
     NS_TEST_EXPECT_MSG_EQ(b.model->Choose(call).channels, own + 8, "");
     call.minCtas = 0;
     NS_TEST_EXPECT_MSG_EQ(b.model->Choose(call).channels, own, "the bounds are per communicator");
+}
+
+void
+CollectiveModelTestCase::CommNodesAreNcclsNodes()
+{
+    // NCCL numbers its nodes by their first rank and orders a node's ranks by GPU (local index).
+    // default.yaml: 2 nodes of 8. Ranks n0/gpu3, n1/gpu0, n0/gpu1, n1/gpu5: node 0 holds ranks
+    // {2 (gpu1), 0 (gpu3)}, node 1 ranks {1 (gpu0), 3 (gpu5)}.
+    {
+        Bench b("default");
+        const std::vector<uint32_t> gpus = {b.topo->GpuDevice(3), b.topo->GpuDevice(8),
+                                            b.topo->GpuDevice(1), b.topo->GpuDevice(13)};
+        const NcclCommInfo c = b.model->DescribeCommunicator(gpus);
+        const std::vector<std::vector<uint32_t>> nodes = {{2, 0}, {1, 3}};
+        const std::vector<uint32_t> nodeOfRank = {0, 1, 0, 1};
+        NS_TEST_EXPECT_MSG_EQ((c.nodes == nodes), true, "");
+        NS_TEST_EXPECT_MSG_EQ((c.nodeOfRank == nodeOfRank), true, "");
+        NS_TEST_EXPECT_MSG_EQ(c.nNodes, 2u, "");
+    }
+    // Without P2P and SHM every rank is a node of its own (NcclCommInfo::viaNet), in rank order.
+    {
+        Bench b("dgx-h100-128node", {{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}});
+        const NcclCommInfo c =
+            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1, 4).gpus);
+        const std::vector<std::vector<uint32_t>> nodes = {{0}, {1}, {2}, {3}};
+        const std::vector<uint32_t> nodeOfRank = {0, 1, 2, 3};
+        NS_TEST_EXPECT_MSG_EQ(c.viaNet, true, "");
+        NS_TEST_EXPECT_MSG_EQ((c.nodes == nodes), true, "");
+        NS_TEST_EXPECT_MSG_EQ((c.nodeOfRank == nodeOfRank), true, "");
+        NS_TEST_EXPECT_MSG_EQ(c.nNodes, 4u, "");
+    }
 }
 
 void
@@ -1477,6 +1509,7 @@ public:
              &C::ShmDisabledMakesEachGpuANodeOfItsOwn},
             {"config_ctas_bound_the_channels", &C::ConfigCtasBoundTheChannels},
             {"ll128_follows_the_nics_place", &C::Ll128FollowsTheNicsPlace},
+            {"comm_nodes_are_nccls_nodes", &C::CommNodesAreNcclsNodes},
         };
         for (const auto& [name, check] : checks)
         {
