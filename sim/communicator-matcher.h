@@ -55,7 +55,7 @@ private:
         uint64_t comm = 0;
         uint64_t index = 0;
         int nranks = 0;
-        std::vector<NodeIndex> members; // by comm rank; kNoNode until arrived
+        std::vector<NodeIndex> members;         // by comm rank; kNoNode until arrived
         std::vector<wire::Communication> calls; // by comm rank, until it starts
         int arrived = 0;
         int started = 0;

@@ -129,8 +129,8 @@ Horizon::Advance()
     // (a collective member that waited reports its slice from its own start when it ends, and a
     // blocked rank's clock is not in the horizon): folding by the horizon made the covered time
     // depend on where the wall-clock interleaving put it.
-    const double settled = std::min({NowNs(), m_timelines.LeastLiveClock(),
-                                     m_timelines.EarliestRunningCommunication()});
+    const double settled = std::min(
+        {NowNs(), m_timelines.LeastLiveClock(), m_timelines.EarliestRunningCommunication()});
     if (m_timelines.AllJoined() && std::isfinite(settled))
     {
         m_stats.CloseBefore(settled);

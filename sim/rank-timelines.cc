@@ -94,7 +94,7 @@ RankTimelines::AddNode(RankProcess& process, uint64_t id, int device, uint64_t s
                        bool communication)
 {
     UseGpu(process, device); // validates
-    RetireEndedBlocks(); // here: no caller holds a Node across AddNode
+    RetireEndedBlocks();     // here: no caller holds a Node across AddNode
     const NodeIndex index = m_kept.size();
     if (index % kBlockSize == 0)
     {

@@ -152,7 +152,7 @@ private:
     uint32_t m_gpusPerNode = 1;
     int m_expected = 0;
     std::vector<std::unique_ptr<RankProcess>> m_processes;
-    std::deque<Kept> m_kept;                     // by NodeIndex
+    std::deque<Kept> m_kept;                      // by NodeIndex
     std::vector<std::unique_ptr<Block>> m_blocks; // NodeIndex / kBlockSize; null: retired
     std::vector<size_t> m_endedBlocks;            // every record ended: retire at the next AddNode
     std::multiset<double> m_runningCommunication; // starts of the communication records running

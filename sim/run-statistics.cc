@@ -85,10 +85,10 @@ RunStatistics::WorkDone(const DecidedWork& work)
         work.communication ? work.startNs : std::max(work.startNs, work.endNs - work.busyNs);
     if (KeepsSlice(work.gpu, work.communication, startNs, work.endNs))
     {
-        m_slices.push_back(TraceSlice{
-            work.gpu, work.stream, work.label,
-            work.communication ? "collective" : (work.compute ? "compute" : "copy"), startNs,
-            work.endNs, nlohmann::json()});
+        m_slices.push_back(
+            TraceSlice{work.gpu, work.stream, work.label,
+                       work.communication ? "collective" : (work.compute ? "compute" : "copy"),
+                       startNs, work.endNs, nlohmann::json()});
     }
 }
 

@@ -309,9 +309,9 @@ Simulation::IngestRecord(RankProcess& process, const wire::Record& record)
         node.a = chain.a_ns();
         node.b = chain.b_ns();
         node.busy = chain.busy_ns();
-        m_timelines.SetLabel(index, chain.count() > 1 ? fmt::format("{} (+{} ops)", chain.label(),
-                                                                    chain.count() - 1)
-                                                      : chain.label());
+        m_timelines.SetLabel(
+            index, chain.count() > 1 ? fmt::format("{} (+{} ops)", chain.label(), chain.count() - 1)
+                                     : chain.label());
         node.compute = !(chain.kind() == wire::OP_COPY || chain.kind() == wire::OP_MEMSET);
         m_timelines.Submit(index);
         break;

@@ -516,9 +516,9 @@ BOOST_AUTO_TEST_CASE(ended_records_are_retired_by_block_and_their_ends_stay)
     uint64_t seq = 1;
     for (uint64_t k = 1; k <= n; ++k)
     {
-        simulation.Batch(0, ChainBatch(seq++, 0, k, k > 1 ? std::vector<uint64_t>{k - 1}
-                                                          : std::vector<uint64_t>{},
-                                       0, 1, 0));
+        simulation.Batch(
+            0, ChainBatch(seq++, 0, k,
+                          k > 1 ? std::vector<uint64_t>{k - 1} : std::vector<uint64_t>{}, 0, 1, 0));
     }
     // The first two blocks retire at the next record: record n + 1 waits on record 5 (retired),
     // ready at 0: it starts at 5 and ends at 5 + 2 = 7.
