@@ -198,7 +198,12 @@ RankTimelines::Finish(NodeIndex index, double endNs)
     m_kept[index].end = endNs;
     if (node.communication)
     {
-        m_runningCommunication.erase(m_runningCommunication.find(node.start));
+        // Started communication is running (Start); a record ended otherwise never was.
+        if (auto running = m_runningCommunication.find(node.start);
+            running != m_runningCommunication.end())
+        {
+            m_runningCommunication.erase(running);
+        }
     }
     uint32_t gpu = UseGpu(*m_processes[size_t(node.process)], node.device);
     m_stats.WorkDone(RunStatistics::DecidedWork{gpu, node.stream, *m_labelText[node.label],

@@ -52,7 +52,7 @@ public:
         int unresolved = 0;
         bool communication = false;
         bool compute = true; // trace
-        uint32_t label = 0;  // trace: LabelText(label)
+        uint32_t label = 0;  // trace: its text is LabelOf(this node)
         std::vector<NodeIndex> successors;
         std::unique_ptr<Communication> comm; // communication records only
         double busy = 0;                     // trace
