@@ -385,9 +385,10 @@ CommunicatorMatcher::TryStartCollective(Collective& collective)
     std::string text = fmt::format("{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[0]),
                                    Bytes(call.bytes), e::ToString(plan.algorithm),
                                    e::ToString(plan.protocol), plan.channels);
+    const uint32_t label = m_timelines.InternLabel(text);
     for (NodeIndex member : collective.members)
     {
-        m_timelines.SetLabel(member, text);
+        m_timelines.At(member).label = label;
     }
     // The calls were for matching and for this start; a long run issues millions.
     std::vector<wire::Communication>().swap(collective.calls);

@@ -264,7 +264,7 @@ RankTimelines::LeastLiveClock() const
 }
 
 uint32_t
-RankTimelines::LabelId(const std::string& text)
+RankTimelines::InternLabel(const std::string& text)
 {
     auto [it, added] = m_labelIds.try_emplace(text, uint32_t(m_labelText.size()));
     if (added)

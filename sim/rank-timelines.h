@@ -102,7 +102,9 @@ public:
     uint64_t IdOf(NodeIndex node) const { return m_kept[node].id; }
     // A record's trace label (kernel names and collective descriptions repeat: a Node holds the
     // index of its text, which the run keeps once).
-    void SetLabel(NodeIndex node, const std::string& text) { At(node).label = LabelId(text); }
+    void SetLabel(NodeIndex node, const std::string& text) { At(node).label = InternLabel(text); }
+    // The index of `text` among the run's labels (added if new), for several records at once.
+    uint32_t InternLabel(const std::string& text);
     const std::string& LabelOf(NodeIndex node) const { return *m_labelText[At(node).label]; }
     // Records whose whole block has ended; their Node is freed (at the next AddNode).
     uint64_t RetiredRecords() const { return m_retiredBlocks * kBlockSize; }
@@ -132,7 +134,6 @@ public:
 private:
     void Start(NodeIndex node);
     void RetireEndedBlocks();
-    uint32_t LabelId(const std::string& text);
 
     // What a run keeps of every record: later records and syncs may wait on any of them.
     struct Kept

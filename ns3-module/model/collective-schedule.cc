@@ -87,13 +87,8 @@ struct PipeInputs
     /// `salt`, so paths never depend on posting order.
     std::vector<uint32_t> Route(uint32_t from, uint32_t to, uint64_t salt) const
     {
-        const uint64_t hash = hashBase ^ (salt * 0xc2b2ae3d27d4eb4fULL);
-        if (comm.viaNet)
-        {
-            return RouteViaNet(topo, comm, call.gpus, from, to, hash);
-        }
-        return comm.viaHost ? RouteViaHost(topo, call.gpus[from], call.gpus[to], hash)
-                            : topo.Route(call.gpus[from], call.gpus[to], hash);
+        return CommRoute(topo, comm, call.gpus, from, to,
+                         hashBase ^ (salt * 0xc2b2ae3d27d4eb4fULL));
     }
 
     void Append(std::vector<uint32_t>& path, uint32_t from, uint32_t to, uint64_t salt) const
@@ -781,6 +776,18 @@ ScheduleAt(Time at, std::function<void()> fn)
 {
     Time delay = at > Simulator::Now() ? at - Simulator::Now() : Time(0);
     Simulator::Schedule(delay, [fn]() { fn(); });
+}
+
+std::vector<uint32_t>
+CommRoute(const Topology& topo, const NcclCommInfo& comm, const std::vector<uint32_t>& gpus,
+          uint32_t from, uint32_t to, uint64_t hash)
+{
+    if (comm.viaNet)
+    {
+        return RouteViaNet(topo, comm, gpus, from, to, hash);
+    }
+    return comm.viaHost ? RouteViaHost(topo, gpus[from], gpus[to], hash)
+                        : topo.Route(gpus[from], gpus[to], hash);
 }
 
 std::vector<uint32_t>

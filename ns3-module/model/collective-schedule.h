@@ -53,6 +53,12 @@ std::vector<uint32_t> RouteViaNet(const Topology& topo, const NcclCommInfo& comm
                                   const std::vector<uint32_t>& gpus, uint32_t from, uint32_t to,
                                   uint64_t hash);
 
+/// The path NCCL's transport between comm ranks `from` and `to` takes: RouteViaNet under viaNet,
+/// RouteViaHost under viaHost, else the topology's route (ECMP by `hash`).
+std::vector<uint32_t> CommRoute(const Topology& topo, const NcclCommInfo& comm,
+                                const std::vector<uint32_t>& gpus, uint32_t from, uint32_t to,
+                                uint64_t hash);
+
 /// Runs `fn` at `at` (now if `at` has passed).
 void ScheduleAt(Time at, std::function<void()> fn);
 

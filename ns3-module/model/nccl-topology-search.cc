@@ -972,12 +972,6 @@ GroupRanksByNode(const Topology& topology, const std::vector<uint32_t>& gpus, No
 }
 
 std::vector<std::vector<uint32_t>>
-RingOrders(const Topology& topology, const std::vector<uint32_t>& gpus, int channels)
-{
-    return RingOrders(GroupRanksByNode(topology, gpus, NodeOrder::FirstRank), channels);
-}
-
-std::vector<std::vector<uint32_t>>
 RingOrders(const std::vector<std::vector<uint32_t>>& nodes, int channels)
 {
     std::vector<std::vector<uint32_t>> rings(channels);

@@ -61,12 +61,10 @@ std::vector<std::vector<uint32_t>> GroupRanksByNode(const Topology& topology,
                                                     const std::vector<uint32_t>& gpus,
                                                     NodeOrder order);
 
-/// The ring of each of `channels` channels, as comm ranks. Nodes in the order of their first
-/// rank; channel c enters each node on the GPU of rail c: even nodes walk up from it, odd nodes
-/// down back to it, so node boundaries stay on a rail (as CollectiveHelper::RailAlignedRings).
-std::vector<std::vector<uint32_t>> RingOrders(const Topology& topology,
-                                              const std::vector<uint32_t>& gpus, int channels);
-/// The same over given nodes (NcclCommInfo::nodes: NCCL's nodes of a communicator).
+/// The ring of each of `channels` channels, as comm ranks, over a communicator's nodes
+/// (NcclCommInfo::nodes: in the order of their first rank, each by local index); channel c enters
+/// each node on the GPU of rail c: even nodes walk up from it, odd nodes down back to it, so node
+/// boundaries stay on a rail (as CollectiveHelper::RailAlignedRings).
 std::vector<std::vector<uint32_t>> RingOrders(const std::vector<std::vector<uint32_t>>& nodes,
                                               int channels);
 

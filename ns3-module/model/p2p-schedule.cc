@@ -334,7 +334,7 @@ TransferPath(const ScheduleContext& ctx, const NcclCommInfo& comm, const Collect
     *viaProxy = false;
     if (comm.viaNet)
     {
-        return RouteViaNet(topo, comm, call.gpus, srcRank, dstRank, hash);
+        return CommRoute(topo, comm, call.gpus, srcRank, dstRank, hash); // no PXN: nodes of one
     }
     // PXN's NVLink hop is P2P between the sender and the proxy GPU (not without P2P), and the
     // proxy is a GPU of the comm (NCCL's topology of a node holds no other).
@@ -355,7 +355,7 @@ TransferPath(const ScheduleContext& ctx, const NcclCommInfo& comm, const Collect
     }
     if (path.empty())
     {
-        path = comm.viaHost ? RouteViaHost(topo, src, dst, hash) : topo.Route(src, dst, hash);
+        path = CommRoute(topo, comm, call.gpus, srcRank, dstRank, hash);
     }
     return path;
 }

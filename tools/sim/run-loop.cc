@@ -47,10 +47,6 @@ Prepend(const char* name, const std::string& value, char separator)
     return old && *old ? value + separator + old : value;
 }
 
-// How a rank process loads gpu-emu's libraries instead of NVIDIA's (gpu-emu/loader/README.md):
-// the search path for programs linked against them; the audit module for programs that reach
-// NVIDIA's by RPATH or full path (PyTorch's wheels); the clock interposers preloaded for programs
-// that dlopen CUDA (Python). What the user set is kept, after ours.
 // `eidolon run` may itself be a task of a launcher (srun or mpirun starting it on a CPU node of a
 // cluster). The processes it starts are not that launcher's tasks, and gpu-emu and programs take
 // a rank's identity from these variables: they are not passed on.
@@ -69,6 +65,10 @@ HostTaskIdentity()
             "PMIX_RANK"};
 }
 
+// How a rank process loads gpu-emu's libraries instead of NVIDIA's (gpu-emu/loader/README.md):
+// the search path for programs linked against them; the audit module for programs that reach
+// NVIDIA's by RPATH or full path (PyTorch's wheels); the clock interposers preloaded for programs
+// that dlopen CUDA (Python). What the user set is kept, after ours.
 std::map<std::string, std::string>
 LoaderEnvironment(const std::string& libDir)
 {
