@@ -1,5 +1,7 @@
 #include "bridge-client.h"
 
+#include "record-folds.h"
+
 #include "wire-ticks.h"
 #include "wire-version.h"
 #include "wire.pb.h"
@@ -108,29 +110,6 @@ private:
     bool m_connected = false;
     bool m_lost = false;
 };
-
-wire::OpKind
-WireKind(gpu::OpKind kind)
-{
-    switch (kind)
-    {
-    case gpu::OpKind::Kernel:
-        return wire::OP_KERNEL;
-    case gpu::OpKind::Gemm:
-        return wire::OP_GEMM;
-    case gpu::OpKind::Copy:
-        return wire::OP_COPY;
-    case gpu::OpKind::Memset:
-        return wire::OP_MEMSET;
-    case gpu::OpKind::EventRecord:
-        return wire::OP_EVENT;
-    case gpu::OpKind::GraphNode:
-        return wire::OP_GRAPH;
-    case gpu::OpKind::Communication:
-        return wire::OP_COMMUNICATION;
-    }
-    return wire::OP_KERNEL;
-}
 
 wire::CommOpKind
 WireCommKind(gpu::CommOpKind kind)
@@ -287,22 +266,15 @@ public:
         if (it != m_openSpan.end())
         {
             wire::Span* span = m_batch.mutable_records(int(it->second))->mutable_span();
-            span->set_end_ns(op.end);
-            span->set_busy_ns(span->busy_ns() + (op.end - op.start));
-            span->set_count(span->count() + 1);
-            return;
+            if (ExtendsSpan(*span, op))
+            {
+                AddToSpan(*span, op);
+                return;
+            }
         }
         Touch();
         m_openSpan[op.streamId] = size_t(m_batch.records_size());
-        wire::Span* span = m_batch.add_records()->mutable_span();
-        span->set_device(op.device);
-        span->set_stream(op.streamId);
-        span->set_kind(WireKind(op.kind));
-        span->set_start_ns(op.start);
-        span->set_end_ns(op.end);
-        span->set_busy_ns(op.end - op.start);
-        span->set_count(1);
-        span->set_label(*op.label);
+        StartSpan(*m_batch.add_records()->mutable_span(), op);
         MaybeFlushFull();
     }
 
@@ -311,38 +283,19 @@ public:
         std::lock_guard<std::mutex> state(m_state);
         m_openSpan.erase(op.streamId);
         auto it = m_openChain.find(op.streamId);
-        if (it != m_openChain.end() && op.deps.size() == 1 && op.deps[0] == it->second.id)
+        if (it != m_openChain.end())
         {
-            // Fold: the chain f(s) = max(s + a, b) followed by (ready r, duration d) is
-            // s -> max(f(s), r) + d = max(s + a + d, max(b, r) + d).
             wire::Chain* chain = m_batch.mutable_records(int(it->second.index))->mutable_chain();
-            const double duration = wire::WholeTicks(op.duration);
-            chain->set_a_ns(chain->a_ns() + duration);
-            chain->set_b_ns(std::max(chain->b_ns(), wire::WholeTicks(op.ready)) + duration);
-            chain->set_busy_ns(chain->busy_ns() + duration);
-            chain->set_count(chain->count() + 1);
-            return it->second.id;
+            if (ExtendsChain(*chain, op))
+            {
+                AddToChain(*chain, op);
+                return it->second.id;
+            }
         }
         Touch();
         uint64_t id = ++m_nextId;
         m_openChain[op.streamId] = OpenChain{id, size_t(m_batch.records_size())};
-        wire::Chain* chain = m_batch.add_records()->mutable_chain();
-        chain->set_id(id);
-        chain->set_device(op.device);
-        chain->set_stream(op.streamId);
-        for (uint64_t dep : op.deps)
-        {
-            chain->add_deps(dep);
-        }
-        const double ready = wire::WholeTicks(op.ready);
-        const double duration = wire::WholeTicks(op.duration);
-        chain->set_ready_ns(ready);
-        chain->set_a_ns(duration);
-        chain->set_b_ns(ready + duration);
-        chain->set_busy_ns(duration);
-        chain->set_count(1);
-        chain->set_label(*op.label);
-        chain->set_kind(WireKind(op.kind));
+        StartChain(*m_batch.add_records()->mutable_chain(), id, op);
         MaybeFlushFull();
         return id;
     }
