@@ -147,18 +147,19 @@ DataExchange::P2pKey(uint64_t commId, int from, int to, uint64_t index) const
 
 void
 DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int readers,
-                  bool local, const BoardStream& stream, uint64_t count)
+                  bool local, const BoardStream& stream, uint64_t count, uint64_t opBytes)
 {
     // Over the bound, the buffer's pages are not even looked at (every NCCL call posts: a scan
     // of a large buffer's page map would be paid per call); only until the warning is given.
-    bool overBound = bytes > m_opMaxBytes;
+    bool overBound = opBytes > m_opMaxBytes;
     bool backed = pointer && bytes > 0 && !overBound && m_access.HasData(pointer, bytes);
     if (overBound && !m_warnedOpMax && pointer && m_access.HasData(pointer, bytes))
     {
         m_warnedOpMax = true;
-        WarnOnce("opmax", "an NCCL operation's send buffer of " + std::to_string(bytes) +
-                              " bytes holds host-written data but is larger than "
-                              "EIDOLON_HOST_DATA_OP_MAX (" +
+        WarnOnce("opmax", "an NCCL operation's send buffer holds host-written data but the "
+                          "operation's largest buffer, " +
+                              std::to_string(opBytes) +
+                              " bytes, is larger than EIDOLON_HOST_DATA_OP_MAX (" +
                               std::to_string(m_opMaxBytes) +
                               " bytes): operations that large move no data");
     }
@@ -346,13 +347,15 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
     {
         const CommOp& op = ops[i];
         uint64_t bytes = SendBytes(op, member.nranks);
+        const uint64_t opBytes =
+            op.kind == CommOpKind::AllGather ? bytes * uint64_t(member.nranks) : bytes;
         if (op.kind == CommOpKind::Send)
         {
             if (op.count > 0) // an empty send has no data and no reader
             {
                 uint64_t index = m_sends[{member.commId, member.rank, op.peer}]++;
                 Put(P2pKey(member.commId, member.rank, op.peer, index), op.sendbuff, bytes, 1,
-                    local, BoardStream{member.commId, member.rank, op.peer}, index + 1);
+                    local, BoardStream{member.commId, member.rank, op.peer}, index + 1, opBytes);
             }
             continue;
         }
@@ -369,7 +372,8 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
         if (readers > 0)
         {
             Put(CollectiveKey(member.commId, m_postedIndex[i], member.rank), op.sendbuff, bytes,
-                readers, local, BoardStream{member.commId, member.rank, -1}, m_postedIndex[i] + 1);
+                readers, local, BoardStream{member.commId, member.rank, -1}, m_postedIndex[i] + 1,
+                opBytes);
         }
     }
 }

@@ -60,7 +60,10 @@ class DataExchange
 {
 public:
     // `directory`: where ranks of other processes meet ("" = in-process only). `opMaxBytes`: a
-    // send buffer larger than this is posted as holding no data (EIDOLON_HOST_DATA_OP_MAX).
+    // an operation whose largest buffer on a rank (an all-gather's receive buffer, a
+    // reduce-scatter's send buffer, else the send buffer) is larger than this is posted as holding
+    // no data (EIDOLON_HOST_DATA_OP_MAX): every rank lands what every other posted, so the bytes
+    // a run holds grow with ranks x that buffer.
     DataExchange(std::string directory, DataAccess& access, uint64_t opMaxBytes = 4ull << 20);
 
     // Names this run for the exchange board ("board.<tag>" in the directory), so that a
@@ -152,9 +155,10 @@ private:
     std::string P2pKey(uint64_t commId, int from, int to, uint64_t index) const;
     // Posts `bytes` at `pointer` under `key` for `readers` reads, then counts `count` posted on
     // `stream`'s board entry. A buffer without data is posted as a marker only in the mailbox
-    // or without a board. `local`: the in-process mailbox (one-rank communicators).
+    // or without a board. `local`: the in-process mailbox (one-rank communicators). `opBytes`:
+    // the operation's largest buffer on a rank, which the op bound applies to.
     void Put(const std::string& key, const void* pointer, size_t bytes, int readers, bool local,
-             const BoardStream& stream, uint64_t count);
+             const BoardStream& stream, uint64_t count, uint64_t opBytes);
     // Writes the contribution file `key` (a marker if not `backed`).
     void WriteFile(const std::string& key, const void* pointer, size_t bytes, bool backed,
                    int readers);

@@ -10,6 +10,7 @@
 #include "host-backing.h"
 #include "reductions.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -405,5 +406,57 @@ BOOST_FIXTURE_TEST_CASE(a_receive_given_up_early_counts_only_data_that_comes, Tw
     rank0.LandReady();
     BOOST_TEST(rank0.Stats().lostContributions == 1u);
     BOOST_TEST(recv0[0] == -1); // the destination kept its contents
+    BOOST_TEST(dir.Files() == 0);
+}
+
+// EIDOLON_HOST_DATA_OP_MAX bounds an operation by its largest buffer on a rank: an all-gather's
+// is its receive buffer, ranks x its send buffer (every rank lands every other's contribution,
+// so a run holds ranks x that much). Bound 24 bytes, two ranks: an all-gather of 2 int32 a rank
+// (receive 16 bytes) moves data; of 4 (send 16, receive 32) none, though each send fits.
+BOOST_AUTO_TEST_CASE(the_op_bound_applies_to_an_all_gathers_receive_buffer)
+{
+    DataDirectory dir;
+    HostAccess access0, access1;
+    DataExchange rank0{dir.path.string(), access0, 24};
+    DataExchange rank1{dir.path.string(), access1, 24};
+    rank0.SetRunTag("bound");
+    rank1.SetRunTag("bound");
+    CommMember member0{43, 2, 0, 0};
+    CommMember member1{43, 2, 1, 0};
+    int32_t send0[4] = {1, 2, 3, 4}, send1[4] = {10, 20, 30, 40};
+    int32_t recv0[8], recv1[8];
+    std::fill(std::begin(recv0), std::end(recv0), -1);
+    std::fill(std::begin(recv1), std::end(recv1), -1);
+    access0.written = {send0};
+    access1.written = {send1};
+    auto allGather = [](const int32_t* send, int32_t* recv, uint64_t count)
+    {
+        CommOp op = AllReduceInt32(send, recv, count);
+        op.kind = CommOpKind::AllGather;
+        return op;
+    };
+
+    std::vector<CommOp> small0{allGather(send0, recv0, 2)}, small1{allGather(send1, recv1, 2)};
+    rank0.Post(member0, small0);
+    rank1.Post(member1, small1);
+    rank0.Expect(member0, small0, 1, 5);
+    rank1.Expect(member1, small1, 1, 5);
+    BOOST_TEST(rank0.TryLandOldest());
+    BOOST_TEST(rank1.TryLandOldest());
+    BOOST_TEST(recv1[0] == 1); // rank 0's two ints, then rank 1's
+    BOOST_TEST(recv1[1] == 2);
+    BOOST_TEST(recv0[2] == 10);
+    BOOST_TEST(recv0[3] == 20);
+
+    std::fill(std::begin(recv0), std::end(recv0), -1);
+    std::vector<CommOp> large0{allGather(send0, recv0, 4)}, large1{allGather(send1, recv1, 4)};
+    rank0.Post(member0, large0);
+    rank1.Post(member1, large1);
+    rank0.Expect(member0, large0, 1, 6);
+    rank1.Expect(member1, large1, 1, 6);
+    BOOST_TEST(rank0.TryLandOldest());
+    BOOST_TEST(rank1.TryLandOldest());
+    BOOST_TEST(recv0[4] == -1); // nothing moved: the destination keeps its contents
+    BOOST_TEST(rank0.Stats().postedFiles == 1u); // the small all-gather's only
     BOOST_TEST(dir.Files() == 0);
 }
