@@ -244,10 +244,45 @@ def explain_megatron_faster(case, cases, results):
                    "at small hidden sizes")
 
 
+# The bus bandwidth of a whole-buffer all-gather or reduce-scatter of tens of MiB over the 8 GPUs
+# of a DGX H100 node, as the simulation gives it (56 MiB: about 170 us, 345 GB/s; the single-node
+# logs in ../shared/validation-data measure 307-336 GB/s for all-gathers of 128 MiB-1 GiB).
+NVLINK_TP_BUSBW = 345e9
+
+
+def explain_tp_comm(case, cases, results):
+    """Rows slower than measured whose tensor-parallel collectives the measured run overlapped
+    with its GEMMs (Megatron's --tp-comm-overlap, NeMo's tp_comm_overlap) and train-gpt does not."""
+    r = results.get(case["id"]) or {}
+    err = error_of(case, r)
+    shape, par = case.get("shape"), case.get("par") or {}
+    tp = par.get("tp") or 1
+    if err is None or err < 0.10 or tp < 2 or "--sequence-parallel" not in (case["args"] or []):
+        return None
+    if not shape or not case.get("gbs") or not case.get("seq"):
+        return None
+    # Per layer and micro-batch: 6 all-gathers and 4 reduce-scatters of the whole sequence's
+    # activations (tokens x hidden x 2 bytes), each moving (tp - 1) / tp of it per GPU.
+    tokens = case["seq"] / (par.get("cp") or 1)
+    micro = case["gbs"] / (par.get("dp") or 1)
+    layers = shape["layers"] / (par.get("pp") or 1)
+    seconds = (10 * tokens * shape["hidden"] * 2 * (tp - 1) / tp / NVLINK_TP_BUSBW * layers * micro)
+    hidden = r["median_s"] - seconds
+    return ("train-gpt runs its sequence-parallel all-gathers and reduce-scatters between the GEMMs, "
+            "while the measured run hid them behind the GEMMs (--tp-comm-overlap: Transformer "
+            "Engine's userbuffers, direct copies between the GPUs, which eidolon does not emulate; "
+            "NCCL collectives split into pieces are slower than the whole collective at these sizes): "
+            "about %.2f s of NVLink traffic per step on GPU 0 (10 x %d tokens x %d x 2 bytes per "
+            "layer and micro-batch, %d layers, %d micro-batches, at %.0f GB/s bus bandwidth); hidden, "
+            "the step would be near %.2f s (%+.1f%%)" % (
+                seconds, tokens, shape["hidden"], layers, micro, NVLINK_TP_BUSBW / 1e9, hidden,
+                100 * (hidden - case["measured"]) / case["measured"]))
+
+
 # Explanations of an error above 10% (what the simulated program or model lacks): functions of
 # (case, all cases, results) returning the text for the rows they explain, else None.
 EXPLANATIONS = [explain_cp_imbalance, explain_fp8, explain_zero3, explain_attention,
-                explain_megatron_faster]
+                explain_tp_comm, explain_megatron_faster]
 
 
 # ----------------------------------------------------------------------------- inputs
