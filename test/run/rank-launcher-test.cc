@@ -141,6 +141,45 @@ BOOST_AUTO_TEST_CASE(several_ranks_keep_their_prefixes)
     }
 }
 
+// eidolon's own warnings (stderr, "eidolon: ..."), once per process in gpu-emu, are written once
+// per run; the rest are counted. Other stderr and stdout lines are all written.
+BOOST_AUTO_TEST_CASE(eidolon_warnings_repeated_by_ranks_are_written_once)
+{
+    std::ostringstream out, err;
+    RankLauncher launcher(out, err);
+    std::vector<RankProcess> ranks;
+    for (int r = 0; r < 3; ++r)
+    {
+        ranks.push_back(Sh("rank" + std::to_string(r),
+                           "echo 'eidolon: same warning' >&2; echo 'eidolon: rank " +
+                               std::to_string(r) + "' >&2; echo 'other' >&2; echo 'eidolon: out'"));
+    }
+    launcher.Start(ranks);
+    RunUntilDone(launcher);
+    auto errLines = Lines(err.str());
+    int same = 0, other = 0, own = 0;
+    for (const auto& line : errLines)
+    {
+        same += line.find("]:eidolon: same warning") != std::string::npos;
+        other += line.find("]:other") != std::string::npos;
+        own += line.find("]:eidolon: rank ") != std::string::npos;
+    }
+    BOOST_TEST(same == 1);
+    BOOST_TEST(other == 3);
+    BOOST_TEST(own == 3);
+    BOOST_TEST(Lines(out.str()).size() == 3u); // stdout is not filtered
+    BOOST_REQUIRE(launcher.RepeatedWarnings().size() == 4u); // in first-seen order
+    int repeats = 0;
+    for (const auto& [line, times] : launcher.RepeatedWarnings())
+    {
+        if (line == "eidolon: same warning")
+        {
+            repeats = times;
+        }
+    }
+    BOOST_TEST(repeats == 2);
+}
+
 BOOST_AUTO_TEST_CASE(exit_status_and_signal)
 {
     std::ostringstream out, err;

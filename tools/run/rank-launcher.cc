@@ -371,9 +371,28 @@ RankLauncher::Emit(const Child& child, const std::string& text, bool isErr)
         {
             end = text.size() - 1;
         }
+        if (isErr && text.compare(begin, 9, "eidolon: ") == 0)
+        {
+            std::string line = text.substr(begin, end - begin);
+            auto [it, first] = m_warningIndex.emplace(line, m_repeated.size());
+            if (first)
+            {
+                m_repeated.emplace_back(line, 0);
+            }
+            else
+            {
+                ++m_repeated[it->second].second;
+                begin = end + 1;
+                continue;
+            }
+        }
         prefixed += child.prefix;
         prefixed.append(text, begin, end - begin + 1);
         begin = end + 1;
+    }
+    if (prefixed.empty())
+    {
+        return;
     }
     if (m_beforeOutput)
     {

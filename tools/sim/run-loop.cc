@@ -624,6 +624,13 @@ RunSimulation(const RunArguments& args)
                 sim::ProcessExit{exit.name, exit.pid, exit.signaled, exit.code, exit.Describe()});
         }
     }
+    for (const auto& [line, times] : launcher.RepeatedWarnings())
+    {
+        if (times > 0)
+        {
+            std::cerr << fmt::format("eidolon: {} more rank line(s) repeated: {}\n", times, line);
+        }
+    }
     auto report = simulation.Report(wall());
     sim::WriteSummaryJson(report, args.out + "/summary.json");
     sim::WriteTraceJson(report, args.out + "/trace.json");
