@@ -282,7 +282,9 @@ PlanGemm(const GemmShape& s, const GpuSpec& spec, Ns minKernelNs, double operand
         return empty;
     }
     const double inBytes = DTypeBytes(s.inputType);
-    double bytes = double(s.batch) * (double(s.m) * s.k + double(s.k) * s.n) * inBytes +
+    const double copiesA = s.sharedA ? 1.0 : double(s.batch);
+    const double copiesB = s.sharedB ? 1.0 : double(s.batch);
+    double bytes = (copiesA * double(s.m) * s.k + copiesB * double(s.k) * s.n) * inBytes +
                    double(s.batch) * double(s.m) * s.n * s.outputBytes;
     if (s.epilogue == GemmEpilogue::Bias || s.epilogue == GemmEpilogue::GeluBias)
     {

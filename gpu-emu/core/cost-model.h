@@ -81,6 +81,9 @@ struct GemmShape
     GemmEpilogue epilogue = GemmEpilogue::None;
     // A leading dimension that is not a multiple of 16 bytes: cuBLAS falls back to align-1 kernels.
     bool unaligned = false;
+    // Batched with a batch stride of 0: one A (or B) that every product reads (a shared weight;
+    // an expanded tensor's bmm): its bytes come from memory once, the batch's CTAs meet in L2.
+    bool sharedA = false, sharedB = false;
 };
 
 // What the GEMM model decided for a shape: the tile and split-K the heuristic picks, how the CTAs

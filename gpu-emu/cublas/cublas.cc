@@ -59,7 +59,8 @@ HostCostOf(const std::string& api)
 cublasStatus_t
 Gemm(const char* api, cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
      int64_t m, int64_t n, int64_t k, int64_t batch, cudaDataType inputType,
-     cudaDataType outputType, cublasComputeType_t compute)
+     cudaDataType outputType, cublasComputeType_t compute, long long strideA = -1,
+     long long strideB = -1)
 {
     if (!handle)
     {
@@ -79,6 +80,8 @@ Gemm(const char* api, cublasHandle_t handle, cublasOperation_t transa, cublasOpe
     shape.outputBytes = BytesOf(outputType);
     shape.transA = transa != CUBLAS_OP_N;
     shape.transB = transb != CUBLAS_OP_N;
+    shape.sharedA = batch > 1 && strideA == 0;
+    shape.sharedB = batch > 1 && strideB == 0;
     ApiCall call(CallKind::Submit);
     if (m == 0 || n == 0 || batch == 0)
     {
@@ -293,13 +296,13 @@ cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t 
 EIDOLON_EXPORT cublasStatus_t
 cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, int k, const void*, const void*,
-                           cudaDataType Atype, int, long long int, const void*, cudaDataType, int,
-                           long long int, const void*, void*, cudaDataType Ctype, int,
-                           long long int, int batchCount, cublasComputeType_t computeType,
-                           cublasGemmAlgo_t)
+                           cudaDataType Atype, int, long long int strideA, const void*,
+                           cudaDataType, int, long long int strideB, const void*, void*,
+                           cudaDataType Ctype, int, long long int, int batchCount,
+                           cublasComputeType_t computeType, cublasGemmAlgo_t)
 {
     return Gemm("cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, batchCount, Atype,
-                Ctype, computeType);
+                Ctype, computeType, strideA, strideB);
 }
 
 // Batched GEMM over arrays of pointers, explicit types.
@@ -317,34 +320,34 @@ cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOpera
 // Strided batched fp32 GEMM.
 EIDOLON_EXPORT cublasStatus_t
 cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-                          int m, int n, int k, const float*, const float*, int, long long int,
-                          const float*, int, long long int, const float*, float*, int,
-                          long long int, int batchCount)
+                          int m, int n, int k, const float*, const float*, int,
+                          long long int strideA, const float*, int, long long int strideB,
+                          const float*, float*, int, long long int, int batchCount)
 {
     return Gemm("cublasSgemmStridedBatched", handle, transa, transb, m, n, k, batchCount,
-                CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+                CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, strideA, strideB);
 }
 
 // Strided batched fp16 GEMM.
 EIDOLON_EXPORT cublasStatus_t
 cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-                          int m, int n, int k, const __half*, const __half*, int, long long int,
-                          const __half*, int, long long int, const __half*, __half*, int,
-                          long long int, int batchCount)
+                          int m, int n, int k, const __half*, const __half*, int,
+                          long long int strideA, const __half*, int, long long int strideB,
+                          const __half*, __half*, int, long long int, int batchCount)
 {
     return Gemm("cublasHgemmStridedBatched", handle, transa, transb, m, n, k, batchCount,
-                CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F);
+                CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F, strideA, strideB);
 }
 
 // Strided batched fp64 GEMM.
 EIDOLON_EXPORT cublasStatus_t
 cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-                          int m, int n, int k, const double*, const double*, int, long long int,
-                          const double*, int, long long int, const double*, double*, int,
-                          long long int, int batchCount)
+                          int m, int n, int k, const double*, const double*, int,
+                          long long int strideA, const double*, int, long long int strideB,
+                          const double*, double*, int, long long int, int batchCount)
 {
     return Gemm("cublasDgemmStridedBatched", handle, transa, transb, m, n, k, batchCount,
-                CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
+                CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, strideA, strideB);
 }
 
 // Batched fp32 GEMM over arrays of pointers.

@@ -109,9 +109,17 @@ EpilogueOf(cublasLtEpilogue_t epilogue)
     }
 }
 
+// Whether a batched product's operand is one matrix for all: its layout says the batch's count
+// with a batch stride of 0.
+bool
+Shared(const Layout& operand, const Layout& d)
+{
+    return d.batchCount > 1 && operand.batchCount == d.batchCount && operand.batchStride == 0;
+}
+
 // The GEMM a descriptor and its layouts describe: D (m x n) = op(A) (m x k) op(B) (k x n).
 GemmShape
-ShapeOf(const MatmulDesc& desc, const Layout& a, const Layout& d)
+ShapeOf(const MatmulDesc& desc, const Layout& a, const Layout& b, const Layout& d)
 {
     GemmShape shape;
     shape.m = int64_t(d.rows);
@@ -124,6 +132,8 @@ ShapeOf(const MatmulDesc& desc, const Layout& a, const Layout& d)
     shape.transA = desc.transA != CUBLAS_OP_N;
     shape.transB = desc.transB != CUBLAS_OP_N;
     shape.epilogue = EpilogueOf(desc.epilogue);
+    shape.sharedA = Shared(a, d);
+    shape.sharedB = Shared(b, d);
     return shape;
 }
 
@@ -424,12 +434,12 @@ cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
 // One algorithm, needing no workspace; wavesCount from the GEMM model's tiling.
 EIDOLON_EXPORT cublasStatus_t
 cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
-                               cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t,
+                               cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                                cublasLtMatrixLayout_t, cublasLtMatrixLayout_t d,
                                cublasLtMatmulPreference_t, int requested,
                                cublasLtMatmulHeuristicResult_t results[], int* returned)
 {
-    if (!handle || !desc || !a || !d || !results || !returned || requested <= 0)
+    if (!handle || !desc || !a || !b || !d || !results || !returned || requested <= 0)
     {
         return CUBLAS_STATUS_INVALID_VALUE;
     }
@@ -437,7 +447,7 @@ cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t des
         ApiCall call(CallKind::Untimed);
         call.Emu().Clock().Charge(spec::HostCall::CublasLtAlgoGetHeuristic);
     }
-    GemmShape shape = ShapeOf(*DescOf(desc), *LayoutOf(a), *LayoutOf(d));
+    GemmShape shape = ShapeOf(*DescOf(desc), *LayoutOf(a), *LayoutOf(b), *LayoutOf(d));
     const GpuSpec& spec = Emulator::Get().Spec();
     GemmPlan plan = PlanGemm(shape, spec, 0);
     std::memset(&results[0], 0, sizeof(results[0]));
@@ -451,7 +461,7 @@ cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t des
 // D = alpha op(A) op(B) + beta C: priced by the GEMM model and placed on `stream`.
 EIDOLON_EXPORT cublasStatus_t
 cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void*, const void*,
-               cublasLtMatrixLayout_t a, const void*, cublasLtMatrixLayout_t, const void*,
+               cublasLtMatrixLayout_t a, const void*, cublasLtMatrixLayout_t b, const void*,
                const void*, cublasLtMatrixLayout_t, void*, cublasLtMatrixLayout_t d,
                const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t stream)
 {
@@ -459,11 +469,11 @@ cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void*, 
     {
         return CUBLAS_STATUS_NOT_INITIALIZED;
     }
-    if (!desc || !a || !d)
+    if (!desc || !a || !b || !d)
     {
         return CUBLAS_STATUS_INVALID_VALUE;
     }
-    GemmShape shape = ShapeOf(*DescOf(desc), *LayoutOf(a), *LayoutOf(d));
+    GemmShape shape = ShapeOf(*DescOf(desc), *LayoutOf(a), *LayoutOf(b), *LayoutOf(d));
     ApiCall call(CallKind::Submit);
     call.Emu().Clock().Charge(spec::HostCall::CublasLtMatmul);
     return call.Emu().SubmitGemm(static_cast<void*>(stream), shape,

@@ -231,6 +231,26 @@ BOOST_AUTO_TEST_CASE(gemm_full_wave_runs_at_the_sustained_rate)
                boost::test_tools::tolerance(1e-9));
 }
 
+BOOST_AUTO_TEST_CASE(gemm_batched_over_a_shared_operand_reads_it_once)
+{
+    // 8 products of 64 x 8192 x 8192 (bf16 out) over one B (batch stride 0, a shared weight).
+    // Each its own B: 8 x (64 x 8192 + 8192 x 8192) x 2 + 8 x 64 x 8192 x 2 = 1,090,519,040 B
+    // at 0.8 TB/s = 1,363.1 us. One B: (8 x 64 x 8192 + 8192 x 8192) x 2 + 8,388,608 =
+    // 150,994,944 B = 188.7 us. The math (68.7 GFLOP, >= 458 us at the 150e12 cap) is the same.
+    GemmShape distinct = Bf16(64, 8192, 8192);
+    distinct.batch = 8;
+    GemmShape shared = distinct;
+    shared.sharedB = true;
+    GemmPlan a = PlanGemm(distinct, PricedGpu(), 1000);
+    GemmPlan b = PlanGemm(shared, PricedGpu(), 1000);
+    BOOST_TEST(a.memoryNs == 1090519040 / 0.8e12 * 1e9, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(b.memoryNs == 150994944 / 0.8e12 * 1e9, boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(a.totalNs > b.totalNs);
+    BOOST_TEST(b.mainloopNs >= 2.0 * 64 * 8192 * 8192 * 8 / 150e12 * 1e9);
+    BOOST_TEST(b.totalNs == 2000 + b.mainloopNs + b.reductionNs + 1000,
+               boost::test_tools::tolerance(1e-9)); // compute-bound now
+}
+
 BOOST_AUTO_TEST_CASE(gemm_partial_wave_is_tile_and_wave_quantized)
 {
     // One more row (m = 2561): 256x128 needs 110 tiles = 2 waves (357.9 us); 128x128 210 tiles,
