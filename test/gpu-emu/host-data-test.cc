@@ -436,26 +436,27 @@ BOOST_AUTO_TEST_CASE(the_op_bound_applies_to_an_all_gathers_receive_buffer)
         return op;
     };
 
-    std::vector<CommOp> small0{allGather(send0, recv0, 2)}, small1{allGather(send1, recv1, 2)};
-    rank0.Post(member0, small0);
-    rank1.Post(member1, small1);
-    rank0.Expect(member0, small0, 1, 5);
-    rank1.Expect(member1, small1, 1, 5);
-    BOOST_TEST(rank0.TryLandOldest());
-    BOOST_TEST(rank1.TryLandOldest());
+    // Both ranks post and expect an all-gather of `count` ints a rank (record `record`), then land.
+    auto exchange = [&](uint64_t count, uint64_t record)
+    {
+        std::vector<CommOp> ops0{allGather(send0, recv0, count)};
+        std::vector<CommOp> ops1{allGather(send1, recv1, count)};
+        rank0.Post(member0, ops0);
+        rank1.Post(member1, ops1);
+        rank0.Expect(member0, ops0, 1, record);
+        rank1.Expect(member1, ops1, 1, record);
+        BOOST_TEST(rank0.TryLandOldest());
+        BOOST_TEST(rank1.TryLandOldest());
+    };
+
+    exchange(2, 5);
     BOOST_TEST(recv1[0] == 1); // rank 0's two ints, then rank 1's
     BOOST_TEST(recv1[1] == 2);
     BOOST_TEST(recv0[2] == 10);
     BOOST_TEST(recv0[3] == 20);
 
     std::fill(std::begin(recv0), std::end(recv0), -1);
-    std::vector<CommOp> large0{allGather(send0, recv0, 4)}, large1{allGather(send1, recv1, 4)};
-    rank0.Post(member0, large0);
-    rank1.Post(member1, large1);
-    rank0.Expect(member0, large0, 1, 6);
-    rank1.Expect(member1, large1, 1, 6);
-    BOOST_TEST(rank0.TryLandOldest());
-    BOOST_TEST(rank1.TryLandOldest());
+    exchange(4, 6);
     BOOST_TEST(recv0[4] == -1); // nothing moved: the destination keeps its contents
     BOOST_TEST(rank0.Stats().postedFiles == 1u); // the small all-gather's only
     BOOST_TEST(dir.Files() == 0);
