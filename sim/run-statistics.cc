@@ -26,7 +26,8 @@ RunStatistics::RecordFlowsOf(e::NetworkModel& network)
         ns3::MakeBoundCallback(
             +[](RunStatistics* self, const e::FlowRecord& flow)
             {
-                if (self->m_flowSlices.size() + flow.path.size() > self->m_options.maxFlowSlices)
+                if (self->m_flowSlices.size() + flow.path.size() > self->m_options.maxFlowSlices ||
+                    double(flow.finish.GetPicoSeconds()) / 1000.0 < self->m_options.traceFromNs)
                 {
                     return;
                 }
@@ -139,6 +140,11 @@ RunStatistics::KeepsSlice(uint32_t gpu, bool communication, double startNs, doub
         (communication ? stats.commCover : stats.computeCover).Add(startNs, endNs);
         stats.anyCover.Add(startNs, endNs);
     }
+    if (endNs < m_options.traceFromNs)
+    {
+        ++m_slicesBeforeWindow;
+        return false;
+    }
     if (m_slices.size() < m_options.maxSlices)
     {
         return true;
@@ -246,6 +252,13 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
         }
     }
     report.slices.assign(m_slices.begin(), m_slices.end());
+    if (m_slicesBeforeWindow > 0)
+    {
+        report.error += fmt::format("{}trace.json holds device slices from {:.3f} ms on; {} "
+                                    "before were counted in the summary but not kept",
+                                    report.error.empty() ? "" : "; ",
+                                    m_options.traceFromNs / 1e6, m_slicesBeforeWindow);
+    }
     if (m_slicesDropped > 0)
     {
         report.error +=

@@ -90,6 +90,7 @@ private:
     std::vector<GpuStats> m_gpuStats;
     std::deque<TraceSlice> m_slices; // no doubling copy as it grows to maxSlices
     uint64_t m_slicesDropped = 0;
+    uint64_t m_slicesBeforeWindow = 0; // ended before SimOptions::traceFromNs
     std::vector<FlowSlice> m_flowSlices;
     uint64_t m_recordsIngested = 0;
     uint64_t m_violations = 0;

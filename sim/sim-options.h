@@ -21,6 +21,7 @@ struct SimOptions
     uint32_t ncclVersion = 23007;  // emulated NCCL (EIDOLON_NCCL_VERSION; code of 2.30.7)
     size_t maxFlowSlices = 200000; // flows per link kept for trace.json
     size_t maxSlices = 2000000;    // device slices kept for trace.json (the summary counts all)
+    double traceFromNs = 0;        // trace.json keeps device and flow slices ending from here on
     std::string launch = "attach";
     // Optimistic mode: the horizon does not wait for running ranks (answers may come before they
     // are final; work that arrives from the simulated past is started at the present and counted

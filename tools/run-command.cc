@@ -36,6 +36,14 @@ AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
                     "emulated NCCL release, e.g. 2.18.3 (sets EIDOLON_NCCL_VERSION; default: that "
                     "variable, else 2.30.7): its tuning tables and selection rules, and what "
                     "ncclGetVersion reports");
+    cmd->add_option("--trace-slices", a.traceSlices,
+                    "device slices trace.json keeps (the summary counts them all)")
+        ->capture_default_str();
+    cmd->add_option("--trace-from", a.traceFromMs,
+                    "trace.json keeps the device and network slices that end from this virtual "
+                    "time on (ms; e.g. past start-up and warm-up steps)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     cmd->add_option("--progress", a.progress, "progress line on stderr: auto, on or off")
         ->check(CLI::IsMember({"auto", "on", "off"}))
         ->capture_default_str();

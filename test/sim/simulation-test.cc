@@ -503,6 +503,32 @@ BOOST_AUTO_TEST_CASE(a_chain_ends_at_the_same_tick_however_it_was_split)
     BOOST_TEST(endOf(true) == 3.849609375);
 }
 
+BOOST_AUTO_TEST_CASE(the_trace_keeps_the_slices_of_its_window)
+{
+    // Three kernels one after another on one stream: [0, 10], [10, 30], [30, 60] ns. A window
+    // from 20 ns keeps the two that end at or after it (30 and 60 ns), at most one of them: the
+    // [10, 30] one; the summary still counts all three (compute 60 ns).
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::SimOptions options = Options();
+    options.traceFromNs = 20;
+    options.maxSlices = 1;
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    simulation.Batch(0, ChainBatch(1, 0, 1, {}, 0, 10, 10));
+    simulation.Batch(0, ChainBatch(2, 0, 2, {1}, 0, 20, 20));
+    simulation.Batch(0, ChainBatch(3, 0, 3, {2}, 0, 30, 30));
+    simulation.Sync(0, 1, SyncOn(1, {3}, 3, 0));
+    BOOST_TEST(sink.syncs.at(0).second.ends(0).end_ns() == 60);
+    sim::RunReport report = simulation.Report(0);
+    BOOST_REQUIRE(report.slices.size() == 1u);
+    BOOST_TEST(report.slices[0].startNs == 10);
+    BOOST_TEST(report.slices[0].endNs == 30);
+    BOOST_TEST(report.gpus.at(0).computeNs == 60);
+    BOOST_TEST(report.error.find("from 0.000 ms on; 1 before") != std::string::npos);
+    BOOST_TEST(report.error.find("holds the first 1 device slices; 1 more") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(ended_records_are_retired_by_block_and_their_ends_stay)
 {
     std::ostringstream log;

@@ -332,6 +332,8 @@ OptionsFrom(const RunArguments& args)
     options.watchdogSeconds = args.watchdogSeconds;
     options.optimistic = args.optimistic;
     options.graceSeconds = args.graceSeconds;
+    options.maxSlices = args.traceSlices;
+    options.traceFromNs = args.traceFromMs * 1e6;
     options.launch = args.launch;
     if (!args.ncclVersion.empty())
     {
