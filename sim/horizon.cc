@@ -32,6 +32,8 @@ Horizon::Compute()
     }
     auto now = std::chrono::steady_clock::now();
     double horizon = kInf;
+    std::vector<const RankProcess*> silenced; // newly gone silent: one line for all of them
+    double silentFor = 0;
     for (const auto& process : m_timelines.Processes())
     {
         if (!process->Live() || process->IsBlocked())
@@ -45,15 +47,49 @@ Horizon::Compute()
             if (!process->graceWarned && !m_options.optimistic)
             {
                 process->graceWarned = true;
-                m_log << fmt::format("eidolon: {} has sent nothing for {:.0f} s (outside CUDA?); "
-                                     "going on optimistically past its clock {:.3f} ms\n",
-                                     process->name, silent, process->clock / 1e6);
+                silenced.push_back(process.get());
+                silentFor = std::max(silentFor, silent);
             }
             continue;
         }
         horizon = std::min(horizon, process->clock);
     }
+    WarnSilenced(silenced, silentFor);
     return horizon;
+}
+
+void
+Horizon::WarnSilenced(const std::vector<const RankProcess*>& silenced, double seconds)
+{
+    if (silenced.size() == 1)
+    {
+        m_log << fmt::format("eidolon: {} has sent nothing for {:.0f} s (outside CUDA?); going on "
+                             "optimistically past its clock {:.3f} ms\n",
+                             silenced[0]->name, seconds, silenced[0]->clock / 1e6);
+    }
+    else if (silenced.size() > 1)
+    {
+        // Hundreds of ranks on a loaded machine go silent together: one line, not one each.
+        constexpr size_t kNamed = 4;
+        std::string names;
+        double earliest = kInf;
+        for (size_t i = 0; i < silenced.size(); ++i)
+        {
+            if (i < kNamed)
+            {
+                names += (i > 0 ? ", " : "") + silenced[i]->name;
+            }
+            earliest = std::min(earliest, silenced[i]->clock);
+        }
+        if (silenced.size() > kNamed)
+        {
+            names += fmt::format(" and {} more", silenced.size() - kNamed);
+        }
+        m_log << fmt::format("eidolon: {} ranks ({}) have sent nothing for up to {:.0f} s "
+                             "(outside CUDA?); going on optimistically past their clocks (the "
+                             "earliest {:.3f} ms)\n",
+                             silenced.size(), names, seconds, earliest / 1e6);
+    }
 }
 
 double

@@ -11,6 +11,7 @@
 #include "ns3/network-model.h"
 
 #include <ostream>
+#include <vector>
 
 namespace eidolon::sim
 {
@@ -35,6 +36,8 @@ private:
     double Compute();
     // The least clock of every rank still running, silent or not.
     double Conservative() const;
+    // Says which ranks just went past the grace period silent: one line for all of them.
+    void WarnSilenced(const std::vector<const RankProcess*>& silenced, double seconds);
 
     const SimOptions& m_options;
     std::ostream& m_log;

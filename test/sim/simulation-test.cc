@@ -503,6 +503,25 @@ BOOST_AUTO_TEST_CASE(a_chain_ends_at_the_same_tick_however_it_was_split)
     BOOST_TEST(endOf(true) == 3.849609375);
 }
 
+BOOST_AUTO_TEST_CASE(ranks_gone_silent_together_get_one_line)
+{
+    // Grace 0: both running ranks are past it at the first step. One line names both, once.
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::SimOptions options = Options();
+    options.graceSeconds = 0;
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    simulation.Step();
+    simulation.Step();
+    const std::string text = log.str();
+    BOOST_TEST(text.find("eidolon: 2 ranks (rank0, rank1) have sent nothing for") !=
+               std::string::npos);
+    BOOST_TEST(text.find("has sent nothing") == std::string::npos);
+    BOOST_TEST(text.find("have sent nothing") == text.rfind("have sent nothing"));
+}
+
 BOOST_AUTO_TEST_CASE(the_trace_keeps_the_slices_of_its_window)
 {
     // Three kernels one after another on one stream: [0, 10], [10, 30], [30, 60] ns. A window
