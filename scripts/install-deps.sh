@@ -12,12 +12,35 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev  # wire-format schema
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libbenchmark-dev                   # benchmarks
-  libjemalloc-dev                    # the simulator's allocator (a third less wall time at scale)
   openmpi-bin                        # mpirun: ranks started by an external engine (attach test)
   clang libclang-rt-14-dev           # libFuzzer + sanitizers for the fuzzers (scripts/fuzz.sh)
   libopenmpi-dev                     # mpi.h: the MPI program of the mpirun start-up test
   python3 python3-yaml python3-matplotlib  # validation tables and plots
 )
+
+# Wanted but not needed: without them the build still works (CMake says what it leaves out), so a
+# failure to install them is a warning.
+OPTIONAL_PACKAGES=(
+  libjemalloc-dev                    # the simulator's allocator (a third less wall time at scale)
+)
+for p in "${OPTIONAL_PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  if [[ "$status" != "install ok installed" ]]; then
+    echo "install-deps: installing optional $p"
+    SUDO_OPT=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO_OPT="sudo"; fi
+    install_optional() {
+      DEBIAN_FRONTEND=noninteractive $SUDO_OPT apt-get install -y -q --no-install-recommends \
+        "$p" >>/tmp/eidolon-apt-optional.log 2>&1
+    }
+    # A fresh machine may have no package lists yet: update once and try again.
+    if ! install_optional && ! { $SUDO_OPT apt-get update -q >>/tmp/eidolon-apt-optional.log 2>&1 &&
+                                 install_optional; }; then
+      echo "install-deps: warning: could not install optional $p (see" \
+           "/tmp/eidolon-apt-optional.log); building without it" >&2
+    fi
+  fi
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do
