@@ -168,7 +168,7 @@ BOOST_AUTO_TEST_CASE(eidolon_warnings_repeated_by_ranks_are_written_once)
     BOOST_TEST(other == 3);
     BOOST_TEST(own == 3);
     BOOST_TEST(Lines(out.str()).size() == 3u); // stdout is not filtered
-    BOOST_REQUIRE(launcher.RepeatedWarnings().size() == 4u); // in first-seen order
+    BOOST_REQUIRE(launcher.RepeatedWarnings().size() == 4u); // every warning seen
     int repeats = 0;
     for (const auto& [line, times] : launcher.RepeatedWarnings())
     {

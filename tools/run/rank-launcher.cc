@@ -373,15 +373,10 @@ RankLauncher::Emit(const Child& child, const std::string& text, bool isErr)
         }
         if (isErr && text.compare(begin, 9, "eidolon: ") == 0)
         {
-            std::string line = text.substr(begin, end - begin);
-            auto [it, first] = m_warningIndex.emplace(line, m_repeated.size());
-            if (first)
+            auto [it, first] = m_warnings.emplace(text.substr(begin, end - begin), 0);
+            if (!first)
             {
-                m_repeated.emplace_back(line, 0);
-            }
-            else
-            {
-                ++m_repeated[it->second].second;
+                ++it->second;
                 begin = end + 1;
                 continue;
             }

@@ -15,7 +15,6 @@
 #include <map>
 #include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace eidolon::run
@@ -101,11 +100,8 @@ public:
     std::vector<ProcessStatus> Statuses() const;
     /// eidolon's own warnings in rank output (stderr lines that begin "eidolon: ", which gpu-emu
     /// gives once per process) are written the first time only: a 384-rank run would repeat each
-    /// 384 times. Each line held back, with how many times it was.
-    const std::vector<std::pair<std::string, int>>& RepeatedWarnings() const
-    {
-        return m_repeated;
-    }
+    /// 384 times. Each such line seen, with how many times it was held back.
+    const std::map<std::string, int>& RepeatedWarnings() const { return m_warnings; }
 
 private:
     struct Stream
@@ -138,8 +134,7 @@ private:
     std::function<void()> m_beforeOutput;
     std::vector<Child> m_children;
     std::vector<Exit> m_exits;
-    std::map<std::string, size_t> m_warningIndex; ///< warning text -> its m_repeated entry
-    std::vector<std::pair<std::string, int>> m_repeated;
+    std::map<std::string, int> m_warnings; ///< see RepeatedWarnings()
 };
 
 /// One process per GPU: rank r = node * gpusPerNode + local, named "rank<r>", with RANK,

@@ -1,6 +1,8 @@
 // `eidolon run` and `eidolon-sim`: the simulator loop, with or without launching the ranks.
 #pragma once
 
+#include "sim-options.h"
+
 #include <string>
 #include <vector>
 
@@ -22,11 +24,11 @@ struct RunArguments
     double watchdogSeconds = 120;
     bool optimistic = false;
     double graceSeconds = 10;
-    std::string progress = "auto"; // auto | on | off
-    size_t traceSlices = 2000000;  // --trace-slices: device slices kept for trace.json
-    double traceFromMs = 0;        // --trace-from: slices that end from this virtual time on
-    std::string ncclVersion;       // --nccl-version: sets EIDOLON_NCCL_VERSION for the run
-    bool curve = false;            // attach over tcp://: ZeroMQ CURVE with keys made for the run
+    std::string progress = "auto";                    // auto | on | off
+    size_t traceSlices = sim::SimOptions().maxSlices; // --trace-slices
+    double traceFromMs = 0;  // --trace-from: slices that end from this virtual time on
+    std::string ncclVersion; // --nccl-version: sets EIDOLON_NCCL_VERSION for the run
+    bool curve = false;      // attach over tcp://: ZeroMQ CURVE with keys made for the run
     std::vector<std::string> command;
 };
 
