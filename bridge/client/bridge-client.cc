@@ -285,16 +285,16 @@ public:
         auto it = m_openChain.find(op.streamId);
         if (it != m_openChain.end())
         {
-            wire::Chain* chain = m_batch.mutable_records(int(it->second.index))->mutable_chain();
+            wire::Chain* chain = m_batch.mutable_records(int(it->second))->mutable_chain();
             if (ExtendsChain(*chain, op))
             {
                 AddToChain(*chain, op);
-                return it->second.id;
+                return chain->id();
             }
         }
         Touch();
         uint64_t id = ++m_nextId;
-        m_openChain[op.streamId] = OpenChain{id, size_t(m_batch.records_size())};
+        m_openChain[op.streamId] = size_t(m_batch.records_size());
         StartChain(*m_batch.add_records()->mutable_chain(), id, op);
         MaybeFlushFull();
         return id;
@@ -520,12 +520,6 @@ public:
     }
 
 private:
-    struct OpenChain
-    {
-        uint64_t id;
-        size_t index;
-    };
-
     SimSocket& NewSocket()
     {
         std::string monitor = "inproc://eidolon-monitor-" +
@@ -795,7 +789,8 @@ private:
     std::atomic<bool> m_drivingChanged{false};
     int m_reportedDriving = 0; // under m_state: the count the simulator last heard in a batch
     bool m_reportedAllParked = false; // under m_state: likewise, Batch.all_parked
-    std::unordered_map<uint64_t, OpenChain> m_openChain;
+    // Per stream, the batch index of the record ops may still fold into (record-folds.h).
+    std::unordered_map<uint64_t, size_t> m_openChain;
     std::unordered_map<uint64_t, size_t> m_openSpan;
     uint64_t m_nextId = 0;
     uint64_t m_nextRequest = 0;
