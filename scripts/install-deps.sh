@@ -23,19 +23,19 @@ PACKAGES=(
 OPTIONAL_PACKAGES=(
   libjemalloc-dev                    # the simulator's allocator (a third less wall time at scale)
 )
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+install_optional() {
+  $SUDO apt-get install -y -q --no-install-recommends "$1" >>/tmp/eidolon-apt-optional.log 2>&1
+}
 for p in "${OPTIONAL_PACKAGES[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   if [[ "$status" != "install ok installed" ]]; then
     echo "install-deps: installing optional $p"
-    SUDO_OPT=""
-    if [ "$(id -u)" -ne 0 ]; then SUDO_OPT="sudo"; fi
-    install_optional() {
-      DEBIAN_FRONTEND=noninteractive $SUDO_OPT apt-get install -y -q --no-install-recommends \
-        "$p" >>/tmp/eidolon-apt-optional.log 2>&1
-    }
     # A fresh machine may have no package lists yet: update once and try again.
-    if ! install_optional && ! { $SUDO_OPT apt-get update -q >>/tmp/eidolon-apt-optional.log 2>&1 &&
-                                 install_optional; }; then
+    if ! install_optional "$p" && ! { $SUDO apt-get update -q >>/tmp/eidolon-apt-optional.log 2>&1 &&
+                                      install_optional "$p"; }; then
       echo "install-deps: warning: could not install optional $p (see" \
            "/tmp/eidolon-apt-optional.log); building without it" >&2
     fi
@@ -58,9 +58,6 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 
 echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
 if ! $SUDO apt-get update -q >/tmp/eidolon-apt-update.log 2>&1; then
   echo "install-deps: apt-get update failed (see /tmp/eidolon-apt-update.log)" >&2
 fi
