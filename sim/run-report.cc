@@ -371,6 +371,7 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
         {"virtual_wall_ratio", VirtualWallRatio(report)},
         {"records_ingested", report.recordsIngested},
         {"flows", report.flows},
+        {"rate_solves", {{"count", report.rateSolves}, {"flows", report.flowsSolved}}},
         {"causality_violations",
          {{"count", report.causalityViolations},
           {"total_ns", report.causalityViolationNs},
@@ -552,6 +553,12 @@ PrintSummaryTable(const RunReport& report, std::ostream& os)
                                          : std::string("-")});
     lines.push_back({"records ingested", std::to_string(report.recordsIngested)});
     lines.push_back({"flows", std::to_string(report.flows)});
+    if (report.rateSolves > 0)
+    {
+        lines.push_back(
+            {"rate solves", fmt::format("{} ({:.3g} flows each)", report.rateSolves,
+                                        double(report.flowsSolved) / double(report.rateSolves))});
+    }
     lines.push_back({"causality violations",
                      report.causalityViolations == 0
                          ? std::string("0")
@@ -564,8 +571,8 @@ PrintSummaryTable(const RunReport& report, std::ostream& os)
     }
     if (report.lateLocalRecords > 0)
     {
-        lines.push_back({"late local records", std::to_string(report.lateLocalRecords) +
-                                                   " (kernels and copies: exact)"});
+        lines.push_back({"late local records",
+                         std::to_string(report.lateLocalRecords) + " (kernels and copies: exact)"});
     }
     PrintColumns(os, lines, {false, false});
     if (report.partial)

@@ -94,13 +94,18 @@ struct RunReport
     uint64_t causalityViolations = 0;
     double causalityViolationNs = 0; ///< sum of their sizes
     double maxCausalityViolationNs = 0;
-    ///< chains that reached the simulator after ns-3 passed their ready time (exact, not violations)
+    ///< chains that reached the simulator after ns-3 passed their ready time (exact, not
+    ///< violations)
     uint64_t lateLocalRecords = 0;
     /// Late flows that rolled the flow model back and were replayed from their true start (the
     /// flows ranks had already been shown kept their finish).
     uint64_t lateFlowsReplayed = 0;
     uint64_t recordsIngested = 0;
     uint64_t flows = 0;
+    /// The flow model's work: rate solves and the flows they covered (summed), the figure that
+    /// a run's wall time follows when many flows share links.
+    uint64_t rateSolves = 0;
+    uint64_t flowsSolved = 0;
     std::vector<GpuReport> gpus;
     std::vector<ProcessReport> processes;
     std::vector<TraceSlice> slices;

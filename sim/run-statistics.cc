@@ -225,6 +225,8 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
     report.lateLocalRecords = m_lateLocalRecords;
     report.recordsIngested = m_recordsIngested;
     report.flows = outcome.network.flowsAdded;
+    report.rateSolves = outcome.network.rateUpdates;
+    report.flowsSolved = outcome.network.flowsResolved;
     report.lateFlowsReplayed = outcome.network.lateFlowsReplayed;
     double virtualEnd = 0;
     for (uint32_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
@@ -256,8 +258,8 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
     {
         report.error += fmt::format("{}trace.json holds device slices from {:.3f} ms on; {} "
                                     "before were counted in the summary but not kept",
-                                    report.error.empty() ? "" : "; ",
-                                    m_options.traceFromNs / 1e6, m_slicesBeforeWindow);
+                                    report.error.empty() ? "" : "; ", m_options.traceFromNs / 1e6,
+                                    m_slicesBeforeWindow);
     }
     if (m_slicesDropped > 0)
     {

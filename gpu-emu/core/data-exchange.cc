@@ -156,12 +156,11 @@ DataExchange::Put(const std::string& key, const void* pointer, size_t bytes, int
     if (overBound && !m_warnedOpMax && pointer && m_access.HasData(pointer, bytes))
     {
         m_warnedOpMax = true;
-        WarnOnce("opmax", "an NCCL operation's send buffer holds host-written data but the "
-                          "operation's largest buffer, " +
-                              std::to_string(opBytes) +
-                              " bytes, is larger than EIDOLON_HOST_DATA_OP_MAX (" +
-                              std::to_string(m_opMaxBytes) +
-                              " bytes): operations that large move no data");
+        WarnOnce("opmax",
+                 "an NCCL operation's send buffer holds host-written data but the "
+                 "operation's largest buffer, " +
+                     std::to_string(opBytes) + " bytes, is larger than EIDOLON_HOST_DATA_OP_MAX (" +
+                     std::to_string(m_opMaxBytes) + " bytes): operations that large move no data");
     }
     if (backed)
     {
@@ -355,7 +354,8 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
             {
                 uint64_t index = m_sends[{member.commId, member.rank, op.peer}]++;
                 Put(P2pKey(member.commId, member.rank, op.peer, index), op.sendbuff, bytes, 1,
-                    local, BoardStream{member.commId, member.rank, op.peer}, index + 1, opBytes);
+                    local, BoardStream{member.commId, member.rank, op.peer, member.nranks},
+                    index + 1, opBytes);
             }
             continue;
         }
@@ -372,8 +372,8 @@ DataExchange::Post(const CommMember& member, const std::vector<CommOp>& ops)
         if (readers > 0)
         {
             Put(CollectiveKey(member.commId, m_postedIndex[i], member.rank), op.sendbuff, bytes,
-                readers, local, BoardStream{member.commId, member.rank, -1}, m_postedIndex[i] + 1,
-                opBytes);
+                readers, local, BoardStream{member.commId, member.rank, -1, member.nranks},
+                m_postedIndex[i] + 1, opBytes);
         }
     }
 }
@@ -403,11 +403,11 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
     for (size_t i = 0; Moves(member.nranks) && i < ops.size() && i < m_postedIndex.size(); ++i)
     {
         const CommOp& op = ops[i];
-        Landing landing{op, member.nranks, member.rank, std::vector<Source>(size_t(member.nranks))};
+        Landing landing{op, member.nranks, member.rank, {}};
         auto key = [&](int rank)
         {
             return Source{CollectiveKey(member.commId, m_postedIndex[i], rank),
-                          BoardStream{member.commId, rank, -1}, m_postedIndex[i]};
+                          BoardStream{member.commId, rank, -1, member.nranks}, m_postedIndex[i]};
         };
         switch (op.kind)
         {
@@ -416,7 +416,7 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
         case CommOpKind::ReduceScatter:
             for (int q = 0; q < member.nranks; ++q)
             {
-                landing.sources[size_t(q)] = key(q);
+                landing.sources.emplace_back(q, key(q));
             }
             break;
         case CommOpKind::Reduce:
@@ -426,7 +426,7 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
             }
             for (int q = 0; q < member.nranks; ++q)
             {
-                landing.sources[size_t(q)] = key(q);
+                landing.sources.emplace_back(q, key(q));
             }
             break;
         case CommOpKind::Broadcast:
@@ -434,7 +434,7 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
             {
                 continue; // in place at the root: nothing to land
             }
-            landing.sources[size_t(op.root)] = key(op.root);
+            landing.sources.emplace_back(op.root, key(op.root));
             break;
         case CommOpKind::Recv:
         {
@@ -443,9 +443,10 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
                 continue;
             }
             uint64_t index = m_receives[{member.commId, op.peer, member.rank}]++;
-            landing.sources[size_t(op.peer)] =
+            landing.sources.emplace_back(
+                op.peer,
                 Source{P2pKey(member.commId, op.peer, member.rank, index),
-                       BoardStream{member.commId, op.peer, member.rank}, index};
+                       BoardStream{member.commId, op.peer, member.rank, member.nranks}, index});
             break;
         }
         case CommOpKind::Send:
@@ -541,7 +542,7 @@ DataExchange::TryLandOldest()
     Pending& oldest = m_pending.front();
     for (const Landing& landing : oldest.landings)
     {
-        for (const Source& source : landing.sources)
+        for (const auto& [rank, source] : landing.sources)
         {
             if (!source.key.empty() && !Present(source, Local(landing.nranks)))
             {
@@ -600,7 +601,7 @@ void
 DataExchange::Discard(const Landing& landing, const std::string& abandoned, bool warnIfData)
 {
     const bool local = Local(landing.nranks);
-    for (const Source& source : landing.sources)
+    for (const auto& [rank, source] : landing.sources)
     {
         Contribution given;
         if (source.key.empty())
@@ -682,15 +683,16 @@ DataExchange::Land(const Landing& landing)
     const CommOp& op = landing.op;
     bool local = Local(landing.nranks);
     uint64_t bytes = op.count * uint64_t(op.typeSize);
-    std::vector<Contribution> from(size_t(landing.nranks));
+    // What each listed rank sent, in the listing's order (rank ascending).
+    std::vector<Contribution> from(landing.sources.size());
     bool any = false;
-    for (int q = 0; q < landing.nranks; ++q)
+    for (size_t k = 0; k < landing.sources.size(); ++k)
     {
-        if (!landing.sources[size_t(q)].key.empty())
+        if (!landing.sources[k].second.key.empty())
         {
-            Take(landing.sources[size_t(q)], local, &from[size_t(q)]);
+            Take(landing.sources[k].second, local, &from[k]);
         }
-        any = any || from[size_t(q)].backed;
+        any = any || from[k].backed;
     }
     if (!any)
     {
@@ -699,18 +701,17 @@ DataExchange::Land(const Landing& landing)
     char* recv = static_cast<char*>(op.recvbuff);
     switch (op.kind)
     {
-    case CommOpKind::Broadcast:
-        m_access.Store(recv, from[size_t(op.root)].data.get(), bytes);
-        break;
-    case CommOpKind::Recv:
-        m_access.Store(recv, from[size_t(op.peer)].data.get(), bytes);
+    case CommOpKind::Broadcast: // one source: the root
+    case CommOpKind::Recv:      // one source: the peer
+        m_access.Store(recv, from[0].data.get(), bytes);
         break;
     case CommOpKind::AllGather:
-        for (int q = 0; q < landing.nranks; ++q)
+        for (size_t k = 0; k < from.size(); ++k)
         {
-            if (from[size_t(q)].backed)
+            if (from[k].backed)
             {
-                m_access.Store(recv + uint64_t(q) * bytes, from[size_t(q)].data.get(), bytes);
+                const uint64_t q = uint64_t(landing.sources[k].first);
+                m_access.Store(recv + q * bytes, from[k].data.get(), bytes);
             }
         }
         break;
@@ -718,14 +719,14 @@ DataExchange::Land(const Landing& landing)
     case CommOpKind::Reduce:
     case CommOpKind::ReduceScatter:
     {
-        // Ranks combined in rank order from rank 0, so every rank gets the same bits; a rank
-        // without data contributes zeros.
+        // Ranks combined in rank order from rank 0 (every rank is listed), so every rank gets
+        // the same bits; a rank without data contributes zeros.
         uint64_t slice = op.kind == CommOpKind::ReduceScatter ? uint64_t(landing.rank) * bytes : 0;
         m_result.resize(std::max<size_t>(m_result.size(), bytes));
         std::string error;
-        for (int q = 0; q < landing.nranks; ++q)
+        for (size_t q = 0; q < from.size(); ++q)
         {
-            const Contribution& c = from[size_t(q)];
+            const Contribution& c = from[q];
             const char* input = nullptr;
             if (c.backed && c.size >= slice + bytes)
             {

@@ -132,15 +132,15 @@ private:
         BoardStream stream{};
         uint64_t index = 0;
     };
-    // One operation's receive: the contributions it combines, by comm rank, this
-    // rank's own included (a rank posts its send buffer for itself too: what it sent, whatever
-    // the buffer holds by the time the data lands).
+    // One operation's receive: the contributions it combines, this rank's own included (a rank
+    // posts its send buffer for itself too: what it sent, whatever the buffer holds by the time
+    // the data lands). Only those it reads are listed (a receive reads one of n ranks').
     struct Landing
     {
         CommOp op;
         int nranks;
         int rank;
-        std::vector<Source> sources; // per comm rank
+        std::vector<std::pair<int, Source>> sources; // (comm rank, source), rank ascending
     };
     struct Pending
     {

@@ -9,16 +9,23 @@
 namespace eidolon::gpu
 {
 
-// A board: a header, then an open-addressing table of streams. Slots are claimed with a
-// compare-and-swap and never freed (a run has few streams: communicators x ranks, plus the pairs
-// that send). tmpfs gives zeroed pages, and only the pages touched.
-struct ExchangeBoard::Slot
+// A board: a header (the counters handed out so far), an open-addressing table of rows, then the
+// counters. A row is claimed with a compare-and-swap, takes its communicator's size in counters
+// from the header with a fetch-and-add, and is never freed. tmpfs gives zeroed pages, and only
+// the pages touched: a row's counters are contiguous, so a run touches about as many pages as
+// its streams need (16 MiB of counters for every pair of 1,024 ranks).
+struct ExchangeBoard::Row
 {
-    uint32_t state; // 0 free, 1 being claimed, 2 holds `stream`
-    uint32_t reserved;
+    uint32_t state; // 0 free, 1 being claimed, 2 holds (commId, owner)
+    int32_t owner;  // the sending rank of a row of sends; -1: the communicator's collectives
     uint64_t commId;
-    int32_t from;
-    int32_t to;
+    uint32_t length; // counters: the communicator's size
+    uint32_t reserved;
+    uint64_t first; // index of its first counter; kNoCounters: the counters were used up
+};
+
+struct ExchangeBoard::Counter
+{
     uint64_t posted;
     uint64_t withData;
 };
@@ -27,19 +34,19 @@ namespace
 {
 struct Header
 {
-    uint32_t reserved[16]; // a cache line, for a later format field
+    uint64_t countersTaken;
+    uint64_t reserved[7]; // a cache line, for a later format field
 };
-constexpr size_t kSlots = 1u << 16; // 2.5 MiB of address space; a run touches a few pages
 constexpr uint32_t kFree = 0;
 constexpr uint32_t kClaiming = 1;
 constexpr uint32_t kHeld = 2;
+constexpr uint64_t kNoCounters = ~uint64_t(0);
 
 uint64_t
-Hash(const BoardStream& s)
+Hash(uint64_t commId, int32_t owner)
 {
-    uint64_t h = s.commId * 0x9e3779b97f4a7c15ull;
-    h ^= (uint64_t(uint32_t(s.from)) << 32 | uint32_t(s.to)) + 0x632be59bd9b4e019ull + (h << 6) +
-         (h >> 2);
+    uint64_t h = commId * 0x9e3779b97f4a7c15ull;
+    h ^= uint64_t(uint32_t(owner)) + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
     h ^= h >> 31;
     return h * 0xbf58476d1ce4e5b9ull;
 }
@@ -52,7 +59,7 @@ ExchangeBoard::ExchangeBoard(const std::string& path)
     {
         return;
     }
-    size_t length = sizeof(Header) + kSlots * sizeof(Slot);
+    size_t length = sizeof(Header) + kRows * sizeof(Row) + kCounters * sizeof(Counter);
     // Every process sets the same length: racing creators agree, and no one shrinks it.
     if (ftruncate(fd, off_t(length)) == 0)
     {
@@ -74,41 +81,62 @@ ExchangeBoard::~ExchangeBoard()
     }
 }
 
-ExchangeBoard::Slot*
+ExchangeBoard::Counter*
 ExchangeBoard::Find(const BoardStream& stream, bool claim, bool* full) const
 {
-    auto* slots = reinterpret_cast<Slot*>(static_cast<char*>(m_base) + sizeof(Header));
-    uint64_t start = Hash(stream);
-    for (size_t probe = 0; probe < kSlots; ++probe)
+    auto* header = static_cast<Header*>(m_base);
+    auto* rows = reinterpret_cast<Row*>(static_cast<char*>(m_base) + sizeof(Header));
+    auto* counters = reinterpret_cast<Counter*>(rows + kRows);
+    const int32_t owner = stream.to < 0 ? -1 : stream.from;
+    const int32_t index = stream.to < 0 ? stream.from : stream.to;
+    if (stream.nranks <= 0 || index < 0 || index >= stream.nranks)
     {
-        Slot* slot = &slots[(start + probe) % kSlots];
-        uint32_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+        *full = true; // not a stream of this communicator: files alone say
+        return nullptr;
+    }
+    const uint64_t start = Hash(stream.commId, owner);
+    for (size_t probe = 0; probe < kRows; ++probe)
+    {
+        Row* row = &rows[(start + probe) % kRows];
+        uint32_t state = __atomic_load_n(&row->state, __ATOMIC_ACQUIRE);
         if (state == kFree)
         {
             if (!claim)
             {
-                return nullptr; // streams are only added, so it is not further on either
+                return nullptr; // rows are only added, so it is not further on either
             }
             uint32_t expected = kFree;
-            if (__atomic_compare_exchange_n(&slot->state, &expected, kClaiming, false,
+            if (__atomic_compare_exchange_n(&row->state, &expected, kClaiming, false,
                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             {
-                slot->commId = stream.commId;
-                slot->from = stream.from;
-                slot->to = stream.to;
-                __atomic_store_n(&slot->state, kHeld, __ATOMIC_RELEASE);
-                return slot;
+                const uint64_t length = uint64_t(stream.nranks);
+                const uint64_t first =
+                    __atomic_fetch_add(&header->countersTaken, length, __ATOMIC_RELAXED);
+                row->commId = stream.commId;
+                row->owner = owner;
+                row->length = uint32_t(length);
+                row->first = first + length <= kCounters ? first : kNoCounters;
+                __atomic_store_n(&row->state, kHeld, __ATOMIC_RELEASE);
+                state = kHeld;
             }
-            state = expected; // another process claimed it: read what it holds
+            else
+            {
+                state = expected; // another process claimed it: read what it holds
+            }
         }
-        while (state == kClaiming) // the claimer writes three words next
+        while (state == kClaiming) // the claimer writes the row's fields next
         {
             std::this_thread::yield();
-            state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+            state = __atomic_load_n(&row->state, __ATOMIC_ACQUIRE);
         }
-        if (slot->commId == stream.commId && slot->from == stream.from && slot->to == stream.to)
+        if (row->commId == stream.commId && row->owner == owner)
         {
-            return slot;
+            if (row->first == kNoCounters || uint32_t(index) >= row->length)
+            {
+                *full = true;
+                return nullptr;
+            }
+            return &counters[row->first + uint64_t(index)];
         }
     }
     *full = true;
@@ -119,16 +147,16 @@ bool
 ExchangeBoard::Publish(const BoardStream& stream, uint64_t count, bool withData)
 {
     bool full = false;
-    Slot* slot = Find(stream, true, &full);
-    if (!slot)
+    Counter* counter = Find(stream, true, &full);
+    if (!counter)
     {
         return false;
     }
     if (withData) // one writer per stream: the count's release store publishes this too
     {
-        __atomic_store_n(&slot->withData, count, __ATOMIC_RELAXED);
+        __atomic_store_n(&counter->withData, count, __ATOMIC_RELAXED);
     }
-    __atomic_store_n(&slot->posted, count, __ATOMIC_RELEASE);
+    __atomic_store_n(&counter->posted, count, __ATOMIC_RELEASE);
     return true;
 }
 
@@ -136,13 +164,13 @@ ExchangeBoard::Progress
 ExchangeBoard::Read(const BoardStream& stream) const
 {
     bool full = false;
-    const Slot* slot = Find(stream, false, &full);
-    if (!slot)
+    const Counter* counter = Find(stream, false, &full);
+    if (!counter)
     {
         return Progress{full ? -1 : 0, 0};
     }
-    int64_t posted = int64_t(__atomic_load_n(&slot->posted, __ATOMIC_ACQUIRE));
-    return Progress{posted, __atomic_load_n(&slot->withData, __ATOMIC_RELAXED)};
+    int64_t posted = int64_t(__atomic_load_n(&counter->posted, __ATOMIC_ACQUIRE));
+    return Progress{posted, __atomic_load_n(&counter->withData, __ATOMIC_RELAXED)};
 }
 
 } // namespace eidolon::gpu

@@ -7,6 +7,10 @@
 // index knows it is posted; if the stream's last contribution with data came before it, it holds
 // none (no file to look for); otherwise its file says, and a missing file means no data. A rank
 // without data writes no file.
+//
+// The streams are kept in rows of a communicator's size, so that an alltoall of n ranks (n x n
+// send streams) costs n rows found by hash and then direct indexing: a communicator's collective
+// row (indexed by the sending rank) and one row per rank that sends (indexed by the peer).
 #pragma once
 
 #include <cstddef>
@@ -16,12 +20,14 @@
 namespace eidolon::gpu
 {
 
-// A sender's stream of contributions: collectives of (comm, rank), or sends (comm, from -> to).
+// A sender's stream of contributions: collectives of (comm, rank), or sends (comm, from -> to),
+// on a communicator of `nranks` ranks (every rank of it gives the same size).
 struct BoardStream
 {
     uint64_t commId;
     int32_t from;
     int32_t to; // -1 for collectives
+    int32_t nranks;
 };
 
 class ExchangeBoard
@@ -36,8 +42,8 @@ public:
     bool Usable() const { return m_base != nullptr; }
 
     // Publishes that `stream` has posted `count` contributions, the last one `withData` (release).
-    // False if the board is full: then the stream's readers fall back to files (the writer must
-    // post markers).
+    // False if the board cannot hold the stream (its row table or its counters are used up): then
+    // the stream's readers fall back to files (the writer must post markers).
     bool Publish(const BoardStream& stream, uint64_t count, bool withData);
     struct Progress
     {
@@ -48,10 +54,17 @@ public:
     // Where `stream` stands (acquire).
     Progress Read(const BoardStream& stream) const;
 
+    // Capacity: rows (a communicator's collectives, or one rank's sends on it) and the counters
+    // the rows share (a row holds one per rank of its communicator).
+    static constexpr size_t kRows = size_t(1) << 16;
+    static constexpr size_t kCounters = size_t(1) << 24;
+
 private:
-    struct Slot;
-    // The slot of `stream`, claimed for it if `claim`; null if absent (or the board is full).
-    Slot* Find(const BoardStream& stream, bool claim, bool* full) const;
+    struct Row;
+    struct Counter;
+    // The counter of `stream`, its row claimed if `claim`; null if absent, or (`*full` set) if
+    // the board cannot hold it.
+    Counter* Find(const BoardStream& stream, bool claim, bool* full) const;
 
     void* m_base = nullptr;
     size_t m_length = 0;

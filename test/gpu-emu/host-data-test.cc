@@ -249,8 +249,8 @@ BOOST_AUTO_TEST_CASE(a_board_shares_posted_counts_between_mappings)
     ExchangeBoard writer((dir.path / "board.run1").string());
     ExchangeBoard reader((dir.path / "board.run1").string());
     BOOST_REQUIRE(writer.Usable() && reader.Usable());
-    BoardStream collectives{7, 1, -1};
-    BoardStream sends{7, 1, 0};
+    BoardStream collectives{7, 1, -1, 2};
+    BoardStream sends{7, 1, 0, 2};
     BOOST_TEST(reader.Read(collectives).posted == 0); // nothing posted yet
     BOOST_TEST(writer.Publish(collectives, 1, false));
     BOOST_TEST(writer.Publish(collectives, 2, true)); // the second collective (index 1) had data
@@ -260,10 +260,66 @@ BOOST_AUTO_TEST_CASE(a_board_shares_posted_counts_between_mappings)
     BOOST_TEST(reader.Read(collectives).withData == 2u);
     BOOST_TEST(reader.Read(sends).posted == 1);
     BOOST_TEST(reader.Read(sends).withData == 0u);
-    BOOST_TEST(reader.Read(BoardStream{7, 0, -1}).posted == 0); // another rank's stream
+    BOOST_TEST(reader.Read(BoardStream{7, 0, -1, 2}).posted == 0); // another rank's stream
     // Another run's board in the same directory starts clean.
     ExchangeBoard next((dir.path / "board.run2").string());
     BOOST_TEST(next.Read(collectives).posted == 0);
+}
+
+// An alltoall of 1,024 ranks has 1,048,576 send streams (the first board held 65,536 streams in
+// all, and a 512-rank alltoall fell back to a marker file per send). Every pair is published by
+// one mapping with its own count, and read back from another.
+BOOST_AUTO_TEST_CASE(a_board_holds_every_pair_of_1024_ranks)
+{
+    DataDirectory dir;
+    std::filesystem::create_directories(dir.path);
+    ExchangeBoard writer((dir.path / "board.run1").string());
+    ExchangeBoard reader((dir.path / "board.run1").string());
+    BOOST_REQUIRE(writer.Usable() && reader.Usable());
+    constexpr int n = 1024;
+    auto count = [](int from, int to) { return uint64_t(from) * 4096 + uint64_t(to) + 1; };
+    for (int from = 0; from < n; ++from)
+    {
+        for (int to = 0; to < n; ++to)
+        {
+            BOOST_REQUIRE(writer.Publish(BoardStream{99, from, to, n}, count(from, to), to == 5));
+        }
+    }
+    int wrong = 0;
+    for (int from = 0; from < n; ++from)
+    {
+        for (int to = 0; to < n; ++to)
+        {
+            auto progress = reader.Read(BoardStream{99, from, to, n});
+            wrong += progress.posted != int64_t(count(from, to)) ||
+                     progress.withData != (to == 5 ? count(from, to) : 0);
+        }
+    }
+    BOOST_TEST(wrong == 0);
+    // The same ranks on another communicator, and the collectives of this one, start at zero.
+    BOOST_TEST(reader.Read(BoardStream{100, 3, 4, n}).posted == 0);
+    BOOST_TEST(reader.Read(BoardStream{99, 3, -1, n}).posted == 0);
+}
+
+// A stream the board cannot hold is refused to its writer and read as "files alone say" (-1) by
+// everyone: a peer index outside the communicator, and rows once the counters are used up
+// (ExchangeBoard::kCounters of them; two rows of half that many ranks take them all).
+BOOST_AUTO_TEST_CASE(a_stream_the_board_cannot_hold_falls_back_to_files_for_everyone)
+{
+    DataDirectory dir;
+    std::filesystem::create_directories(dir.path);
+    ExchangeBoard writer((dir.path / "board.run1").string());
+    ExchangeBoard reader((dir.path / "board.run1").string());
+    BOOST_REQUIRE(writer.Usable() && reader.Usable());
+    BOOST_TEST(!writer.Publish(BoardStream{1, 0, 4, 4}, 1, false)); // peer 4 of 4 ranks
+    BOOST_TEST(reader.Read(BoardStream{1, 0, 4, 4}).posted == -1);
+    const int half = int(ExchangeBoard::kCounters / 2);
+    BOOST_TEST(writer.Publish(BoardStream{2, 0, half - 1, half}, 1, false));
+    BOOST_TEST(writer.Publish(BoardStream{2, 1, 0, half}, 2, false));
+    BOOST_TEST(!writer.Publish(BoardStream{2, 2, 0, half}, 3, false)); // no counters left
+    BOOST_TEST(reader.Read(BoardStream{2, 2, 0, half}).posted == -1);
+    BOOST_TEST(reader.Read(BoardStream{2, 1, 0, half}).posted == 2); // the rows before still work
+    BOOST_TEST(writer.Publish(BoardStream{3, 0, 1, 2}, 1, false) == false); // nor for a new comm
 }
 
 // Two ranks of one run as two DataExchange objects of this process, on a 2-rank communicator,
