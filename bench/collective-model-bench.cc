@@ -63,6 +63,7 @@ Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes, bool perTransfer)
     if (perTransfer)
     {
         CollectiveCall one = call;
+        one.idleRanksTakePart = false; // as the simulator posts them
         for (size_t i = 0; i < call.transfers.size(); ++i)
         {
             one.transfers = {call.transfers[i]};

@@ -420,26 +420,35 @@ CommunicatorMatcher::TryStartTransfer(Transfer& transfer)
         return;
     }
     transfer.started = true;
-    const Communicator& comm = m_comms.at(transfer.comm);
+    Communicator& comm = m_comms.at(transfer.comm);
+    if (comm.devices.size() != size_t(comm.nranks) || comm.devicesJoined != comm.gpuOfRank.size())
+    {
+        comm.devices.clear();
+        for (int r = 0; r < comm.nranks; ++r)
+        {
+            auto it = comm.gpuOfRank.find(r);
+            comm.devices.push_back(it == comm.gpuOfRank.end() ? m_topology->GpuDevice(0)
+                                                              : m_topology->GpuDevice(it->second));
+        }
+        comm.devicesJoined = comm.gpuOfRank.size();
+    }
     e::CollectiveCall call;
     call.kind = e::CollectiveKind::SendRecv;
     call.bytes = transfer.sendBytes;
     call.typeSize = 1;
     call.minCtas = comm.minCtas;
     call.maxCtas = comm.maxCtas;
-    for (int r = 0; r < comm.nranks; ++r)
-    {
-        auto it = comm.gpuOfRank.find(r);
-        call.gpus.push_back(it == comm.gpuOfRank.end() ? m_topology->GpuDevice(0)
-                                                       : m_topology->GpuDevice(it->second));
-    }
+    call.gpus = comm.devices;
     call.transfers.push_back(e::CollectiveCall::Transfer{
         uint32_t(transfer.src), uint32_t(transfer.dst), transfer.sendBytes});
+    call.idleRanksTakePart = false; // only the two ranks of this transfer are in the call
     call.tag = transfer.comm * 0x9e3779b97f4a7c15ULL + uint64_t(transfer.src) * 7919 +
                uint64_t(transfer.dst);
-    double start = std::max(sender.start, receiver.start);
-    std::vector<ns3::Time> starts(size_t(comm.nranks), ToTime(start));
-    m_collectives->Start(call, starts,
+    const ns3::Time start = ToTime(std::max(sender.start, receiver.start));
+    m_transferStarts.resize(size_t(comm.nranks));
+    m_transferStarts[size_t(transfer.src)] = start;
+    m_transferStarts[size_t(transfer.dst)] = start;
+    m_collectives->Start(call, m_transferStarts,
                          ns3::MakeBoundCallback(
                              +[](CommunicatorMatcher* self, NodeIndex sendNode, NodeIndex recvNode,
                                  int src, int dst, uint32_t rank)

@@ -49,6 +49,10 @@ private:
         std::map<int, uint64_t> collectivesOfRank; // collectives each rank has issued so far
         int minCtas = 0; // ncclConfig_t minCTAs / maxCTAs of comm rank 0 (0: unset)
         int maxCtas = 0;
+        // Topology device per comm rank (GPU 0's for ranks not joined), as a transfer's call
+        // gives them; built for `devicesJoined` ranks joined, rebuilt when more have.
+        std::vector<uint32_t> devices;
+        size_t devicesJoined = 0;
     };
     struct Collective
     {
@@ -91,6 +95,7 @@ private:
     std::unordered_map<uint64_t, Communicator> m_comms;
     std::map<std::pair<uint64_t, uint64_t>, Collective> m_collectiveCalls; // (comm, index)
     std::deque<Transfer> m_transferPool;
+    std::vector<ns3::Time> m_transferStarts; // a transfer's call: only its two ranks' are read
     // (comm, src, dst) -> transfers one side has posted and the other not yet, oldest first
     std::map<std::tuple<uint64_t, int, int>, std::deque<size_t>> m_transfers;
 };

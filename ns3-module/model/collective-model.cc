@@ -336,6 +336,12 @@ NcclCommInfo
 CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus, int minCtas,
                                       int maxCtas) const
 {
+    return *CommunicatorOf(gpus, minCtas, maxCtas);
+}
+
+std::shared_ptr<const NcclCommInfo>
+CollectiveModel::CommunicatorOf(const std::vector<uint32_t>& gpus, int minCtas, int maxCtas) const
+{
     const std::vector<double> key = {double(m_ncclVersion), m_channelBandwidth, m_nvlinkEfficiency,
                                      m_nvlsEfficiency, double(m_nvlsMulticast)};
     if (key != m_commCacheKey || m_cpuVendor != m_commCacheVendor)
@@ -357,7 +363,8 @@ CollectiveModel::DescribeCommunicator(const std::vector<uint32_t>& gpus, int min
     nccl::SearchSettings settings = GetSearchSettings();
     settings.minCtas = minCtas;
     settings.maxCtas = maxCtas;
-    NcclCommInfo info = nccl::SearchCommunicator(*topo, m_deviceLinks, gpus, settings);
+    auto info = std::make_shared<const NcclCommInfo>(
+        nccl::SearchCommunicator(*topo, m_deviceLinks, gpus, settings));
     if (++m_commCacheSize > 4096)
     {
         for (auto& [bounds, comms] : m_commCache)
@@ -374,7 +381,7 @@ NcclCostTable
 CollectiveModel::CostTable(const CollectiveCall& call) const
 {
     NcclCostTable table;
-    nccl::ComputeCosts(call, DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas),
+    nccl::ComputeCosts(call, *CommunicatorOf(call.gpus, call.minCtas, call.maxCtas),
                        GetCostSettings(), true, table);
     return table;
 }
@@ -382,7 +389,7 @@ CollectiveModel::CostTable(const CollectiveCall& call) const
 CollectivePlan
 CollectiveModel::Choose(const CollectiveCall& call) const
 {
-    return ChooseFor(call, DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas));
+    return ChooseFor(call, *CommunicatorOf(call.gpus, call.minCtas, call.maxCtas));
 }
 
 CollectivePlan
@@ -394,8 +401,8 @@ CollectiveModel::ChooseFor(const CollectiveCall& call, const NcclCommInfo& comm)
 double
 CollectiveModel::PlanLatencyUs(const CollectiveCall& call, const CollectivePlan& plan) const
 {
-    return nccl::PlanLatencyUs(call, DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas),
-                               plan, GetCostSettings());
+    return nccl::PlanLatencyUs(call, *CommunicatorOf(call.gpus, call.minCtas, call.maxCtas), plan,
+                               GetCostSettings());
 }
 
 CollectivePlan
@@ -406,7 +413,9 @@ CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& star
     NS_ABORT_MSG_UNLESS(starts.size() == call.gpus.size(),
                         "CollectiveModel: " << starts.size() << " start times for "
                                             << call.gpus.size() << " ranks");
-    const NcclCommInfo comm = DescribeCommunicator(call.gpus, call.minCtas, call.maxCtas);
+    const std::shared_ptr<const NcclCommInfo> shared =
+        CommunicatorOf(call.gpus, call.minCtas, call.maxCtas);
+    const NcclCommInfo& comm = *shared;
     if (call.kind == CollectiveKind::SendRecv)
     {
         nccl::PostSendRecv(GetScheduleContext(), call, comm, starts, done);

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -102,6 +103,11 @@ struct CollectiveCall
         uint64_t bytes = 0;
     };
     std::vector<Transfer> transfers;
+    /// SendRecv only: false when the call holds some of a group's transfers and the comm's
+    /// ranks without one are not part of it (their starts are not read and they are not
+    /// reported done): the simulator posts each matched transfer of live ranks as a call of its
+    /// own, and reporting the other n - 2 ranks of each made an alltoall cost n^3.
+    bool idleRanksTakePart = true;
     /// Canonical identity (communicator and sequence number hashed): used for ECMP hashing so that
     /// paths never depend on posting order.
     uint64_t tag = 0;
@@ -284,6 +290,9 @@ public:
     /// topology device ids by comm rank. Cached per GPU set.
     NcclCommInfo DescribeCommunicator(const std::vector<uint32_t>& gpus, int minCtas = 0,
                                       int maxCtas = 0) const;
+    /// The same, shared with the cache (no copy: a live alltoall asks once per transfer).
+    std::shared_ptr<const NcclCommInfo> CommunicatorOf(const std::vector<uint32_t>& gpus,
+                                                       int minCtas = 0, int maxCtas = 0) const;
     /// NCCL's cost table for this call (after the environment's enable/disable rules).
     NcclCostTable CostTable(const CollectiveCall& call) const;
     /// The latency (us) the timing adds to the data movement of `plan` for `call`: NCCL's own
@@ -327,7 +336,8 @@ private:
     mutable std::vector<std::vector<uint32_t>> m_deviceLinks;
     /// Communicators by channel bounds (minCTAs, maxCTAs), then GPUs: looked up without copying
     /// the GPU list.
-    mutable std::map<std::pair<int, int>, std::map<std::vector<uint32_t>, NcclCommInfo>>
+    mutable std::map<std::pair<int, int>,
+                     std::map<std::vector<uint32_t>, std::shared_ptr<const NcclCommInfo>>>
         m_commCache;
     mutable size_t m_commCacheSize = 0;
     /// Attribute values the cache was built with (attributes may change after a lookup).

@@ -72,6 +72,19 @@ P2pRounds(uint32_t nNodes, uint32_t nLocals)
     return roundOf;
 }
 
+/// P2pRounds, computed once per shape (every transfer of a live alltoall builds a layout).
+const std::vector<int>&
+P2pRoundsOf(uint32_t nNodes, uint32_t nLocals)
+{
+    thread_local std::map<std::pair<uint32_t, uint32_t>, std::vector<int>> shapes;
+    auto it = shapes.find({nNodes, nLocals});
+    if (it == shapes.end())
+    {
+        it = shapes.emplace(std::make_pair(nNodes, nLocals), P2pRounds(nNodes, nLocals)).first;
+    }
+    return it->second;
+}
+
 /// First p2p channel of a round (channel.h ncclP2pChannelBaseForRound): the round itself on one
 /// node; across nodes nodeDelta x ceil(nLocals / 8) + localDelta / 8 (rounds of one batch group
 /// share a base); bit-reversed over log2(p2pnChannels) bits. Part p of an op runs on channel
@@ -170,9 +183,9 @@ private:
     std::vector<uint32_t> m_rankLocal;
     uint32_t m_nNodes = 1;
     uint32_t m_nLocals = 1;
-    std::vector<int> m_roundOf;
-    int m_rounds = 1;  //!< rounds of the schedule (nNodes x nLocals)
-    int m_batches = 1; //!< batches of 8 rounds
+    const std::vector<int>* m_roundOf = nullptr; //!< P2pRoundsOf(m_nNodes, m_nLocals)
+    int m_rounds = 1;                            //!< rounds of the schedule (nNodes x nLocals)
+    int m_batches = 1;                           //!< batches of 8 rounds
     /// [comm rank]: the rank's row in the tables below, -1 for a rank without a transfer in the
     /// call. The simulator posts each transfer of live ranks as a call of its own, so a 128-rank
     /// alltoall builds 16,256 layouts: they hold rows for the call's ranks, not the comm's.
@@ -213,7 +226,7 @@ P2pLayout::P2pLayout(const CollectiveCall& call, const NcclCommInfo& comm)
     {
         m_nLocals = std::max(m_nLocals, c);
     }
-    m_roundOf = P2pRounds(m_nNodes, m_nLocals);
+    m_roundOf = &P2pRoundsOf(m_nNodes, m_nLocals);
     m_rounds = std::max(1, int(m_nNodes * m_nLocals));
     m_batches = (m_rounds + kP2pWorksPerBatch - 1) / kP2pWorksPerBatch;
     m_row.assign(n, -1);
@@ -265,7 +278,7 @@ P2pLayout::RoundFor(uint32_t s, uint32_t d) const
 {
     const uint32_t nd = (m_rankNode[d] + m_nNodes - m_rankNode[s]) % m_nNodes;
     const uint32_t ld = (m_rankLocal[d] + m_nLocals - m_rankLocal[s]) % m_nLocals;
-    return std::max(0, m_roundOf[size_t(nd) * m_nLocals + ld]);
+    return std::max(0, (*m_roundOf)[size_t(nd) * m_nLocals + ld]);
 }
 
 double
@@ -475,10 +488,9 @@ PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
         }
     }
     // Ranks without a transfer are done when they arrive: one event per distinct arrival time
-    // (the simulator posts each transfer of live ranks as a call on the whole communicator, so
-    // a 128-rank alltoall has 16,256 calls of 126 idle ranks each).
+    // (unless they are not part of the call: the simulator's calls of one transfer each).
     std::map<Time, std::vector<uint32_t>> idle;
-    for (uint32_t r = 0; r < n; ++r)
+    for (uint32_t r = 0; r < n && call.idleRanksTakePart; ++r)
     {
         if (job->rankOutstanding[r] == 0)
         {
