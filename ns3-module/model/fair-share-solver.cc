@@ -67,35 +67,26 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
 {
     const uint32_t nFlows = p.FlowCount();
     const uint32_t nRes = uint32_t(p.capacity.size());
-    // Rate caps become private resources: resource nRes + f has capacity cap(f), used by f alone.
-    const uint32_t nAll = nRes + nFlows;
     rates.assign(nFlows, 0.0);
-    m_remaining.assign(nAll, 0.0);
-    m_weight.assign(nAll, 0);
-    m_version.assign(nAll, 0);
+    m_remaining.assign(nRes, 0.0);
+    m_weight.assign(nRes, 0);
+    m_version.assign(nRes, 0);
     m_frozen.assign(nFlows, 0);
-    m_lastTouch.assign(nAll, 0);
+    m_lastTouch.assign(nRes, 0);
     m_overcommitted = false;
     std::copy(p.capacity.begin(), p.capacity.end(), m_remaining.begin());
 
     // Reverse index resource -> flows (counting sort keeps flows in index order per resource).
-    m_resBegin.assign(nAll + 1, 0);
-    for (uint32_t f = 0; f < nFlows; ++f)
+    m_resBegin.assign(nRes + 1, 0);
+    for (uint32_t k = 0; k < p.useResource.size(); ++k)
     {
-        for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
-        {
-            ++m_resBegin[p.useResource[k] + 1];
-        }
-        if (p.rateCap[f] > 0)
-        {
-            ++m_resBegin[nRes + f + 1];
-        }
+        ++m_resBegin[p.useResource[k] + 1];
     }
-    for (uint32_t r = 0; r < nAll; ++r)
+    for (uint32_t r = 0; r < nRes; ++r)
     {
         m_resBegin[r + 1] += m_resBegin[r];
     }
-    m_resFlows.resize(m_resBegin[nAll]);
+    m_resFlows.resize(m_resBegin[nRes]);
     {
         std::vector<uint32_t>& fill = m_version; // reuse as insertion cursor, reset below
         std::copy(m_resBegin.begin(), m_resBegin.end() - 1, fill.begin());
@@ -105,15 +96,16 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
             {
                 m_resFlows[fill[p.useResource[k]]++] = f;
             }
-            if (p.rateCap[f] > 0)
-            {
-                m_resFlows[fill[nRes + f]++] = f;
-            }
         }
         std::fill(m_version.begin(), m_version.end(), 0);
     }
 
     // Reservations first: fixed-rate flows take their rate off every resource they cross.
+    // A rate cap is a resource of the flow's own whose level never changes (the cap): the caps
+    // are walked in (cap, flow) order beside the heap of the shared resources, and a cap level
+    // goes after a shared level of the same share (as a private resource numbered after every
+    // shared one would).
+    m_caps.clear();
     for (uint32_t f = 0; f < nFlows; ++f)
     {
         if (p.fixedRate[f] >= 0)
@@ -132,13 +124,15 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
         }
         if (p.rateCap[f] > 0)
         {
-            m_remaining[nRes + f] = p.rateCap[f];
-            m_weight[nRes + f] = 1;
+            m_caps.push_back({p.rateCap[f], f});
         }
     }
+    std::sort(m_caps.begin(), m_caps.end(),
+              [](const Cap& a, const Cap& b)
+              { return a.cap < b.cap || (a.cap == b.cap && a.flow < b.flow); });
 
     m_heap.clear();
-    for (uint32_t r = 0; r < nAll; ++r)
+    for (uint32_t r = 0; r < nRes; ++r)
     {
         if (m_remaining[r] < 0)
         {
@@ -152,53 +146,72 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
     std::make_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
 
     uint32_t levels = 0;
-    while (!m_heap.empty())
+    size_t nextCap = 0;
+    auto freeze = [&](uint32_t f, double share)
     {
-        std::pop_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
-        Level top = m_heap.back();
-        m_heap.pop_back();
-        if (top.version != m_version[top.resource] || m_weight[top.resource] == 0)
+        m_frozen[f] = 1;
+        rates[f] = share;
+        for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
         {
-            continue; // stale entry: the resource changed since it was pushed
-        }
-        ++levels;
-        const double share = top.share;
-        // Freeze every unfrozen flow of the bottleneck at the common level; every resource they
-        // cross gets one new heap entry once all are frozen (its level after the last release,
-        // which is the only entry that would not be stale).
-        m_touched.clear();
-        auto release = [&](uint32_t r, uint32_t w)
-        {
-            m_remaining[r] -= double(w) * share;
-            m_weight[r] -= w;
+            const uint32_t r = p.useResource[k];
+            m_remaining[r] -= double(p.useWeight[k]) * share;
+            m_weight[r] -= p.useWeight[k];
             ++m_version[r];
             if (m_lastTouch[r] != levels)
             {
                 m_lastTouch[r] = levels;
                 m_touched.push_back(r);
             }
-        };
-        for (uint32_t i = m_resBegin[top.resource]; i < m_resBegin[top.resource + 1]; ++i)
+        }
+    };
+    while (true)
+    {
+        while (nextCap < m_caps.size() && m_frozen[m_caps[nextCap].flow])
         {
-            uint32_t f = m_resFlows[i];
-            if (m_frozen[f])
+            ++nextCap; // frozen at a shared level below its cap
+        }
+        // The lowest live shared level (stale entries: the resource changed since its push).
+        while (!m_heap.empty() && (m_heap.front().version != m_version[m_heap.front().resource] ||
+                                   m_weight[m_heap.front().resource] == 0))
+        {
+            std::pop_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
+            m_heap.pop_back();
+        }
+        const bool capFirst = nextCap < m_caps.size() &&
+                              (m_heap.empty() || m_caps[nextCap].cap < m_heap.front().share);
+        if (!capFirst && m_heap.empty())
+        {
+            break;
+        }
+        ++levels;
+        // Freeze every unfrozen flow of the bottleneck at the common level; every resource they
+        // cross gets one new heap entry once all are frozen (its level after the last release,
+        // which is the only entry that would not be stale).
+        m_touched.clear();
+        uint32_t bottleneck = nRes; // none: a cap
+        if (capFirst)
+        {
+            const Cap cap = m_caps[nextCap++];
+            freeze(cap.flow, cap.cap);
+        }
+        else
+        {
+            std::pop_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
+            const Level top = m_heap.back();
+            m_heap.pop_back();
+            bottleneck = top.resource;
+            for (uint32_t i = m_resBegin[top.resource]; i < m_resBegin[top.resource + 1]; ++i)
             {
-                continue;
-            }
-            m_frozen[f] = 1;
-            rates[f] = share;
-            for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
-            {
-                release(p.useResource[k], p.useWeight[k]);
-            }
-            if (p.rateCap[f] > 0)
-            {
-                release(nRes + f, 1);
+                const uint32_t f = m_resFlows[i];
+                if (!m_frozen[f])
+                {
+                    freeze(f, top.share);
+                }
             }
         }
         for (uint32_t r : m_touched)
         {
-            if (m_weight[r] > 0 && r != top.resource)
+            if (m_weight[r] > 0 && r != bottleneck)
             {
                 m_heap.push_back(
                     {std::max(0.0, m_remaining[r]) / double(m_weight[r]), r, m_version[r]});
