@@ -43,6 +43,7 @@ public:
     void UnequalBottlenecks();
     void RateCapLeavesRoomForOthers();
     void CapAboveFairShareIsInactive();
+    void CapsInterleaveWithLinkLevels();
     void WeightedUseOfAChannel();
     void FixedRateReservation();
     void UnconstrainedFlowIsInfiniteUnlessCapped();
@@ -180,6 +181,52 @@ FairShareSolverTestCase::CapAboveFairShareIsInactive()
     auto r = Solve(p);
     NS_TEST_EXPECT_MSG_EQ(r[0], 5.0, "");
     NS_TEST_EXPECT_MSG_EQ(r[1], 5.0, "");
+}
+
+void
+FairShareSolverTestCase::CapsInterleaveWithLinkLevels()
+{
+    // Link A (12) carries f0 (cap 2), f1 (cap 5), f2 and f3; link B (4) carries f3 and f4.
+    // Levels: A 12/4 = 3, B 4/2 = 2, caps 2 and 5. B and f0's cap tie at 2: B first (a link
+    // before a cap of the same level) -> f3 = f4 = 2; A: (12 - 2) / 3 = 3.33. f0's cap 2 is
+    // lower -> f0 = 2; A: (10 - 2) / 2 = 4 below f1's cap 5 -> f1 = f2 = 4. Three levels.
+    FairShareProblem p;
+    uint32_t a = p.AddResource(12);
+    uint32_t b = p.AddResource(4);
+    p.AddFlow(2.0);
+    p.Use(a);
+    p.AddFlow(5.0);
+    p.Use(a);
+    p.AddFlow();
+    p.Use(a);
+    p.AddFlow();
+    p.Use(a);
+    p.Use(b);
+    p.AddFlow();
+    p.Use(b);
+    FairShareSolver solver;
+    std::vector<double> r;
+    uint32_t levels = solver.Solve(p, r);
+    NS_TEST_EXPECT_MSG_EQ(levels, 3u, "B, f0's cap, A");
+    NS_TEST_EXPECT_MSG_EQ(r[0], 2.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 4.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[2], 4.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[3], 2.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[4], 2.0, "");
+    // Caps below every link level freeze in cap order: 1 then 1.5; the link shares the rest.
+    FairShareProblem q;
+    uint32_t l = q.AddResource(10);
+    q.AddFlow(1.5);
+    q.Use(l);
+    q.AddFlow(1.0);
+    q.Use(l);
+    q.AddFlow();
+    q.Use(l);
+    levels = solver.Solve(q, r);
+    NS_TEST_EXPECT_MSG_EQ(levels, 3u, "");
+    NS_TEST_EXPECT_MSG_EQ(r[0], 1.5, "");
+    NS_TEST_EXPECT_MSG_EQ(r[1], 1.0, "");
+    NS_TEST_EXPECT_MSG_EQ(r[2], 7.5, "");
 }
 
 void
@@ -348,6 +395,8 @@ public:
              &FairShareSolverTestCase::RateCapLeavesRoomForOthers},
             {"cap_above_fair_share_is_inactive",
              &FairShareSolverTestCase::CapAboveFairShareIsInactive},
+            {"caps_interleave_with_link_levels",
+             &FairShareSolverTestCase::CapsInterleaveWithLinkLevels},
             {"weighted_use_of_a_channel", &FairShareSolverTestCase::WeightedUseOfAChannel},
             {"fixed_rate_reservation", &FairShareSolverTestCase::FixedRateReservation},
             {"unconstrained_flow_is_infinite_unless_capped",
