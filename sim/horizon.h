@@ -1,7 +1,8 @@
 // The horizon (DESIGN.md "Time synchronization"): ns-3 runs only as far as no rank can still add
 // work, the least clock of the ranks that are running (a blocked rank waits on the simulator; a
-// rank silent past the grace period, or every rank in optimistic mode, is not waited for). The
-// flow model's history before the conservative horizon is committed: no late flow can need it.
+// rank silent past the grace period once no running rank is heard from, or every rank in
+// optimistic mode, is not waited for). The flow model's history before the conservative horizon
+// is committed: no late flow can need it.
 #pragma once
 
 #include "rank-timelines.h"

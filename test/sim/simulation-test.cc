@@ -10,7 +10,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <sstream>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -520,6 +522,53 @@ BOOST_AUTO_TEST_CASE(ranks_gone_silent_together_get_one_line)
                std::string::npos);
     BOOST_TEST(text.find("has sent nothing") == std::string::npos);
     BOOST_TEST(text.find("have sent nothing") == text.rfind("have sent nothing"));
+}
+
+BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_while_another_is_heard_from)
+{
+    // Grace 1 s. Both ranks are silent for 1.2 s; then rank1 sends an all-reduce of a one-rank
+    // communicator ready at 100 ns (an ns-3 event there: it ends when its only rank arrives) with
+    // its clock at 200 ns, and the step right after still waits for rank0 (clock 0): a rank
+    // heard from means the run is not stalled, and rank0 may only be starved of CPU. Once rank1
+    // blocks in a sync on it, rank0 is the only rank running and silent past the grace period:
+    // the run goes on without it and answers rank1 (end 100 ns).
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::SimOptions options = Options();
+    options.graceSeconds = 1;
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    wire::Batch batch;
+    batch.set_seq(1);
+    batch.set_clock_ns(200);
+    wire::CommJoin* join = batch.add_records()->mutable_comm_join();
+    join->set_comm(9);
+    join->set_nranks(1);
+    join->set_rank(0);
+    join->set_device(0);
+    wire::Communication* c = batch.add_records()->mutable_communication();
+    c->set_id(1);
+    c->set_device(0);
+    c->set_stream(1);
+    c->set_comm(9);
+    c->set_comm_rank(0);
+    c->set_comm_size(1);
+    c->set_ready_ns(100);
+    wire::CommOp* op = c->add_ops();
+    op->set_kind(wire::COMM_ALL_REDUCE);
+    op->set_count(1024);
+    op->set_type_size(4);
+    simulation.Batch(1, batch);
+    simulation.Step();
+    BOOST_TEST(log.str().find("sent nothing") == std::string::npos);
+    simulation.Sync(1, 3, SyncOn(9, {1}, 1, 200));
+    BOOST_TEST(sink.syncs.empty()); // its end needs ns-3 past rank0's clock
+    simulation.Step();
+    BOOST_TEST(log.str().find("eidolon: rank0 has sent nothing for") != std::string::npos);
+    BOOST_REQUIRE(sink.syncs.size() == 1u);
+    BOOST_TEST(sink.syncs[0].second.ends(0).end_ns() == 100.0);
 }
 
 BOOST_AUTO_TEST_CASE(the_trace_keeps_the_slices_of_its_window)
