@@ -94,8 +94,8 @@ struct RunReport
     uint64_t causalityViolations = 0;
     double causalityViolationNs = 0; ///< sum of their sizes
     double maxCausalityViolationNs = 0;
-    ///< chains that reached the simulator after ns-3 passed their ready time (exact, not
-    ///< violations)
+    /// Chains that reached the simulator after ns-3 passed their ready time (exact, not
+    /// violations).
     uint64_t lateLocalRecords = 0;
     /// Late flows that rolled the flow model back and were replayed from their true start (the
     /// flows ranks had already been shown kept their finish).
