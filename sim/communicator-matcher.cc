@@ -278,14 +278,20 @@ CommunicatorMatcher::MatchTransfers(const RankProcess& process, const Communicat
         bool send = op.kind() == wire::COMM_SEND;
         int src = send ? record.comm_rank() : op.peer();
         int dst = send ? op.peer() : record.comm_rank();
-        // Transfers waiting for their other side, oldest first.
-        auto& queue = m_transfers[{record.comm(), src, dst}];
+        // Transfers waiting for their other side, oldest first (a pair with none waiting has no
+        // entry: an alltoall of n ranks leaves n^2 pairs behind).
+        auto waiting = m_transfers.try_emplace({record.comm(), src, dst}).first;
+        auto& queue = waiting->second;
         size_t slotIndex = 0;
         if (!queue.empty() && (send ? m_transferPool[queue.front()].sendNode
                                     : m_transferPool[queue.front()].recvNode) == kNoNode)
         {
             slotIndex = queue.front();
             queue.pop_front(); // now matched on both sides
+            if (queue.empty())
+            {
+                m_transfers.erase(waiting);
+            }
         }
         else
         {
