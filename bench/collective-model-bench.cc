@@ -4,7 +4,10 @@
 // Rows: an alltoall (every rank sends bytes/n to every rank, NCCL's grouped send/recv) on the
 // first N GPUs of dgx-h100-128node, wall seconds to simulate it: posted as one call with every
 // transfer (a whole group), and as one call per transfer, which is how the simulator posts the
-// transfers of live ranks (each starts once both its sides have).
+// transfers of live ranks (each starts once both its sides have); "staggered": per transfer, with
+// the GPUs of a node starting 25 us apart (one process issuing its 8 GPUs' groups one after the
+// other, as nccl-tests' -g 8), so that the transfers start and end in waves and the flow model
+// re-solves its one large component some 200 times, as in a live run.
 #include "ns3/cluster-helper.h"
 #include "ns3/collective-model.h"
 #include "ns3/network-model.h"
@@ -35,9 +38,17 @@ PeakRssMb()
     return u.ru_maxrss / 1024;
 }
 
-void
-Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes, bool perTransfer)
+enum class Posting
 {
+    OneGroup,
+    PerTransfer,
+    Staggered,
+};
+
+void
+Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes, Posting posting)
+{
+    const bool perTransfer = posting != Posting::OneGroup;
     ClusterHelper cluster;
     Ptr<NetworkModel> net = cluster.Install(topo);
     Ptr<CollectiveModel> model = CreateObject<CollectiveModel>();
@@ -64,11 +75,18 @@ Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes, bool perTransfer)
     {
         CollectiveCall one = call;
         one.idleRanksTakePart = false; // as the simulator posts them
+        std::vector<Time> starts(ranks, Seconds(0));
         for (size_t i = 0; i < call.transfers.size(); ++i)
         {
             one.transfers = {call.transfers[i]};
             one.tag = 1 + i;
-            model->Start(one, std::vector<Time>(ranks, Seconds(0)), done);
+            if (posting == Posting::Staggered)
+            {
+                const uint32_t s = call.transfers[i].srcRank;
+                const uint32_t d = call.transfers[i].dstRank;
+                starts[s] = starts[d] = MicroSeconds(25 * std::max(s % 8, d % 8));
+            }
+            model->Start(one, starts, done);
         }
     }
     else
@@ -85,9 +103,13 @@ Alltoall(Ptr<Topology> topo, uint32_t ranks, uint64_t bytes, bool perTransfer)
                 "total %7.3f s "
                 "| %6llu re-solves of %9llu flows | virtual %9.1f us | busbw %6.1f GB/s | "
                 "peak RSS %5ld MiB |\n",
-                ranks, perTransfer ? "per transfer" : "one group", double(bytes) / 1048576.0,
-                call.transfers.size(), posted, wall, (unsigned long long)st.rateUpdates,
-                (unsigned long long)st.flowsResolved, last.GetSeconds() * 1e6, busbw, PeakRssMb());
+                ranks,
+                posting == Posting::OneGroup      ? "one group"
+                : posting == Posting::PerTransfer ? "per transfer"
+                                                  : "staggered",
+                double(bytes) / 1048576.0, call.transfers.size(), posted, wall,
+                (unsigned long long)st.rateUpdates, (unsigned long long)st.flowsResolved,
+                last.GetSeconds() * 1e6, busbw, PeakRssMb());
     std::fflush(stdout);
     Simulator::Destroy();
 }
@@ -105,10 +127,11 @@ main(int argc, char** argv)
         {
             break;
         }
-        Alltoall(topo, ranks, uint64_t(1) << 30, false);
+        Alltoall(topo, ranks, uint64_t(1) << 30, Posting::OneGroup);
         if (ranks <= 256)
         {
-            Alltoall(topo, ranks, uint64_t(1) << 30, true);
+            Alltoall(topo, ranks, uint64_t(1) << 30, Posting::PerTransfer);
+            Alltoall(topo, ranks, uint64_t(1) << 30, Posting::Staggered);
         }
     }
     return 0;
