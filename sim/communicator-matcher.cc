@@ -295,8 +295,17 @@ CommunicatorMatcher::MatchTransfers(const RankProcess& process, const Communicat
         }
         else
         {
-            slotIndex = m_transferPool.size();
-            m_transferPool.emplace_back();
+            if (m_freeTransfers.empty())
+            {
+                slotIndex = m_transferPool.size();
+                m_transferPool.emplace_back();
+            }
+            else
+            {
+                slotIndex = m_freeTransfers.back();
+                m_freeTransfers.pop_back();
+                m_transferPool[slotIndex] = Transfer{};
+            }
             queue.push_back(slotIndex);
         }
         Transfer* slot = &m_transferPool[slotIndex];
@@ -340,7 +349,7 @@ CommunicatorMatcher::MemberStarted(NodeIndex index)
     std::vector<size_t> transfers = node.comm->transfers;
     for (size_t transfer : transfers)
     {
-        TryStartTransfer(m_transferPool[transfer]);
+        TryStartTransfer(transfer);
     }
     if (m_timelines.EndOf(index) < 0 && m_timelines.At(index).comm->pendingTransfers == 0)
     {
@@ -413,8 +422,9 @@ CommunicatorMatcher::CollectiveMemberDone(uint64_t comm, uint64_t index, uint32_
 }
 
 void
-CommunicatorMatcher::TryStartTransfer(Transfer& transfer)
+CommunicatorMatcher::TryStartTransfer(size_t slot)
 {
+    Transfer& transfer = m_transferPool[slot];
     if (transfer.started || transfer.sendNode == kNoNode || transfer.recvNode == kNoNode)
     {
         return;
@@ -470,6 +480,9 @@ CommunicatorMatcher::TryStartTransfer(Transfer& transfer)
                              },
                              this, transfer.sendNode, transfer.recvNode, transfer.src,
                              transfer.dst));
+    // Matched on both sides (off its queue) and started on both (both nodes' MemberStarted ran
+    // or are running past it): nothing refers to the slot any more.
+    m_freeTransfers.push_back(slot);
 }
 
 void

@@ -83,7 +83,8 @@ private:
     void MatchTransfers(const RankProcess& process, const Communicator& comm, NodeIndex index,
                         const wire::Communication& record);
     void TryStartCollective(Collective& collective);
-    void TryStartTransfer(Transfer& transfer);
+    // Starts transfer `slot` once both sides have posted and started; its slot is then free.
+    void TryStartTransfer(size_t slot);
     // A member's part of a call is over at ns-3's present.
     void CollectiveMemberDone(uint64_t comm, uint64_t index, uint32_t rank);
     void TransferSideDone(NodeIndex node);
@@ -95,6 +96,9 @@ private:
     std::unordered_map<uint64_t, Communicator> m_comms;
     std::map<std::pair<uint64_t, uint64_t>, Collective> m_collectiveCalls; // (comm, index)
     std::deque<Transfer> m_transferPool;
+    // Slots of started transfers, reused (an MoE run's alltoalls would otherwise keep n^2 slots
+    // each for the rest of the run).
+    std::vector<size_t> m_freeTransfers;
     std::vector<ns3::Time> m_transferStarts; // a transfer's call: only its two ranks' are read
     // (comm, src, dst) -> transfers one side has posted and the other not yet, oldest first
     std::map<std::tuple<uint64_t, int, int>, std::deque<size_t>> m_transfers;
