@@ -460,9 +460,15 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
     m_postedIndex.clear();
     if (!pending.landings.empty())
     {
+        for (const Landing& landing : pending.landings)
+        {
+            auto [begin, end] = Destination(landing.op, landing.nranks);
+            pending.lo = std::min(pending.lo, begin);
+            pending.hi = std::max(pending.hi, end);
+        }
         if (record != 0)
         {
-            Unwaited unwaited{{record, streamId}, {}};
+            Unwaited unwaited{{record, streamId}, {}, pending.lo, pending.hi};
             for (const Landing& landing : pending.landings)
             {
                 unwaited.destinations.push_back(Destination(landing.op, landing.nranks));
@@ -485,6 +491,11 @@ DataExchange::TakeUnwaited(const void* pointer, size_t bytes)
     for (auto it = m_unwaited.begin(); it != m_unwaited.end();)
     {
         bool overlaps = false;
+        if (!(it->lo < start + bytes && start < it->hi))
+        {
+            ++it;
+            continue;
+        }
         for (auto [begin, end] : it->destinations)
         {
             overlaps = overlaps || (begin < start + bytes && start < end);
@@ -520,6 +531,10 @@ DataExchange::NewestOverlapping(const void* pointer, size_t bytes) const
     auto start = reinterpret_cast<uint64_t>(pointer);
     for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it)
     {
+        if (!(it->lo < start + bytes && start < it->hi))
+        {
+            continue;
+        }
         for (const Landing& landing : it->landings)
         {
             auto [begin, end] = Destination(landing.op, landing.nranks);

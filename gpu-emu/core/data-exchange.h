@@ -149,6 +149,10 @@ private:
         uint64_t record;
         std::vector<Landing> landings;
         bool ownData = false;
+        // The landings' destinations lie in [lo, hi) (checked first: an alltoall's pending
+        // receive has a landing per peer, and every NCCL call checks its send buffer).
+        uint64_t lo = ~uint64_t(0);
+        uint64_t hi = 0;
     };
 
     std::string CollectiveKey(uint64_t commId, uint64_t index, int rank) const;
@@ -222,6 +226,8 @@ private:
     {
         UnwaitedRecord what;
         std::vector<std::pair<uint64_t, uint64_t>> destinations; // [begin, end) byte ranges
+        uint64_t lo = ~uint64_t(0);                              // they lie in [lo, hi)
+        uint64_t hi = 0;
     };
     std::deque<Unwaited> m_unwaited; // program order
     uint64_t m_nextId = 1;
