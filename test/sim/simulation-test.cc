@@ -141,16 +141,17 @@ SendRecvBatch(int rank, uint64_t seq, uint64_t id, double ready, uint64_t bytes)
 // Two ranks of one process each joined to a simulation (the optimistic mode on request).
 struct TwoRankRun
 {
-    explicit TwoRankRun(bool optimistic = false)
-        : simulation(OptionsWith(optimistic), log, sink)
+    explicit TwoRankRun(bool optimistic = false, double graceSeconds = 10)
+        : simulation(OptionsWith(optimistic, graceSeconds), log, sink)
     {
         simulation.Join(Hello("rank0", 0, 2));
         simulation.Join(Hello("rank1", 1, 2));
     }
-    static sim::SimOptions OptionsWith(bool optimistic)
+    static sim::SimOptions OptionsWith(bool optimistic, double graceSeconds)
     {
         sim::SimOptions options = Options();
         options.optimistic = optimistic;
+        options.graceSeconds = graceSeconds;
         return options;
     }
     std::ostringstream log;
@@ -508,16 +509,10 @@ BOOST_AUTO_TEST_CASE(a_chain_ends_at_the_same_tick_however_it_was_split)
 BOOST_AUTO_TEST_CASE(ranks_gone_silent_together_get_one_line)
 {
     // Grace 0: both running ranks are past it at the first step. One line names both, once.
-    std::ostringstream log;
-    RecordingSink sink;
-    sim::SimOptions options = Options();
-    options.graceSeconds = 0;
-    sim::Simulation simulation(options, log, sink);
-    simulation.Join(Hello("rank0", 0, 2));
-    simulation.Join(Hello("rank1", 1, 2));
-    simulation.Step();
-    simulation.Step();
-    const std::string text = log.str();
+    TwoRankRun run(false, 0);
+    run.simulation.Step();
+    run.simulation.Step();
+    const std::string text = run.log.str();
     BOOST_TEST(text.find("eidolon: 2 ranks (rank0, rank1) have sent nothing for") !=
                std::string::npos);
     BOOST_TEST(text.find("has sent nothing") == std::string::npos);
@@ -532,13 +527,7 @@ BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_while_another_is_heard_from)
     // heard from means the run is not stalled, and rank0 may only be starved of CPU. Once rank1
     // blocks in a sync on it, rank0 is the only rank running and silent past the grace period:
     // the run goes on without it and answers rank1 (end 100 ns).
-    std::ostringstream log;
-    RecordingSink sink;
-    sim::SimOptions options = Options();
-    options.graceSeconds = 1;
-    sim::Simulation simulation(options, log, sink);
-    simulation.Join(Hello("rank0", 0, 2));
-    simulation.Join(Hello("rank1", 1, 2));
+    TwoRankRun run(false, 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
     wire::Batch batch;
     batch.set_seq(1);
@@ -560,15 +549,15 @@ BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_while_another_is_heard_from)
     op->set_kind(wire::COMM_ALL_REDUCE);
     op->set_count(1024);
     op->set_type_size(4);
-    simulation.Batch(1, batch);
-    simulation.Step();
-    BOOST_TEST(log.str().find("sent nothing") == std::string::npos);
-    simulation.Sync(1, 3, SyncOn(9, {1}, 1, 200));
-    BOOST_TEST(sink.syncs.empty()); // its end needs ns-3 past rank0's clock
-    simulation.Step();
-    BOOST_TEST(log.str().find("eidolon: rank0 has sent nothing for") != std::string::npos);
-    BOOST_REQUIRE(sink.syncs.size() == 1u);
-    BOOST_TEST(sink.syncs[0].second.ends(0).end_ns() == 100.0);
+    run.simulation.Batch(1, batch);
+    run.simulation.Step();
+    BOOST_TEST(run.log.str().find("sent nothing") == std::string::npos);
+    run.simulation.Sync(1, 3, SyncOn(9, {1}, 1, 200));
+    BOOST_TEST(run.sink.syncs.empty()); // its end needs ns-3 past rank0's clock
+    run.simulation.Step();
+    BOOST_TEST(run.log.str().find("eidolon: rank0 has sent nothing for") != std::string::npos);
+    BOOST_REQUIRE(run.sink.syncs.size() == 1u);
+    BOOST_TEST(run.sink.syncs[0].second.ends(0).end_ns() == 100.0);
 }
 
 BOOST_AUTO_TEST_CASE(the_trace_keeps_the_slices_of_its_window)
