@@ -161,7 +161,8 @@ public:
 
     /// Channels of transfer i (in call.transfers order).
     int OpChannels(size_t i) const { return m_opChannels[i]; }
-    /// The round of a transfer from comm rank s to d.
+    /// The round of a transfer from comm rank s to d (0 for a lone transfer: its rate does not
+    /// depend on it).
     int RoundFor(uint32_t s, uint32_t d) const;
     /// The CTAs' worth of rate of a transfer's nCh parts in round k: per part the smaller of the
     /// send's share on the source and the recv's share on the destination.
@@ -179,6 +180,10 @@ private:
     int ChannelBase(int k) const { return P2pChannelBase(k, m_nNodes, m_nLocals, m_nP2p); }
 
     int m_nP2p;
+    /// A call of one transfer between two ranks (how the simulator posts live ranks' transfers):
+    /// its parts share no channel with other work of the call, so each gets a lone send's and
+    /// recv's warps, and the tables below (O(ranks) to build) are not built.
+    bool m_lone = false;
     std::vector<uint32_t> m_rankNode;
     std::vector<uint32_t> m_rankLocal;
     uint32_t m_nNodes = 1;
@@ -208,6 +213,12 @@ private:
 P2pLayout::P2pLayout(const CollectiveCall& call, const NcclCommInfo& comm)
     : m_nP2p(std::max(comm.p2pChannels, 1))
 {
+    if (call.transfers.size() == 1 && call.transfers[0].srcRank != call.transfers[0].dstRank)
+    {
+        m_lone = true;
+        m_opChannels.push_back(P2pOpChannels(comm, call.transfers[0].bytes));
+        return;
+    }
     const uint32_t n = uint32_t(call.gpus.size());
     m_rankNode.assign(n, 0);
     m_rankLocal.assign(n, 0);
@@ -276,6 +287,10 @@ P2pLayout::P2pLayout(const CollectiveCall& call, const NcclCommInfo& comm)
 int
 P2pLayout::RoundFor(uint32_t s, uint32_t d) const
 {
+    if (m_lone)
+    {
+        return 0;
+    }
     const uint32_t nd = (m_rankNode[d] + m_nNodes - m_rankNode[s]) % m_nNodes;
     const uint32_t ld = (m_rankLocal[d] + m_nLocals - m_rankLocal[s]) % m_nLocals;
     return std::max(0, (*m_roundOf)[size_t(nd) * m_nLocals + ld]);
@@ -301,6 +316,17 @@ P2pLayout::CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const
 double
 P2pLayout::Ctas(uint32_t src, uint32_t dst, int k, int nCh) const
 {
+    if (m_lone)
+    {
+        // One work per channel: a send alone on the source, a recv alone on the destination.
+        int sw = 0;
+        int rw = 0;
+        int unused = 0;
+        P2pWarps(1, true, false, &sw, &unused);
+        P2pWarps(1, false, true, &unused, &rw);
+        return nCh * std::min(std::min(1.0, double(sw) / kP2pLoneSendWarps),
+                              std::min(1.0, double(rw) / kP2pLoneRecvWarps));
+    }
     const int base = ChannelBase(k);
     double ctas = 0;
     for (int part = 0; part < nCh; ++part)
