@@ -514,13 +514,20 @@ def write_markdown(path, results, opts, skipped):
 
 
 def write_plot(path, results):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        # The table is written; say why the plot is not (run as ./validation/..., the shebang's
+        # /usr/bin/python3 has Debian's python3-matplotlib).
+        print(f"matplotlib not available to {sys.executable}: {path} not written "
+              "(run with /usr/bin/python3 and Debian's python3-matplotlib)")
+        return False
 
     n = len(results)
     if n == 0:
-        return
+        return False
     cols = 3 if n > 4 else (2 if n > 1 else 1)
     rows = int(math.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.8 * rows), squeeze=False)
@@ -565,6 +572,7 @@ def write_plot(path, results):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return True
 
 
 # ----------------------------------------------------------------------------- main
@@ -720,9 +728,9 @@ def main():
     md = os.path.join(opts.results_dir, "nccl-validation.md")
     png = os.path.join(opts.results_dir, "nccl-validation.png")
     write_markdown(md, results, opts, skipped)
-    write_plot(png, results)
+    plotted = write_plot(png, results)
     total = stats([p for r in results for p in r["points"]])
-    print("wrote %s and %s" % (md, png))
+    print("wrote %s%s" % (md, " and %s" % png if plotted else ""))
     print("|error| >= 1 MiB: mean %s max %s; < 1 MiB: mean %s max %s" % (
         pct(total["large"]["mean"]), pct(total["large"]["max"]),
         pct(total["small"]["mean"]), pct(total["small"]["max"])))
