@@ -149,6 +149,15 @@ public:
         {
             m_simulatorPid = std::atoi(pid);
         }
+        if (m_simulatorPid > 0)
+        {
+            // The simulator's pid says whether it runs: no heartbeats unless asked for. They
+            // are not answered while the simulator's inbound queue from this rank is full (its
+            // I/O thread stops reading the connection), so a simulator busy for longer than the
+            // timeout dropped the connections of hundreds of ranks (1,536 train-gpt ranks: the
+            // ranks reconnected as unknown peers, and libzmq aborted one of them).
+            m_heartbeatMs = 0;
+        }
         if (const char* seconds = std::getenv("EIDOLON_SIM_HEARTBEAT_S"))
         {
             char* end = nullptr;
