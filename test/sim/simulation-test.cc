@@ -521,14 +521,15 @@ BOOST_AUTO_TEST_CASE(ranks_gone_silent_together_get_one_line)
 
 BOOST_AUTO_TEST_CASE(a_silent_rank_is_waited_for_while_another_is_heard_from)
 {
-    // Grace 1 s. Both ranks are silent for 1.2 s; then rank1 sends an all-reduce of a one-rank
+    // Grace 4 s (a margin for a loaded machine between rank1's batch and the step after it).
+    // Both ranks are silent for 4.2 s; then rank1 sends an all-reduce of a one-rank
     // communicator ready at 100 ns (an ns-3 event there: it ends when its only rank arrives) with
     // its clock at 200 ns, and the step right after still waits for rank0 (clock 0): a rank
     // heard from means the run is not stalled, and rank0 may only be starved of CPU. Once rank1
     // blocks in a sync on it, rank0 is the only rank running and silent past the grace period:
     // the run goes on without it and answers rank1 (end 100 ns).
-    TwoRankRun run(false, 1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    TwoRankRun run(false, 4);
+    std::this_thread::sleep_for(std::chrono::milliseconds(4200));
     wire::Batch batch;
     batch.set_seq(1);
     batch.set_clock_ns(200);
