@@ -30,48 +30,41 @@ Horizon::Compute()
     {
         return 0; // a process that has not joined yet may still issue work from time 0
     }
+    if (m_options.optimistic)
+    {
+        return kInf; // no running rank is waited for
+    }
+    // A rank silent past the grace period is gone on without only when the run would otherwise
+    // stall: every running rank is silent past it. While one is still heard from, a silent rank
+    // is more likely starved of CPU (hundreds of ranks on a few cores, or busy in this emulator)
+    // than stuck outside CUDA waiting on a blocked rank, and the ranks still heard from block
+    // on the simulator soon if it is the latter. So either every running rank is waited for
+    // (the conservative horizon) or none is.
     auto now = std::chrono::steady_clock::now();
     auto silentFor = [&](const RankProcess& process)
     { return std::chrono::duration<double>(now - process.lastHeard).count(); };
-    // A rank silent past the grace period is gone on without only when the run would otherwise
-    // stall: every other running rank is silent too. While one is still heard from, a silent
-    // rank is more likely starved of CPU (hundreds of ranks on a few cores, or busy in this
-    // emulator) than stuck outside CUDA waiting on a blocked rank, and the ranks still heard
-    // from block on the simulator soon if it is the latter.
-    bool anyHeard = false;
     for (const auto& process : m_timelines.Processes())
     {
         if (process->Live() && !process->IsBlocked() &&
             silentFor(*process) <= m_options.graceSeconds)
         {
-            anyHeard = true;
+            return Conservative();
         }
     }
-    double horizon = kInf;
+    // Go on without them; what they send later from the simulated past is counted.
     std::vector<const RankProcess*> silenced; // newly gone silent: one line for all of them
     double longestSilence = 0;
     for (const auto& process : m_timelines.Processes())
     {
-        if (!process->Live() || process->IsBlocked())
+        if (process->Live() && !process->IsBlocked() && !process->graceWarned)
         {
-            continue;
+            process->graceWarned = true;
+            silenced.push_back(process.get());
+            longestSilence = std::max(longestSilence, silentFor(*process));
         }
-        double silent = silentFor(*process);
-        if (m_options.optimistic || (!anyHeard && silent > m_options.graceSeconds))
-        {
-            // Go on without it; what it sends later from the simulated past is counted.
-            if (!process->graceWarned && !m_options.optimistic)
-            {
-                process->graceWarned = true;
-                silenced.push_back(process.get());
-                longestSilence = std::max(longestSilence, silent);
-            }
-            continue;
-        }
-        horizon = std::min(horizon, process->clock);
     }
     WarnSilenced(silenced, longestSilence);
-    return horizon;
+    return kInf;
 }
 
 void
