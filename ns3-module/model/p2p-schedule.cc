@@ -133,6 +133,18 @@ P2pWarps(int works, bool send, bool recv, int* sendWarps, int* recvWarps)
     }
 }
 
+/// The fraction of a lone CTA's rate the send (`sendSide`) or recv of a work gets when the CTA's
+/// warps are split among `works` works, this one sending and/or receiving.
+double
+WarpShare(int works, bool send, bool recv, bool sendSide)
+{
+    int sw = 0;
+    int rw = 0;
+    P2pWarps(works, send, recv, &sw, &rw);
+    return sendSide ? std::min(1.0, double(sw) / kP2pLoneSendWarps)
+                    : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
+}
+
 /// Completion bookkeeping of a group: each rank ends when its own transfers have.
 struct SendRecvJob
 {
@@ -304,13 +316,9 @@ P2pLayout::CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const
     const size_t rc = Row(r) * m_nP2p + size_t(c);
     const int inBatch = m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)];
     const Work& w = WorkOf(r, k);
-    int sw = 0;
-    int rw = 0;
-    P2pWarps(std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts, part < w.recvParts, &sw,
-             &rw);
-    const double f = sendSide ? std::min(1.0, double(sw) / kP2pLoneSendWarps)
-                              : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
-    return f / double(std::max(1, m_batchesOnChannel[rc]));
+    return WarpShare(std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts, part < w.recvParts,
+                     sendSide) /
+           double(std::max(1, m_batchesOnChannel[rc]));
 }
 
 double
@@ -319,13 +327,7 @@ P2pLayout::Ctas(uint32_t src, uint32_t dst, int k, int nCh) const
     if (m_lone)
     {
         // One work per channel: a send alone on the source, a recv alone on the destination.
-        int sw = 0;
-        int rw = 0;
-        int unused = 0;
-        P2pWarps(1, true, false, &sw, &unused);
-        P2pWarps(1, false, true, &unused, &rw);
-        return nCh * std::min(std::min(1.0, double(sw) / kP2pLoneSendWarps),
-                              std::min(1.0, double(rw) / kP2pLoneRecvWarps));
+        return nCh * std::min(WarpShare(1, true, false, true), WarpShare(1, false, true, false));
     }
     const int base = ChannelBase(k);
     double ctas = 0;
