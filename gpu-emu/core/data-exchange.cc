@@ -460,19 +460,17 @@ DataExchange::Expect(const CommMember& member, const std::vector<CommOp>& ops, u
     m_postedIndex.clear();
     if (!pending.landings.empty())
     {
+        Unwaited unwaited{{record, streamId}, {}};
         for (const Landing& landing : pending.landings)
         {
-            auto [begin, end] = Destination(landing.op, landing.nranks);
-            pending.lo = std::min(pending.lo, begin);
-            pending.hi = std::max(pending.hi, end);
+            unwaited.destinations.push_back(Destination(landing.op, landing.nranks));
+            pending.lo = std::min(pending.lo, unwaited.destinations.back().first);
+            pending.hi = std::max(pending.hi, unwaited.destinations.back().second);
         }
         if (record != 0)
         {
-            Unwaited unwaited{{record, streamId}, {}, pending.lo, pending.hi};
-            for (const Landing& landing : pending.landings)
-            {
-                unwaited.destinations.push_back(Destination(landing.op, landing.nranks));
-            }
+            unwaited.lo = pending.lo;
+            unwaited.hi = pending.hi;
             m_unwaited.push_back(std::move(unwaited));
             if (m_unwaited.size() > kMaxUnwaited)
             {
