@@ -585,8 +585,7 @@ namespace
 /// every loop of channels x ranks x chunk bytes (chunk: Simple 4 x 512 KiB, LL128 576,000 B of
 /// data), so the latency is paid per loop:
 ///   base + loops x nsteps x max(network hop, NVLink/PCI hop).
-/// LL is left to NCCL's own estimate: its lines carry their own flags, a hop forwards each line as
-/// it lands, and the 4 x 8 H100 logs' small sizes sit between the two figures.
+/// LL does not run in lockstep (LlRingPathLatencyUs).
 /// doc/collective-model.md ("Rings across nodes") shows the fit to the 4 x 8 H100 logs.
 double
 LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
@@ -608,6 +607,39 @@ LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
     const double loops = std::max(1.0, std::ceil(double(call.bytes) / loopBytes));
     const double nsteps = f == kAllReduce ? 2.0 * double(n - 1) : double(n - 1);
     return t.baseLat[kRing][p] + loops * nsteps * hop;
+}
+
+/// An LL ring across nodes does not run in lockstep (each 16-byte line carries its flag and a
+/// rank forwards it as it lands), so its time is the longest path a chunk takes: nsteps hops
+/// along the ring (AllGather/ReduceScatter n - 1, AllReduce 2(n - 1), reduce then gather). The
+/// ring crosses the network once every ppn hops, and a path of nsteps hops that starts at a
+/// node's exit crosses it ceil(nsteps / ppn) times: every node boundary of the ring for
+/// AllGather with ppn >= 2 (nNodes, where NCCL's estimate counts nNodes - 1), twice each for
+/// AllReduce with ppn >= 3 (2 nNodes, where NCCL 2.19+ counts 2(nNodes - 1)). Each hop costs
+/// NCCL's per-hop figure (NVLink/PCI hops at least NCCL's network post overhead, as its estimate
+/// charges them; network hops plus the transport's message latency):
+///   base + (nsteps - X) x max(intra hop, net overhead) + X x (network hop + message),
+///   X = ceil(nsteps / ppn).
+double
+LlRingPathLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
+                    const CostSettings& settings)
+{
+    const TuningTables& t = GetTuningTables(settings.ncclVersion);
+    const int f = FuncOf(call.kind);
+    const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
+    const double n = double(comm.nRanks);
+    const double ppn = double(std::max<uint32_t>(comm.ppn, 1));
+    const double nsteps = f == kAllReduce ? 2.0 * (n - 1) : n - 1;
+    const double crossings = std::min(nsteps, std::ceil(nsteps / ppn));
+    const double netOverhead = settings.amdCpu ? 2.0 : 1.0;
+    const double intraHop = std::max(t.hwLat[intraHw][kRing][kLL], netOverhead);
+    double netHop = t.hwLat[kHwNet][kRing][kLL];
+    if (t.modern && comm.ppn == 1)
+    {
+        netHop = t.hwLat[kHwNet][kTree][kLL]; // NCCL: with ppn 1 latencies are fully exposed
+    }
+    return t.baseLat[kRing][kLL] + (nsteps - crossings) * intraHop +
+           crossings * (netHop + settings.netMessageLatencyUs);
 }
 
 /// A Simple Broadcast/Reduce chain across nodes runs in lockstep like a ring: each rank forwards
@@ -667,10 +699,11 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
         return t.baseLat[kRing][p] + (comm.nNodes - 1) * t.hwLat[kHwNet][kRing][p] +
                (comm.nRanks - comm.nNodes) * t.hwLat[intraHw][kRing][p];
     }
-    if (a == kRing && p != kLL && comm.nNodes > 1 &&
+    if (a == kRing && comm.nNodes > 1 &&
         (f == kAllGather || f == kReduceScatter || f == kAllReduce))
     {
-        return LockstepRingLatencyUs(call, comm, plan, settings);
+        return p == kLL ? LlRingPathLatencyUs(call, comm, settings)
+                        : LockstepRingLatencyUs(call, comm, plan, settings);
     }
     NcclCostTable table;
     ComputeCosts(call, comm, settings, false, table);

@@ -37,8 +37,9 @@ void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm,
                   const CostSettings& settings, bool applyEnv, NcclCostTable& table);
 
 /// The latency (us) the timing adds to the data movement of `plan`: NCCL's own latency formula
-/// for the algorithm/protocol, except for Simple chains (Broadcast/Reduce on a ring), where every
-/// hop adds its step latency.
+/// for the algorithm/protocol, except where the data movement runs otherwise than the estimate
+/// assumes: chains (Broadcast/Reduce on a ring), and rings across nodes (Simple and LL128 in
+/// lockstep, LL along its longest chunk path).
 double PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
                      const CollectivePlan& plan, const CostSettings& settings);
 

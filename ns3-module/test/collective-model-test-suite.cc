@@ -116,6 +116,7 @@ public:
     void EachClaimedReleaseHasItsTablesAndRules();
     void CollNetInNcclAlgoIsNamedInAWarning();
     void RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop();
+    void LlRingAcrossNodesCrossesEveryNodeBoundaryOnItsLongestPath();
     void ChainAcrossNodesStoresAndForwardsSlicesAndSteps();
     void TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop();
     void NetworkTransportCostsEveryNetworkMessage();
@@ -1216,6 +1217,48 @@ CollectiveModelTestCase::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop()
 }
 
 void
+CollectiveModelTestCase::LlRingAcrossNodesCrossesEveryNodeBoundaryOnItsLongestPath()
+{
+    // 4 nodes x 8 H100, NCCL 2.30.7, Ring/LL: base 6.6 us, a network hop 2.7 us, an NVLink hop
+    // 0.6 us raised to NCCL's network post overhead (1.0 us, Intel). The ring crosses the network
+    // at each of its 4 node boundaries; a chunk's path of nsteps hops crosses it
+    // ceil(nsteps / ppn) times.
+    // - AllGather, 32 ranks: 31 hops, 4 crossings (NCCL's estimate: 3):
+    //   6.6 + 27 x 1.0 + 4 x 2.7 = 44.4 us.
+    // - AllReduce, 32 ranks: 62 hops (reduce, then gather), 8 crossings:
+    //   6.6 + 54 x 1.0 + 8 x 2.7 = 82.2 us.
+    // - AllReduce on GPUs 0, 1 of nodes 0 and 1 (ppn 2): 6 hops, 3 crossings:
+    //   6.6 + 3 x 1.0 + 3 x 2.7 = 17.7 us.
+    // - AllGather on GPU 0 of each node (ppn 1): 3 hops, all network, at NCCL's Tree network
+    //   figure for ppn 1 (5.0 us): 6.6 + 3 x 5.0 = 21.6 us.
+    Bench b("dgx-h100-4node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}});
+    auto latency = [&](CollectiveKind kind, const std::vector<uint32_t>& gpus)
+    {
+        CollectiveCall call = b.Call(kind, 4096);
+        if (!gpus.empty())
+        {
+            call.gpus.clear();
+            for (uint32_t g : gpus)
+            {
+                call.gpus.push_back(b.topo->GpuDevice(g));
+            }
+        }
+        const CollectivePlan plan = b.model->Choose(call);
+        NS_TEST_EXPECT_MSG_EQ(plan.algorithm, NcclAlgorithm::Ring, "");
+        NS_TEST_EXPECT_MSG_EQ(plan.protocol, NcclProtocol::LL, "");
+        return b.model->PlanLatencyUs(call, plan);
+    };
+    const double ag = latency(CollectiveKind::AllGather, {});
+    NS_TEST_EXPECT_MSG_EQ(Near(ag, 44.4), true, ag);
+    const double ar = latency(CollectiveKind::AllReduce, {});
+    NS_TEST_EXPECT_MSG_EQ(Near(ar, 82.2), true, ar);
+    const double ar2 = latency(CollectiveKind::AllReduce, {0, 1, 8, 9});
+    NS_TEST_EXPECT_MSG_EQ(Near(ar2, 17.7), true, ar2);
+    const double ag1 = latency(CollectiveKind::AllGather, {0, 8, 16, 24});
+    NS_TEST_EXPECT_MSG_EQ(Near(ag1, 21.6), true, ag1);
+}
+
+void
 CollectiveModelTestCase::NetworkTransportCostsEveryNetworkMessage()
 {
     // 2 nodes x 8 H100 over a transport that costs 48.5 us per network message. Ring/Simple
@@ -1495,6 +1538,8 @@ public:
              &C::CollNetDirectAllgatherGathersInTheSwitch},
             {"ring_across_nodes_pays_the_network_hop_every_step_of_every_loop",
              &C::RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop},
+            {"ll_ring_across_nodes_crosses_every_node_boundary_on_its_longest_path",
+             &C::LlRingAcrossNodesCrossesEveryNodeBoundaryOnItsLongestPath},
             {"chain_across_nodes_stores_and_forwards_slices_and_steps",
              &C::ChainAcrossNodesStoresAndForwardsSlicesAndSteps},
             {"tree_ll128_across_nodes_holds_a_chunk_at_every_network_hop",
