@@ -585,6 +585,9 @@ namespace
 /// every loop of channels x ranks x chunk bytes (chunk: Simple 4 x 512 KiB, LL128 576,000 B of
 /// data), so the latency is paid per loop:
 ///   base + loops x nsteps x max(network hop, NVLink/PCI hop).
+/// A Simple ring inside one node runs the same way with its NVLink (PCI) hop on every step: NCCL's
+/// estimate pays the nsteps hops once, a ring of several loops pays them per loop. LL128 inside a
+/// node streams its flagged lines (no step is held back) and keeps NCCL's estimate.
 /// LL does not run in lockstep (LlRingPathLatencyUs).
 /// doc/collective-model.md ("Rings across nodes") shows the fit to the 4 x 8 H100 logs.
 double
@@ -601,7 +604,8 @@ LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
     {
         hop = t.hwLat[kHwNet][kTree][p];
     }
-    hop = std::max(hop + settings.netMessageLatencyUs, t.hwLat[intraHw][kRing][p]);
+    hop = comm.nNodes == 1 ? t.hwLat[intraHw][kRing][p]
+                           : std::max(hop + settings.netMessageLatencyUs, t.hwLat[intraHw][kRing][p]);
     const double chunk = p == kSimple ? 4.0 * 524288 : 576000.0;
     const double loopBytes = double(std::max(plan.channels, 1)) * double(n) * chunk;
     const double loops = std::max(1.0, std::ceil(double(call.bytes) / loopBytes));
@@ -699,11 +703,17 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
         return t.baseLat[kRing][p] + (comm.nNodes - 1) * t.hwLat[kHwNet][kRing][p] +
                (comm.nRanks - comm.nNodes) * t.hwLat[intraHw][kRing][p];
     }
-    if (a == kRing && comm.nNodes > 1 &&
-        (f == kAllGather || f == kReduceScatter || f == kAllReduce))
+    if (a == kRing && (f == kAllGather || f == kReduceScatter || f == kAllReduce))
     {
-        return p == kLL ? LlRingPathLatencyUs(call, comm, settings)
-                        : LockstepRingLatencyUs(call, comm, plan, settings);
+        if (comm.nNodes > 1)
+        {
+            return p == kLL ? LlRingPathLatencyUs(call, comm, settings)
+                            : LockstepRingLatencyUs(call, comm, plan, settings);
+        }
+        if (p == kSimple)
+        {
+            return LockstepRingLatencyUs(call, comm, plan, settings);
+        }
     }
     NcclCostTable table;
     ComputeCosts(call, comm, settings, false, table);
