@@ -8,7 +8,8 @@
 
 #include "ns3/application-container.h"
 #include "ns3/boolean.h"
-#include "ns3/bulk-send-helper.h"
+#include "ns3/data-rate.h"
+#include "ns3/tcp-socket-factory.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
@@ -47,6 +48,107 @@ constexpr uint16_t kFirstPort = 10000; //!< flow ports stay below ns-3's ephemer
 constexpr uint16_t kLastPort = 49151;
 } // namespace
 
+/// One segment's TCP sender: BulkSendApplication's loop (fill the socket until `bytes` are
+/// written, then close), with the flow's rate cap as the socket's pacing ceiling. A cap is the
+/// GPU side's copy rate (a CTA's share of NVLink, NCCL's per-channel limits), which a connection
+/// must not beat whatever the links allow. ns-3 takes pacing from TcpSocketState's attribute
+/// defaults when a socket is created, so the sender sets them around its own CreateSocket.
+class SegmentSender : public Application
+{
+public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::eidolon::SegmentSender")
+                                .SetParent<Application>()
+                                .SetGroupName("Eidolon")
+                                .AddConstructor<SegmentSender>();
+        return tid;
+    }
+
+    void Setup(Address peer, uint64_t bytes, uint32_t sendSize, double capBytesPerSecond)
+    {
+        m_peer = peer;
+        m_bytes = bytes;
+        m_sendSize = sendSize;
+        m_cap = capBytesPerSecond;
+    }
+
+private:
+    void StartApplication() override
+    {
+        if (m_cap > 0)
+        {
+            Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
+            Config::SetDefault("ns3::TcpSocketState::PaceInitialWindow", BooleanValue(true));
+            Config::SetDefault("ns3::TcpSocketState::MaxPacingRate",
+                               DataRateValue(DataRate(uint64_t(m_cap * 8))));
+        }
+        m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+        if (m_cap > 0)
+        {
+            Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(false));
+            Config::SetDefault("ns3::TcpSocketState::PaceInitialWindow", BooleanValue(false));
+        }
+        m_socket->Bind();
+        m_socket->Connect(m_peer);
+        m_socket->ShutdownRecv();
+        m_socket->SetConnectCallback(MakeCallback(&SegmentSender::Connected, this),
+                                     MakeNullCallback<void, Ptr<Socket>>());
+        m_socket->SetSendCallback(MakeCallback(&SegmentSender::Room, this));
+    }
+
+    void StopApplication() override
+    {
+        if (m_socket)
+        {
+            m_socket->Close();
+        }
+    }
+
+    void Connected(Ptr<Socket>)
+    {
+        m_connected = true;
+        Send();
+    }
+
+    void Room(Ptr<Socket>, uint32_t)
+    {
+        if (m_connected)
+        {
+            Send();
+        }
+    }
+
+    void Send()
+    {
+        while (m_sent < m_bytes)
+        {
+            const uint32_t size = uint32_t(std::min<uint64_t>(m_sendSize, m_bytes - m_sent));
+            const int sent = m_socket->Send(Create<Packet>(size));
+            if (sent != int(size))
+            {
+                return; // the buffer is full: Room() goes on
+            }
+            m_sent += size;
+        }
+        if (m_connected)
+        {
+            m_socket->Close();
+            m_connected = false;
+        }
+    }
+
+    Ptr<Socket> m_socket;
+    Address m_peer;
+    uint64_t m_bytes = 0;
+    uint64_t m_sent = 0;
+    uint32_t m_sendSize = 1;
+    double m_cap = 0;
+    bool m_connected = false;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(SegmentSender);
+
 TypeId
 PacketModel::GetTypeId()
 {
@@ -70,9 +172,18 @@ PacketModel::GetTypeId()
                           MakeEnumChecker(QueueKind::Auto, "auto", QueueKind::RedEcn, "red-ecn",
                                           QueueKind::DropTail, "drop-tail"))
             .AddAttribute("QueueSize",
-                          "Capacity of each egress queue disc.",
+                          "Capacity of each network (NIC and switch) egress queue disc.",
                           QueueSizeValue(QueueSize("1000p")),
                           MakeQueueSizeAccessor(&PacketModel::m_queueSize),
+                          MakeQueueSizeChecker())
+            .AddAttribute("IntraNodeQueueSize",
+                          "Capacity of each NVLink and PCIe egress queue disc. NVLink, NVSwitch "
+                          "and PCIe move data under credit-based link-level flow control and "
+                          "never drop a packet, so their queues hold any backlog a run builds "
+                          "(ECN marking still applies); a tail drop there would cost a flow a "
+                          "retransmission timeout no GPU ever sees.",
+                          QueueSizeValue(QueueSize("10000000p")),
+                          MakeQueueSizeAccessor(&PacketModel::m_intraNodeQueueSize),
                           MakeQueueSizeChecker())
             .AddAttribute("EcnMinThreshold",
                           "RED: queue length (packets) where marking starts, at least; a faster "
@@ -209,16 +320,17 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
     const bool red = m_queueKind == QueueKind::RedEcn ||
                      (m_queueKind == QueueKind::Auto && m_transport != Transport::Tcp);
     // The queue disc of one link: marking thresholds follow the link's rate.
-    auto queueFor = [&](double bytesPerSecond) {
+    auto queueFor = [&](double bytesPerSecond, LinkKind kind) {
         TrafficControlHelper tch;
         if (!m_queueDiscType.empty())
         {
             tch.SetRootQueueDisc(m_queueDiscType);
             return tch;
         }
+        const QueueSize size = kind == LinkKind::Net ? m_queueSize : m_intraNodeQueueSize;
         if (!red)
         {
-            tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(m_queueSize));
+            tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(size));
             return tch;
         }
         const double delayPackets = bytesPerSecond * m_ecnThresholdDelay.GetSeconds() / m_mtu;
@@ -226,7 +338,7 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
         const double maxTh = std::max(m_ecnMaxThreshold, delayPackets);
         // Instantaneous queue (QW = 1) as datacenter switches mark; ECN instead of early drops.
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
-                             "MaxSize", QueueSizeValue(m_queueSize),
+                             "MaxSize", QueueSizeValue(size),
                              "MinTh", DoubleValue(minTh),
                              "MaxTh", DoubleValue(std::max(maxTh, minTh)),
                              "QW", DoubleValue(1.0),
@@ -255,7 +367,7 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
         p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(uint64_t(l.bandwidth * 8))));
         p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(l.latencyNs)));
         NetDeviceContainer devices = p2p.Install(m_nodes.Get(l.a), m_nodes.Get(l.b));
-        QueueDiscContainer queues = queueFor(l.bandwidth).Install(devices);
+        QueueDiscContainer queues = queueFor(l.bandwidth, l.kind).Install(devices);
         for (uint32_t q = 0; q < queues.GetN(); ++q)
         {
             if (auto red = DynamicCast<RedQueueDisc>(queues.Get(q)))
@@ -438,15 +550,25 @@ PacketModel::AddFlow(const FlowSpec& spec, FinishCallback onFinish)
     ++m_stats.flowsAdded;
     m_stats.peakActiveFlows = std::max<uint64_t>(m_stats.peakActiveFlows, m_active.size());
     m_flowStarted(flow.record);
+    // The flow's latency is its path's plus extraLatency, as in the flow model. Its segments
+    // run at once, each paying its own hops: what the longest of them does not pay is added
+    // when the last one ends (a branching flow's negative extraLatency included).
+    int64_t segmentNs = 0;
+    for (const Segment& s : segments)
+    {
+        segmentNs = std::max(segmentNs, m_topology->PathLatencyNs(s.path));
+    }
+    flow.extraLatency = NanoSeconds(m_topology->PathLatencyNs(flow.record.path) - segmentNs) +
+                        spec.extraLatency;
     for (Segment& s : segments)
     {
-        StartSegment(id, std::move(s), spec.bytes, start);
+        StartSegment(id, std::move(s), spec.bytes, spec.rateCap, start);
     }
     return id;
 }
 
 void
-PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, Time start)
+PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap, Time start)
 {
     const Time delay = start - Simulator::Now();
     if (seg.path.empty() || bytes == 0)
@@ -464,6 +586,10 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, Time start)
     {
         // Connectionless: the sender paces at its first link's rate and DCQCN adapts it.
         const DataRate lineRate(uint64_t(m_topology->ChannelBandwidth(seg.path[0]) * 8));
+        // The sender never exceeds its rate: the first link's, or the flow's cap below it.
+        const DataRate sendRate(rateCap > 0 ? std::min<uint64_t>(lineRate.GetBitRate(),
+                                                                 uint64_t(rateCap * 8))
+                                            : lineRate.GetBitRate());
         // DCQCN's increase steps were set for 40 Gb/s NICs (R_AI 40 Mb/s, R_HAI 400 Mb/s):
         // keep their proportion to the line rate, or a 400 Gb/s sender recovers 10x too slowly.
         RdmaFlowHelper rdma;
@@ -472,7 +598,7 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, Time start)
         rdma.SetSenderAttribute("HyperIncrease",
                                 DataRateValue(DataRate(lineRate.GetBitRate() / 100)));
         rdma.Start(sender, receiver, m_canonical[seg.dst], m_canonical[seg.src], port, bytes,
-                        lineRate, start,
+                        sendRate, start,
                         Callback<void, Time>([this, id, seg, port](Time) {
                             SegmentDone(id, seg, port);
                         }));
@@ -497,11 +623,10 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, Time start)
                 }
             }));
 
-    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(m_canonical[seg.dst], port));
-    bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
-    bulk.SetAttribute("SendSize", UintegerValue(m_mtu - 52));
-    ApplicationContainer sendApp = bulk.Install(sender);
-    sendApp.Start(delay);
+    Ptr<SegmentSender> app = CreateObject<SegmentSender>();
+    app->Setup(InetSocketAddress(m_canonical[seg.dst], port), bytes, m_mtu - 52, rateCap);
+    sender->AddApplication(app);
+    app->SetStartTime(delay);
 }
 
 void

@@ -89,7 +89,7 @@ private:
     {
         FlowRecord record;
         FinishCallback onFinish;
-        Time extraLatency;
+        Time extraLatency; //!< added after the last segment: the flow's latency beyond its segments'
         uint32_t segmentsLeft = 0;
         Time lastSegment;
     };
@@ -98,7 +98,7 @@ private:
     uint16_t AllocatePort(uint32_t dst);
     void InstallPath(const Segment& seg, uint16_t port);
     void RemovePath(const Segment& seg, uint16_t port);
-    void StartSegment(FlowId id, Segment seg, uint64_t bytes, Time start);
+    void StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap, Time start);
     void SegmentDone(FlowId id, const Segment& seg, uint16_t port);
 
     Ptr<const Topology> m_topology;
@@ -118,6 +118,7 @@ private:
     Transport m_transport;
     QueueKind m_queueKind;
     QueueSize m_queueSize;
+    QueueSize m_intraNodeQueueSize; //!< NVLink and PCIe egresses (lossless fabrics)
     double m_ecnMinThreshold;
     double m_ecnMaxThreshold;
     Time m_ecnThresholdDelay;

