@@ -281,6 +281,9 @@ PacketModel::ConfigureTcp() const
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MicroSeconds(1)));
     // A lost SYN would otherwise cost ns-3's default 3 s; use the datacenter RTO instead.
     Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(m_tcpMinRto));
+    // Every connection has a port pair of its own, so TIME_WAIT guards nothing; at ns-3's 2 x
+    // 120 s a node that opened 16,384 connections (its ephemeral ports) could open no more.
+    Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(m_tcpMinRto.GetSeconds()));
     const bool dctcp = m_transport == Transport::Dctcp;
     TypeId variant = dctcp ? TcpDctcp::GetTypeId() : TcpLinuxReno::GetTypeId();
     if (!m_tcpVariant.empty())
@@ -611,14 +614,21 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
     auto received = std::make_shared<uint64_t>(0);
     auto done = std::make_shared<bool>(false);
     Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApp.Get(0));
+    // The raw pointer: a Ptr in the sink's own trace callback would keep it alive forever.
+    PacketSink* rawSink = PeekPointer(sink);
     sink->TraceConnectWithoutContext(
         "Rx",
         Callback<void, Ptr<const Packet>, const Address&>(
-            [this, id, seg, port, bytes, received, done](Ptr<const Packet> p, const Address&) {
+            [this, id, seg, port, bytes, received, done, rawSink](Ptr<const Packet> p,
+                                                                  const Address&) {
                 *received += p->GetSize();
                 if (!*done && *received >= bytes)
                 {
                     *done = true;
+                    // Free the port and the endpoints for later flows (a long live run opens
+                    // more connections than a node has ports): stop listening and close the
+                    // receiving end, once the sink's read loop has returned.
+                    Simulator::ScheduleNow(&PacketModel::CloseSink, rawSink);
                     SegmentDone(id, seg, port);
                 }
             }));
@@ -627,6 +637,19 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
     app->Setup(InetSocketAddress(m_canonical[seg.dst], port), bytes, m_mtu - 52, rateCap);
     sender->AddApplication(app);
     app->SetStartTime(delay);
+}
+
+void
+PacketModel::CloseSink(PacketSink* sink)
+{
+    if (Ptr<Socket> listening = sink->GetListeningSocket())
+    {
+        listening->Close();
+    }
+    for (Ptr<Socket> accepted : sink->GetAcceptedSockets())
+    {
+        accepted->Close();
+    }
 }
 
 void

@@ -22,6 +22,7 @@
 
 namespace ns3
 {
+class PacketSink;
 namespace eidolon
 {
 
@@ -99,6 +100,7 @@ private:
     void InstallPath(const Segment& seg, uint16_t port);
     void RemovePath(const Segment& seg, uint16_t port);
     void StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap, Time start);
+    static void CloseSink(PacketSink* sink);
     void SegmentDone(FlowId id, const Segment& seg, uint16_t port);
 
     Ptr<const Topology> m_topology;

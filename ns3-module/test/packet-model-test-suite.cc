@@ -17,6 +17,7 @@
 #include "ns3/topology.h"
 #include "ns3/uinteger.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -84,6 +85,7 @@ public:
 
     void OneFlowOnAnIdlePath();
     void ACappedFlowKeepsToItsCap();
+    void ManyFlowsInARowReusePortsAndSockets();
     void TwoAndFourFlowsShareABottleneck();
     void PacketsFollowTheFlowModelPaths();
     void RingAllreduceAgreesWithFlowModel();
@@ -140,6 +142,47 @@ PacketModelTestCase::ACappedFlowKeepsToItsCap()
         NS_TEST_EXPECT_MSG_GT(finish, 0, transport);
         NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(double(finish) / fluid - 1), kLoneTolerance,
                                     transport << " " << finish);
+    }
+}
+
+void
+PacketModelTestCase::ManyFlowsInARowReusePortsAndSockets()
+{
+    // 50,000 flows of 10 kB from gpu0 to gpu1, each posted when the one before it ends: more
+    // than the model's 40,152 flow ports and a node's 16,384 ephemeral TCP ports, as a long live
+    // run posts. A finished flow's ports are free again (its listening socket closed, both ends
+    // closed, TIME_WAIT short): every flow ends, one after another.
+    for (const char* transport : {"dctcp", "rdma"})
+    {
+        SimulatorGuard guard;
+        auto t = Star(2, 10e9, 1000);
+        auto m = Packets(t, transport);
+        constexpr int kFlows = 50000;
+        int finished = 0;
+        int64_t last = 0;
+        bool ordered = true;
+        std::function<void()> post = [&]()
+        {
+            FlowSpec spec;
+            spec.src = 0;
+            spec.dst = 1;
+            spec.bytes = 10000;
+            spec.start = Simulator::Now();
+            m->AddFlow(spec,
+                       [&](const FlowRecord& r)
+                       {
+                           ordered = ordered && r.finish.GetNanoSeconds() > last;
+                           last = r.finish.GetNanoSeconds();
+                           if (++finished < kFlows)
+                           {
+                               post();
+                           }
+                       });
+        };
+        post();
+        Simulator::Run();
+        NS_TEST_EXPECT_MSG_EQ(finished, kFlows, transport);
+        NS_TEST_EXPECT_MSG_EQ(ordered, true, transport);
     }
 }
 
@@ -310,6 +353,8 @@ public:
                 {"one_flow_on_an_idle_path", &PacketModelTestCase::OneFlowOnAnIdlePath, QUICK},
                 {"a_capped_flow_keeps_to_its_cap", &PacketModelTestCase::ACappedFlowKeepsToItsCap,
                  QUICK},
+                {"many_flows_in_a_row_reuse_ports_and_sockets",
+                 &PacketModelTestCase::ManyFlowsInARowReusePortsAndSockets, QUICK},
                 {"two_and_four_flows_share_a_bottleneck",
                  &PacketModelTestCase::TwoAndFourFlowsShareABottleneck, QUICK},
                 {"packets_follow_the_flow_model_paths",
