@@ -6,9 +6,9 @@
 #include "rdma-transport.h"
 #include "topology.h"
 
-#include "ns3/application-container.h"
 #include "ns3/boolean.h"
 #include "ns3/data-rate.h"
+#include "ns3/socket.h"
 #include "ns3/tcp-socket-factory.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
@@ -19,8 +19,6 @@
 #include "ns3/integer.h"
 #include "ns3/log.h"
 #include "ns3/red-queue-disc.h"
-#include "ns3/packet-sink-helper.h"
-#include "ns3/packet-sink.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -32,6 +30,7 @@
 #include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
 
+#include <functional>
 #include <memory>
 
 namespace ns3
@@ -48,34 +47,44 @@ constexpr uint16_t kFirstPort = 10000; //!< flow ports stay below ns-3's ephemer
 constexpr uint16_t kLastPort = 49151;
 } // namespace
 
-/// One segment's TCP sender: BulkSendApplication's loop (fill the socket until `bytes` are
-/// written, then close), with the flow's rate cap as the socket's pacing ceiling. A cap is the
-/// GPU side's copy rate (a CTA's share of NVLink, NCCL's per-channel limits), which a connection
-/// must not beat whatever the links allow. ns-3 takes pacing from TcpSocketState's attribute
-/// defaults when a socket is created, so the sender sets them around its own CreateSocket.
-class SegmentSender : public Application
+/// One segment's TCP connection, without ns-3 applications (a node keeps its applications for the
+/// whole run, and with them every socket they ever had: a live run opens millions of
+/// connections). The receiver listens on the segment's port from the start; the sender connects
+/// at the segment's start and writes its bytes as the socket takes them (BulkSendApplication's
+/// loop), paced at the flow's rate cap, the GPU side's copy rate (a CTA's share of NVLink,
+/// NCCL's per-channel limits), which a connection must not beat whatever the links allow. Once
+/// the last byte has landed both ends close and drop their callbacks, and nothing of the
+/// connection outlives its sockets' closing.
+class SegmentConnection : public SimpleRefCount<SegmentConnection>
 {
 public:
-    static TypeId GetTypeId()
+    SegmentConnection(uint64_t bytes, uint32_t sendSize, double capBytesPerSecond,
+                      std::function<void()> done)
+        : m_bytes(bytes),
+          m_sendSize(sendSize),
+          m_cap(capBytesPerSecond),
+          m_done(std::move(done))
     {
-        static TypeId tid = TypeId("ns3::eidolon::SegmentSender")
-                                .SetParent<Application>()
-                                .SetGroupName("Eidolon")
-                                .AddConstructor<SegmentSender>();
-        return tid;
     }
 
-    void Setup(Address peer, uint64_t bytes, uint32_t sendSize, double capBytesPerSecond)
+    /// Listens on `port` of `receiver` (at once: before the sender's SYN can arrive).
+    void Listen(Ptr<Node> receiver, uint16_t port)
     {
-        m_peer = peer;
-        m_bytes = bytes;
-        m_sendSize = sendSize;
-        m_cap = capBytesPerSecond;
+        Ptr<SegmentConnection> self(this);
+        m_listening = Socket::CreateSocket(receiver, TcpSocketFactory::GetTypeId());
+        m_listening->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
+        m_listening->Listen();
+        m_listening->SetAcceptCallback(
+            MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+            Callback<void, Ptr<Socket>, const Address&>(
+                [self](Ptr<Socket> s, const Address&) { self->Accepted(s); }));
     }
 
-private:
-    void StartApplication() override
+    /// Connects from `sender` to `to`:`port` and sends (an ns-3 event at the segment's start).
+    void Connect(Ptr<Node> sender, Ipv4Address to, uint16_t port)
     {
+        Ptr<SegmentConnection> self(this);
+        // ns-3 takes pacing from TcpSocketState's attribute defaults when a socket is created.
         if (m_cap > 0)
         {
             Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
@@ -83,39 +92,43 @@ private:
             Config::SetDefault("ns3::TcpSocketState::MaxPacingRate",
                                DataRateValue(DataRate(uint64_t(m_cap * 8))));
         }
-        m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+        m_sending = Socket::CreateSocket(sender, TcpSocketFactory::GetTypeId());
         if (m_cap > 0)
         {
             Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(false));
             Config::SetDefault("ns3::TcpSocketState::PaceInitialWindow", BooleanValue(false));
         }
-        m_socket->Bind();
-        m_socket->Connect(m_peer);
-        m_socket->ShutdownRecv();
-        m_socket->SetConnectCallback(MakeCallback(&SegmentSender::Connected, this),
-                                     MakeNullCallback<void, Ptr<Socket>>());
-        m_socket->SetSendCallback(MakeCallback(&SegmentSender::Room, this));
+        m_sending->Bind();
+        m_sending->Connect(InetSocketAddress(to, port));
+        m_sending->ShutdownRecv();
+        m_sending->SetConnectCallback(
+            Callback<void, Ptr<Socket>>([self](Ptr<Socket>) { self->Send(); }),
+            MakeNullCallback<void, Ptr<Socket>>());
+        m_sending->SetSendCallback(
+            Callback<void, Ptr<Socket>, uint32_t>([self](Ptr<Socket>, uint32_t) { self->Send(); }));
     }
 
-    void StopApplication() override
+private:
+    void Accepted(Ptr<Socket> s)
     {
-        if (m_socket)
+        Ptr<SegmentConnection> self(this);
+        m_accepted = s;
+        s->SetRecvCallback(Callback<void, Ptr<Socket>>([self](Ptr<Socket> r) { self->Read(r); }));
+    }
+
+    void Read(Ptr<Socket> s)
+    {
+        while (Ptr<Packet> p = s->Recv())
         {
-            m_socket->Close();
+            m_received += p->GetSize();
         }
-    }
-
-    void Connected(Ptr<Socket>)
-    {
-        m_connected = true;
-        Send();
-    }
-
-    void Room(Ptr<Socket>, uint32_t)
-    {
-        if (m_connected)
+        if (!m_finished && m_received >= m_bytes)
         {
-            Send();
+            m_finished = true;
+            // Close once the socket's own receive path has returned.
+            Ptr<SegmentConnection> self(this);
+            Simulator::ScheduleNow([self]() { self->Close(); });
+            m_done();
         }
     }
 
@@ -124,30 +137,50 @@ private:
         while (m_sent < m_bytes)
         {
             const uint32_t size = uint32_t(std::min<uint64_t>(m_sendSize, m_bytes - m_sent));
-            const int sent = m_socket->Send(Create<Packet>(size));
-            if (sent != int(size))
+            if (m_sending->Send(Create<Packet>(size)) != int(size))
             {
-                return; // the buffer is full: Room() goes on
+                return; // the buffer is full: the send callback goes on
             }
             m_sent += size;
         }
-        if (m_connected)
+        if (!m_sendingClosed)
         {
-            m_socket->Close();
-            m_connected = false;
+            m_sendingClosed = true;
+            m_sending->Close();
         }
     }
 
-    Ptr<Socket> m_socket;
-    Address m_peer;
-    uint64_t m_bytes = 0;
-    uint64_t m_sent = 0;
-    uint32_t m_sendSize = 1;
-    double m_cap = 0;
-    bool m_connected = false;
-};
+    /// Both ends close and forget their callbacks (which hold this object).
+    void Close()
+    {
+        m_listening->Close();
+        m_listening->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                       MakeNullCallback<void, Ptr<Socket>, const Address&>());
+        if (m_accepted)
+        {
+            m_accepted->Close();
+            m_accepted->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        }
+        m_sending->SetConnectCallback(MakeNullCallback<void, Ptr<Socket>>(),
+                                      MakeNullCallback<void, Ptr<Socket>>());
+        m_sending->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        m_listening = nullptr;
+        m_accepted = nullptr;
+        m_sending = nullptr;
+    }
 
-NS_OBJECT_ENSURE_REGISTERED(SegmentSender);
+    uint64_t m_bytes;
+    uint32_t m_sendSize;
+    double m_cap;
+    std::function<void()> m_done;
+    Ptr<Socket> m_listening;
+    Ptr<Socket> m_accepted;
+    Ptr<Socket> m_sending;
+    uint64_t m_received = 0;
+    uint64_t m_sent = 0;
+    bool m_finished = false;
+    bool m_sendingClosed = false;
+};
 
 TypeId
 PacketModel::GetTypeId()
@@ -607,49 +640,13 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
                         }));
         return;
     }
-    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
-                                InetSocketAddress(Ipv4Address::GetAny(), port));
-    ApplicationContainer sinkApp = sinkHelper.Install(receiver);
-    sinkApp.Start(Seconds(0)); // listening before the sender's SYN can arrive
-    auto received = std::make_shared<uint64_t>(0);
-    auto done = std::make_shared<bool>(false);
-    Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApp.Get(0));
-    // The raw pointer: a Ptr in the sink's own trace callback would keep it alive forever.
-    PacketSink* rawSink = PeekPointer(sink);
-    sink->TraceConnectWithoutContext(
-        "Rx",
-        Callback<void, Ptr<const Packet>, const Address&>(
-            [this, id, seg, port, bytes, received, done, rawSink](Ptr<const Packet> p,
-                                                                  const Address&) {
-                *received += p->GetSize();
-                if (!*done && *received >= bytes)
-                {
-                    *done = true;
-                    // Free the port and the endpoints for later flows (a long live run opens
-                    // more connections than a node has ports): stop listening and close the
-                    // receiving end, once the sink's read loop has returned.
-                    Simulator::ScheduleNow(&PacketModel::CloseSink, rawSink);
-                    SegmentDone(id, seg, port);
-                }
-            }));
-
-    Ptr<SegmentSender> app = CreateObject<SegmentSender>();
-    app->Setup(InetSocketAddress(m_canonical[seg.dst], port), bytes, m_mtu - 52, rateCap);
-    sender->AddApplication(app);
-    app->SetStartTime(delay);
-}
-
-void
-PacketModel::CloseSink(PacketSink* sink)
-{
-    if (Ptr<Socket> listening = sink->GetListeningSocket())
-    {
-        listening->Close();
-    }
-    for (Ptr<Socket> accepted : sink->GetAcceptedSockets())
-    {
-        accepted->Close();
-    }
+    auto connection = Create<SegmentConnection>(bytes, m_mtu - 52, rateCap,
+                                                [this, id, seg, port]() { SegmentDone(id, seg, port); });
+    connection->Listen(receiver, port);
+    const Ipv4Address to = m_canonical[seg.dst];
+    Simulator::ScheduleWithContext(sender->GetId(), delay,
+                                   [connection, sender, to, port]()
+                                   { connection->Connect(sender, to, port); });
 }
 
 void

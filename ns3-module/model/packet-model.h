@@ -22,7 +22,6 @@
 
 namespace ns3
 {
-class PacketSink;
 namespace eidolon
 {
 
@@ -100,7 +99,6 @@ private:
     void InstallPath(const Segment& seg, uint16_t port);
     void RemovePath(const Segment& seg, uint16_t port);
     void StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap, Time start);
-    static void CloseSink(PacketSink* sink);
     void SegmentDone(FlowId id, const Segment& seg, uint16_t port);
 
     Ptr<const Topology> m_topology;
