@@ -153,7 +153,7 @@ Horizon::Advance()
         const double bound = Conservative();
         m_network->CommitAhead(std::isfinite(bound) ? ToTime(bound) : ns3::Time::Max());
     }
-    ns3::Simulator::Run();
+    RunEvents();
     m_network->CommitAhead(ns3::Time(-1));
     m_queueEmpty = !StopRequested();
     ns3::Simulator::Cancel(stop);

@@ -358,7 +358,7 @@ Simulation::Step()
         return;
     case ProgressWatch::Verdict::AllDone:
         // Run what is left (collectives nobody waited for still end).
-        ns3::Simulator::Run();
+        RunEvents();
         m_finished = true;
         return;
     case ProgressWatch::Verdict::RankGone:
@@ -437,7 +437,7 @@ Simulation::OnLaunchedProcessesDone()
         }
     }
     m_timelines.SetExpected(int(m_timelines.Processes().size()));
-    ns3::Simulator::Run();
+    RunEvents();
     m_finished = true;
 }
 

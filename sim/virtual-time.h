@@ -6,6 +6,7 @@
 #include "ns3/nstime.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 
 namespace eidolon::sim
@@ -24,5 +25,13 @@ void StopNow();
 void ClearStopRequest();
 // Whether a StopNow came since the last ClearStopRequest (false: the run had no events left).
 bool StopRequested();
+
+// Runs ns-3's loop (Simulator::Run). With an interrupt check set, ns-3 also asks it every
+// `period` of simulated time while other events are pending and stops (StopNow) when it says
+// so: where one run can take minutes of wall time (the packet model), a stop signal must not
+// wait for it. The check only reads a flag: it changes no model state, so results do not
+// depend on it.
+void RunEvents();
+void SetInterruptCheck(std::function<bool()> check, ns3::Time period);
 
 } // namespace eidolon::sim

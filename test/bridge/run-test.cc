@@ -170,10 +170,10 @@ BOOST_AUTO_TEST_CASE(p2p_waits_for_the_senders_kernel)
 }
 
 // The same run on the packet model (ns-3 nodes, links, DCTCP): the transfer is carried as packets
-// over the same path. The packet model has no per-channel (CTA) rate cap: it moves the 4 MiB at the
-// 100 GB/s link rate less header overhead, pays a connection handshake and slow start, but not
-// NCCL's 11.8 us protocol latency. So it is neither slower than the bare wire (41.9 us + 1 us) nor
-// more than a third slower than the flow model's 90.4 us.
+// over the same path, at the same per-channel (CTA) rate cap (TCP pacing) and with NCCL's
+// protocol latency, plus a connection handshake, slow start and headers. So it is slower than
+// the bare wire (41.9 us + 1 us) and not more than a third slower than the flow model's 90.4 us
+// (95.2 us when written).
 BOOST_AUTO_TEST_CASE(p2p_runs_on_the_packet_model_too)
 {
     Scratch s;

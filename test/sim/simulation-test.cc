@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE simulation
 #include "sim-errors.h"
 #include "simulation.h"
+#include "virtual-time.h"
 
 #include "ns3/nstime.h"
 #include "ns3/simulator.h"
@@ -703,4 +704,36 @@ BOOST_AUTO_TEST_CASE(communication_time_is_the_union_however_the_horizon_moved)
     BOOST_TEST(sendEnd > 2e6);
     const sim::RunReport report = simulation.Report(1.0);
     BOOST_TEST(report.gpus.at(0).commNs == sendEnd);
+}
+
+// RunEvents with an interrupt check (what `eidolon run --model packet` sets, reading the stop
+// signal): ns-3 asks the check every 10 us of simulated time while other events are pending.
+// A flag raised by an event at 35 us, as the signal handler raises it, stops the run at the
+// first poll after it, 40 us: the events at 1-40 us ran (the one at 40 us was scheduled before
+// that poll), the rest are left, and the stop counts as one of ours. Without a raised flag every
+// event runs and the polls end with them: they never keep an empty queue running.
+BOOST_AUTO_TEST_CASE(an_interrupt_check_stops_a_long_run_of_events)
+{
+    bool raised = false;
+    sim::SetInterruptCheck([&raised] { return raised; }, ns3::MicroSeconds(10));
+    for (bool raise : {true, false})
+    {
+        raised = false;
+        int ran = 0;
+        for (int us = 1; us <= 100; ++us)
+        {
+            ns3::Simulator::Schedule(ns3::MicroSeconds(us), [&ran] { ++ran; });
+        }
+        if (raise)
+        {
+            ns3::Simulator::Schedule(ns3::NanoSeconds(35000), [&raised] { raised = true; });
+        }
+        sim::ClearStopRequest();
+        sim::RunEvents();
+        BOOST_TEST(sim::StopRequested() == raise);
+        BOOST_TEST(ns3::Simulator::Now() == ns3::MicroSeconds(raise ? 40 : 100));
+        BOOST_TEST(ran == (raise ? 40 : 100));
+        ns3::Simulator::Destroy();
+    }
+    sim::SetInterruptCheck(nullptr, ns3::Time());
 }

@@ -6,6 +6,7 @@
 #include "rank-launcher.h"
 #include "run-report.h"
 #include "sim-endpoint.h"
+#include "virtual-time.h"
 
 #include <fmt/format.h>
 
@@ -499,6 +500,21 @@ RunSimulation(const RunArguments& args)
                            address);
     }
     StopSignals stopSignals;
+    // One step of the packet model can run for minutes of wall time (every packet an event):
+    // ns-3 looks at the stop signal every 10 us of simulated time there. The flow model's steps
+    // are short, and an event every 10 us would cost a training run millions.
+    struct InterruptCheck
+    {
+        explicit InterruptCheck(bool on)
+        {
+            if (on)
+            {
+                sim::SetInterruptCheck([] { return StopSignals::Received() != 0; },
+                                       ns3::MicroSeconds(10));
+            }
+        }
+        ~InterruptCheck() { sim::SetInterruptCheck(nullptr, ns3::Time()); }
+    } interruptCheck(options.model == "packet");
     eidolon::bridge::SimEndpoint endpoint(options, address, log, curve.get());
     sim::Simulation& simulation = endpoint.Simulation();
     std::filesystem::create_directories(args.out);
