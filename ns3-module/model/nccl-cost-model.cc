@@ -629,16 +629,13 @@ LlRingPathLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
                     const CostSettings& settings)
 {
     const TuningTables& t = GetTuningTables(settings.ncclVersion);
-    const int f = FuncOf(call.kind);
+    const CostInputs in = MakeInputs(t, FuncOf(call.kind), comm, settings.amdCpu);
     const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
-    const double n = double(comm.nRanks);
-    const double ppn = double(std::max<uint32_t>(comm.ppn, 1));
-    const double nsteps = f == kAllReduce ? 2.0 * (n - 1) : n - 1;
-    const double crossings = std::min(nsteps, std::ceil(nsteps / ppn));
-    const double netOverhead = settings.amdCpu ? 2.0 : 1.0;
-    const double intraHop = std::max(t.hwLat[intraHw][kRing][kLL], netOverhead);
+    const double nsteps = in.nsteps;
+    const double crossings = std::min(nsteps, std::ceil(nsteps / std::max(in.ppn, 1)));
+    const double intraHop = std::max(t.hwLat[intraHw][kRing][kLL], in.netOverheadBase);
     double netHop = t.hwLat[kHwNet][kRing][kLL];
-    if (t.modern && comm.ppn == 1)
+    if (t.modern && in.ppn == 1)
     {
         netHop = t.hwLat[kHwNet][kTree][kLL]; // NCCL: with ppn 1 latencies are fully exposed
     }
