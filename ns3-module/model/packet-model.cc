@@ -205,19 +205,31 @@ PacketModel::GetTypeId()
                           MakeEnumChecker(QueueKind::Auto, "auto", QueueKind::RedEcn, "red-ecn",
                                           QueueKind::DropTail, "drop-tail"))
             .AddAttribute("QueueSize",
-                          "Capacity of each network (NIC and switch) egress queue disc.",
+                          "Capacity of each egress queue disc of a lossy fabric: the network "
+                          "where it drops (LosslessNetwork).",
                           QueueSizeValue(QueueSize("1000p")),
                           MakeQueueSizeAccessor(&PacketModel::m_queueSize),
                           MakeQueueSizeChecker())
-            .AddAttribute("IntraNodeQueueSize",
-                          "Capacity of each NVLink and PCIe egress queue disc. NVLink, NVSwitch "
-                          "and PCIe move data under credit-based link-level flow control and "
-                          "never drop a packet, so their queues hold any backlog a run builds "
-                          "(ECN marking still applies); a tail drop there would cost a flow a "
-                          "retransmission timeout no GPU ever sees.",
+            .AddAttribute("LosslessQueueSize",
+                          "Capacity of each egress queue disc of a lossless fabric: NVLink, "
+                          "NVSwitch and PCIe always, the network where LosslessNetwork says so. "
+                          "They move data under link-level flow control and never drop a packet, "
+                          "so their queues hold any backlog a run builds (ECN marking still "
+                          "applies); a tail drop there would cost a flow a retransmission timeout "
+                          "the hardware never takes.",
                           QueueSizeValue(QueueSize("10000000p")),
-                          MakeQueueSizeAccessor(&PacketModel::m_intraNodeQueueSize),
+                          MakeQueueSizeAccessor(&PacketModel::m_losslessQueueSize),
                           MakeQueueSizeChecker())
+            .AddAttribute("LosslessNetwork",
+                          "Whether NIC and switch egresses drop: by the topology's "
+                          "network_transport (InfiniBand's credit-based flow control and RoCE's "
+                          "PFC do not; EFA, TCPX/TCPXO and sockets run on Ethernet that does), "
+                          "always lossless, or never.",
+                          EnumValue(LosslessNetwork::LosslessByTransport),
+                          MakeEnumAccessor(&PacketModel::m_losslessNetwork),
+                          MakeEnumChecker(LosslessNetwork::LosslessByTransport, "by-transport",
+                                          LosslessNetwork::LosslessAlways, "yes",
+                                          LosslessNetwork::LosslessNever, "no"))
             .AddAttribute("EcnMinThreshold",
                           "RED: queue length (packets) where marking starts, at least; a faster "
                           "link marks from EcnThresholdDelay worth of its bytes.",
@@ -355,6 +367,11 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
     p2p.SetDeviceAttribute("Mtu", UintegerValue(m_mtu));
     const bool red = m_queueKind == QueueKind::RedEcn ||
                      (m_queueKind == QueueKind::Auto && m_transport != Transport::Tcp);
+    const std::string& fabric = topology->transport.kind;
+    const bool losslessNetwork =
+        m_losslessNetwork == LosslessNetwork::LosslessAlways ||
+        (m_losslessNetwork == LosslessNetwork::LosslessByTransport &&
+         (fabric == "ib" || fabric == "ib-no-gdr" || fabric == "roce"));
     // The queue disc of one link: marking thresholds follow the link's rate.
     auto queueFor = [&](double bytesPerSecond, LinkKind kind) {
         TrafficControlHelper tch;
@@ -363,7 +380,8 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
             tch.SetRootQueueDisc(m_queueDiscType);
             return tch;
         }
-        const QueueSize size = kind == LinkKind::Net ? m_queueSize : m_intraNodeQueueSize;
+        const QueueSize size =
+            kind != LinkKind::Net || losslessNetwork ? m_losslessQueueSize : m_queueSize;
         if (!red)
         {
             tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(size));

@@ -38,7 +38,12 @@ namespace eidolon
  *
  * A flow given an explicit path (FlowSpec::path) is cut at the GPUs it passes through into
  * GPU-to-GPU segments that each carry all its bytes at once, as a ring pipeline does; it finishes
- * when the last segment does, plus FlowSpec::extraLatency.
+ * when the last segment does, plus what its flow-model latency (path + FlowSpec::extraLatency)
+ * exceeds the longest segment's. FlowSpec::rateCap holds (TCP pacing, RDMA send rate).
+ *
+ * NVLink, NVSwitch and PCIe are lossless fabrics, and so is the network where the topology's
+ * transport runs on one (InfiniBand's credit-based flow control, RoCE's PFC): their queues hold
+ * any backlog (LosslessQueueSize); the others drop at QueueSize.
  */
 class PacketModel : public NetworkModel
 {
@@ -48,6 +53,12 @@ public:
         Tcp,   //!< ns-3 TCP (TcpNewReno), drop-tail or RED queues
         Dctcp, //!< ns-3 TcpDctcp with ECN; queues mark at the ECN threshold
         Rdma,  //!< RDMA-like UDP transport with DCQCN (rdma-transport.h)
+    };
+    enum LosslessNetwork
+    {
+        LosslessByTransport, //!< lossless for ib, ib-no-gdr and roce; lossy for the others
+        LosslessAlways,      //!< the network never drops
+        LosslessNever,       //!< network egresses drop at QueueSize
     };
     enum QueueKind
     {
@@ -118,7 +129,8 @@ private:
     Transport m_transport;
     QueueKind m_queueKind;
     QueueSize m_queueSize;
-    QueueSize m_intraNodeQueueSize; //!< NVLink and PCIe egresses (lossless fabrics)
+    QueueSize m_losslessQueueSize; //!< egresses of lossless fabrics
+    LosslessNetwork m_losslessNetwork;
     double m_ecnMinThreshold;
     double m_ecnMaxThreshold;
     Time m_ecnThresholdDelay;

@@ -11,12 +11,14 @@
 #include "ns3/enum.h"
 #include "ns3/flow-model.h"
 #include "ns3/packet-model.h"
+#include "ns3/queue-size.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -86,6 +88,7 @@ public:
     void OneFlowOnAnIdlePath();
     void ACappedFlowKeepsToItsCap();
     void ManyFlowsInARowReusePortsAndSockets();
+    void AnInfinibandFabricNeverDrops();
     void TwoAndFourFlowsShareABottleneck();
     void PacketsFollowTheFlowModelPaths();
     void RingAllreduceAgreesWithFlowModel();
@@ -183,6 +186,44 @@ PacketModelTestCase::ManyFlowsInARowReusePortsAndSockets()
         Simulator::Run();
         NS_TEST_EXPECT_MSG_EQ(finished, kFlows, transport);
         NS_TEST_EXPECT_MSG_EQ(ordered, true, transport);
+    }
+}
+
+void
+PacketModelTestCase::AnInfinibandFabricNeverDrops()
+{
+    // 64 GPUs each send 64 kB (8 packets, inside TCP's initial window of 10) to GPU 64 at once
+    // through one switch whose lossy queues hold 10 packets: 512 packets meet at the port into
+    // GPU 64. The topology's transport is InfiniBand (the default), whose credit-based flow
+    // control never drops: the port drains the burst at 10 GB/s, 64 x 64 kB in 0.41 ms, and the
+    // last flow ends within a few round trips of that, under 1 ms. As Ethernet without PFC
+    // (LosslessNetwork=no) the burst overflows the queue, flows lose their last packets with no
+    // later packet to reveal the loss, and wait for the 1 ms retransmission timeout.
+    for (const char* lossless : {"by-transport", "no"})
+    {
+        SimulatorGuard guard;
+        auto t = Star(65, 10e9, 1000);
+        Ptr<PacketModel> m = CreateObject<PacketModel>();
+        m->SetAttribute("QueueSize", QueueSizeValue(QueueSize("10p")));
+        m->SetAttribute("LosslessNetwork", StringValue(lossless));
+        m->SetTopology(t);
+        std::vector<std::tuple<uint32_t, uint32_t, uint64_t>> flows;
+        for (uint32_t s = 0; s < 64; ++s)
+        {
+            flows.emplace_back(s, 64, 64000);
+        }
+        auto finish = RunFlows(m, flows);
+        const int64_t last = *std::max_element(finish.begin(), finish.end());
+        NS_TEST_EXPECT_MSG_GT(*std::min_element(finish.begin(), finish.end()), 0, lossless);
+        if (std::string(lossless) == "no")
+        {
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(last, 1000000, "a tail drop costs the minimum RTO");
+        }
+        else
+        {
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(last, 64 * 64000 / 10, "no faster than the port");
+            NS_TEST_EXPECT_MSG_LT(last, 1000000, "no retransmission timeout");
+        }
     }
 }
 
@@ -355,6 +396,8 @@ public:
                  QUICK},
                 {"many_flows_in_a_row_reuse_ports_and_sockets",
                  &PacketModelTestCase::ManyFlowsInARowReusePortsAndSockets, QUICK},
+                {"an_infiniband_fabric_never_drops",
+                 &PacketModelTestCase::AnInfinibandFabricNeverDrops, QUICK},
                 {"two_and_four_flows_share_a_bottleneck",
                  &PacketModelTestCase::TwoAndFourFlowsShareABottleneck, QUICK},
                 {"packets_follow_the_flow_model_paths",
