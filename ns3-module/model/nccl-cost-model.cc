@@ -329,6 +329,14 @@ ClassicBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, i
     return busBw * ClassicRatio(in, a);
 }
 
+/// NCCL's network hop latency for algorithm a, protocol p: with one rank per node (2.19+)
+/// "latencies are fully exposed" and every algorithm takes the Tree's figure.
+double
+NetHopLatency(const TuningTables& t, int a, int p, int ppn)
+{
+    return t.hwLat[kHwNet][t.modern && ppn == 1 ? kTree : a][p];
+}
+
 /// Latency (us) of algorithm a, protocol p.
 double
 Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
@@ -337,11 +345,7 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
     const int coll = in.coll;
     const int intraHw = g.nvlinkIntra ? kHwNvlink : kHwPci;
     double intraLat = t.hwLat[intraHw][a][p];
-    double interLat = t.hwLat[kHwNet][a][p];
-    if (t.modern && in.ppn == 1)
-    {
-        interLat = t.hwLat[kHwNet][kTree][p];
-    }
+    double interLat = NetHopLatency(t, a, p, in.ppn);
     double lat = t.baseLat[a][p];
     if (a == kRing)
     {
@@ -599,13 +603,12 @@ LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
     const int f = FuncOf(call.kind);
     const uint64_t n = comm.nRanks;
     const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
-    double hop = t.hwLat[kHwNet][kRing][p];
-    if (t.modern && comm.ppn == 1)
-    {
-        hop = t.hwLat[kHwNet][kTree][p];
-    }
-    hop = comm.nNodes == 1 ? t.hwLat[intraHw][kRing][p]
-                           : std::max(hop + settings.netMessageLatencyUs, t.hwLat[intraHw][kRing][p]);
+    const double intraHop = t.hwLat[intraHw][kRing][p];
+    const double hop =
+        comm.nNodes == 1
+            ? intraHop
+            : std::max(NetHopLatency(t, kRing, p, int(comm.ppn)) + settings.netMessageLatencyUs,
+                       intraHop);
     const double chunk = p == kSimple ? 4.0 * 524288 : 576000.0;
     const double loopBytes = double(std::max(plan.channels, 1)) * double(n) * chunk;
     const double loops = std::max(1.0, std::ceil(double(call.bytes) / loopBytes));
@@ -634,11 +637,7 @@ LlRingPathLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
     const double nsteps = in.nsteps;
     const double crossings = std::min(nsteps, std::ceil(nsteps / std::max(in.ppn, 1)));
     const double intraHop = std::max(t.hwLat[intraHw][kRing][kLL], in.netOverheadBase);
-    double netHop = t.hwLat[kHwNet][kRing][kLL];
-    if (t.modern && in.ppn == 1)
-    {
-        netHop = t.hwLat[kHwNet][kTree][kLL]; // NCCL: with ppn 1 latencies are fully exposed
-    }
+    const double netHop = NetHopLatency(t, kRing, kLL, in.ppn);
     return t.baseLat[kRing][kLL] + (nsteps - crossings) * intraHop +
            crossings * (netHop + settings.netMessageLatencyUs);
 }
