@@ -7,10 +7,8 @@
 #include "topology.h"
 
 #include "ns3/boolean.h"
-#include "ns3/data-rate.h"
-#include "ns3/socket.h"
-#include "ns3/tcp-socket-factory.h"
 #include "ns3/config.h"
+#include "ns3/data-rate.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
 #include "ns3/inet-socket-address.h"
@@ -21,10 +19,12 @@
 #include "ns3/red-queue-disc.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/simulator.h"
+#include "ns3/socket.h"
 #include "ns3/string.h"
 #include "ns3/tcp-dctcp.h"
 #include "ns3/tcp-l4-protocol.h"
 #include "ns3/tcp-linux-reno.h"
+#include "ns3/tcp-socket-factory.h"
 #include "ns3/tcp-socket-state.h"
 #include "ns3/trace-source-accessor.h"
 #include "ns3/traffic-control-helper.h"
@@ -60,10 +60,10 @@ class SegmentConnection : public SimpleRefCount<SegmentConnection>
 public:
     SegmentConnection(uint64_t bytes, uint32_t sendSize, double capBytesPerSecond,
                       std::function<void()> done)
-        : m_bytes(bytes),
-          m_sendSize(sendSize),
-          m_cap(capBytesPerSecond),
-          m_done(std::move(done))
+        : m_bytes(bytes)
+        , m_sendSize(sendSize)
+        , m_cap(capBytesPerSecond)
+        , m_done(std::move(done))
     {
     }
 

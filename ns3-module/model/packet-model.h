@@ -100,7 +100,7 @@ private:
     {
         FlowRecord record;
         FinishCallback onFinish;
-        Time extraLatency; //!< added after the last segment: the flow's latency beyond its segments'
+        Time extraLatency; //!< after the last segment: the flow's latency beyond its segments'
         uint32_t segmentsLeft = 0;
         Time lastSegment;
     };
