@@ -230,6 +230,8 @@ CommunicatorMatcher::MatchCollective(const RankProcess& process, Communicator& c
         collective.nranks = comm.nranks;
         collective.members.assign(size_t(comm.nranks), kNoNode);
         collective.calls.resize(size_t(comm.nranks));
+        collective.startedRanks.assign(size_t(comm.nranks), 0);
+        collective.kind = record.ops(0).kind();
     }
     int rank = record.comm_rank();
     if (collective.members[rank] != kNoNode)
@@ -260,6 +262,17 @@ CommunicatorMatcher::MatchCollective(const RankProcess& process, Communicator& c
     RankTimelines::Communication& node = *m_timelines.At(index).comm;
     node.collectiveRank = rank;
     node.collectiveKey = key;
+    if (collective.run)
+    {
+        m_timelines.At(index).label = collective.label;
+    }
+    TryBeginCollective(collective);
+    if (collective.arrived == collective.nranks)
+    {
+        // Every call is here and matched: they were kept for the comparison and the call's
+        // description only (a long run issues millions).
+        std::vector<wire::Communication>().swap(collective.calls);
+    }
 }
 
 void
@@ -342,8 +355,17 @@ CommunicatorMatcher::MemberStarted(NodeIndex index)
     if (node.comm->collectiveRank >= 0)
     {
         Collective& collective = m_collectiveCalls.at(node.comm->collectiveKey);
+        const int rank = node.comm->collectiveRank;
         ++collective.started;
-        TryStartCollective(collective);
+        collective.startedRanks[size_t(rank)] = 1;
+        if (collective.run)
+        {
+            collective.run->MemberStart(uint32_t(rank), ToTime(node.start));
+        }
+        else
+        {
+            TryBeginCollective(collective);
+        }
         return;
     }
     std::vector<size_t> transfers = node.comm->transfers;
@@ -358,15 +380,19 @@ CommunicatorMatcher::MemberStarted(NodeIndex index)
 }
 
 void
-CommunicatorMatcher::TryStartCollective(Collective& collective)
+CommunicatorMatcher::TryBeginCollective(Collective& collective)
 {
-    if (collective.running || collective.started < collective.nranks)
+    const Communicator& comm = m_comms.at(collective.comm);
+    if (collective.run || collective.arrived == 0 || int(comm.gpuOfRank.size()) < comm.nranks)
     {
         return;
     }
-    collective.running = true;
-    const Communicator& comm = m_comms.at(collective.comm);
-    const wire::CommOp& op = collective.calls[0].ops(0);
+    int first = 0;
+    while (collective.members[size_t(first)] == kNoNode)
+    {
+        ++first;
+    }
+    const wire::CommOp& op = collective.calls[size_t(first)].ops(0);
     e::CollectiveCall call;
     call.kind = KindOf(op.kind());
     uint64_t typeSize = uint64_t(std::max(1, op.type_size()));
@@ -386,27 +412,36 @@ CommunicatorMatcher::TryStartCollective(Collective& collective)
     call.tag = collective.comm * 0x9e3779b97f4a7c15ULL + collective.index;
     call.minCtas = comm.minCtas;
     call.maxCtas = comm.maxCtas;
-    std::vector<ns3::Time> starts;
-    for (NodeIndex member : collective.members)
-    {
-        starts.push_back(ToTime(m_timelines.At(member).start));
-    }
-    e::CollectivePlan plan = m_collectives->Start(
-        call, starts,
+    e::CollectivePlan plan;
+    collective.run = m_collectives->Begin(
+        call,
         ns3::MakeBoundCallback(
             +[](CommunicatorMatcher* self, uint64_t comm, uint64_t index, uint32_t rank)
             { self->CollectiveMemberDone(comm, index, rank); },
-            this, collective.comm, collective.index));
-    std::string text = fmt::format("{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[0]),
-                                   Bytes(call.bytes), e::ToString(plan.algorithm),
-                                   e::ToString(plan.protocol), plan.channels);
-    const uint32_t label = m_timelines.InternLabel(text);
+            this, collective.comm, collective.index),
+        &plan);
+    std::string text =
+        fmt::format("{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[size_t(first)]),
+                    Bytes(call.bytes),
+                    e::ToString(plan.algorithm), e::ToString(plan.protocol), plan.channels);
+    collective.label = m_timelines.InternLabel(text);
     for (NodeIndex member : collective.members)
     {
-        m_timelines.At(member).label = label;
+        if (member != kNoNode)
+        {
+            m_timelines.At(member).label = collective.label;
+        }
     }
-    // The calls were for matching and for this start; a long run issues millions.
-    std::vector<wire::Communication>().swap(collective.calls);
+    // The members that started before the call began, in comm rank order (the model does not
+    // depend on the order).
+    for (int r = 0; r < collective.nranks; ++r)
+    {
+        if (collective.startedRanks[size_t(r)])
+        {
+            collective.run->MemberStart(uint32_t(r),
+                                        ToTime(m_timelines.At(collective.members[size_t(r)]).start));
+        }
+    }
 }
 
 void
@@ -504,7 +539,7 @@ CommunicatorMatcher::DescribeMissing() const
     std::string out;
     for (const auto& [key, collective] : m_collectiveCalls)
     {
-        if (collective.running)
+        if (collective.arrived == collective.nranks)
         {
             continue;
         }
@@ -523,9 +558,7 @@ CommunicatorMatcher::DescribeMissing() const
         {
             out += fmt::format("  collective #{} on communicator {:#x} ({}): never joined by{}\n",
                                key.second, key.first,
-                               CommName(collective.calls[0].ops_size()
-                                            ? collective.calls[0].ops(0).kind()
-                                            : wire::COMM_ALL_REDUCE),
+                               CommName(collective.kind),
                                missing);
         }
     }

@@ -1,8 +1,10 @@
 // NCCL calls matched per communicator: the n-th collective of every rank on a communicator is one
 // call (checked to be the same operation, count, datatype, reduction and root everywhere), the
-// k-th send from a to b meets the k-th receive at b from a. A matched call starts in the
-// CollectiveModel once every member has started; the model's completions end the members'
-// records in the rank timelines.
+// k-th send from a to b meets the k-th receive at b from a. A collective begins in the
+// CollectiveModel once one member has issued it and every rank has joined the communicator, and
+// each member's start is passed on as it becomes known (a Broadcast/Reduce chain lets a rank go
+// before its downstream ranks have started; other plans start with their last member); the
+// model's completions end the members' records in the rank timelines.
 #pragma once
 
 #include "rank-timelines.h"
@@ -11,6 +13,7 @@
 #include "ns3/topology.h"
 
 #include <deque>
+#include <memory>
 #include <map>
 #include <string>
 #include <tuple>
@@ -60,11 +63,14 @@ private:
         uint64_t index = 0;
         int nranks = 0;
         std::vector<NodeIndex> members;         // by comm rank; kNoNode until arrived
-        std::vector<wire::Communication> calls; // by comm rank, until it starts
+        std::vector<wire::Communication> calls; // by comm rank, until every member has arrived
+        std::vector<char> startedRanks;         // by comm rank: its start is known
+        wire::CommOpKind kind = wire::COMM_ALL_REDUCE;
         int arrived = 0;
         int started = 0;
         int ended = 0; // the call is forgotten when every member has ended
-        bool running = false;
+        std::shared_ptr<ns3::eidolon::CollectiveRun> run; // once begun
+        uint32_t label = 0;
     };
     struct Transfer
     {
@@ -82,7 +88,9 @@ private:
                          const wire::Communication& record);
     void MatchTransfers(const RankProcess& process, const Communicator& comm, NodeIndex index,
                         const wire::Communication& record);
-    void TryStartCollective(Collective& collective);
+    // Begins the call in the model once some member has issued it and every rank has joined,
+    // and passes on the starts known so far.
+    void TryBeginCollective(Collective& collective);
     // Starts transfer `slot` once both sides have posted and started; its slot is then free.
     void TryStartTransfer(size_t slot);
     // A member's part of a call is over at ns-3's present.

@@ -1726,6 +1726,26 @@ CheckData(Shared& sh, ThreadCtx& tc, const Step& s, bool inPlace)
     return total;
 }
 
+// Under eidolon, virtual time runs only as far as every rank's clock: a process waiting on the
+// others outside CUDA (the file rendezvous below, nccl-tests' MPI) holds it back, and a rank that
+// the others wait for may still be waiting for its last collective to end (a Broadcast root or
+// a Reduce's first rank is done before the rest). An allreduce of one element, waited for, lines
+// every rank's clock up first (outside the timed loop; the MPI barrier a real run would take).
+void
+AlignClocks(Shared& sh, ThreadCtx& tc)
+{
+    if (!sh.simulated || sh.who.nprocs <= 1)
+        return;
+    if (tc.comms.size() > 1)
+        NCCLCHECK(ncclGroupStart());
+    for (size_t i = 0; i < tc.comms.size(); i++)
+        NCCLCHECK(ncclAllReduce(tc.send[i], tc.recv[i], 1, ncclInt8, ncclSum, tc.comms[i],
+                                tc.streams[i]));
+    if (tc.comms.size() > 1)
+        NCCLCHECK(ncclGroupEnd());
+    CompleteColl(sh, tc);
+}
+
 // Combines per-thread values over the process's threads and, through process 0, over processes
 // (nccl-tests' Allreduce of the time under -a, and the sum of wrong elements). Only process 0's
 // result is complete; the others get their own thread 0's time.
@@ -1889,6 +1909,7 @@ BenchTime(Shared& sh, ThreadCtx& tc, const Step& s, bool inPlace)
         CompleteColl(sh, tc);
         wrong = CheckData(sh, tc, s, inPlace);
     }
+    AlignClocks(sh, tc);
     sh.sync->Barrier();
     StepResult r = CombineAcrossRanks(sh, tc, reported, wrong, check && wrong >= 0);
     if (!MainThread(sh, tc))

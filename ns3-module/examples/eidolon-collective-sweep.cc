@@ -93,6 +93,7 @@ main(int argc, char* argv[])
     int collnet = -1;
     uint32_t version = 23007;
     uint32_t typeSize = 4;
+    uint32_t iters = 1;
     int root = 0;
     std::string compare;
     std::string networkModel = "ns3::eidolon::FlowModel";
@@ -118,6 +119,10 @@ main(int argc, char* argv[])
     cmd.AddValue("typeSize", "bytes per element (sizes are rounded to whole elements per rank)",
                  typeSize);
     cmd.AddValue("root", "root rank of broadcast/reduce", root);
+    cmd.AddValue("iters",
+                 "back-to-back calls timed as nccl-tests does (after one, each rank's calls from "
+                 "its own end of the one before; mean over ranks); 1: one call, its last rank's end",
+                 iters);
     cmd.AddValue("compare", "validation YAML (rows of size_bytes, busbw_gbps) to compare with",
                  compare);
     cmd.AddValue("networkModel", "NetworkModel TypeId (ns3::eidolon::FlowModel or PacketModel)",
@@ -290,12 +295,49 @@ main(int argc, char* argv[])
                 }
             }
         }
-        Time end;
-        CollectivePlan plan =
-            model->Start(call, std::vector<Time>(n, Seconds(0)),
-                         [&end](uint32_t) { end = std::max(end, Simulator::Now()); });
+        // nccl-tests' timing: one call lines the ranks up, then each rank issues `iters` calls
+        // back to back (a call starts where the rank's previous one ended) and times them from
+        // its own end of the first; the time is the mean over ranks. A rank may start its next
+        // call before the others have ended this one (CollectiveModel::Begin).
+        const uint32_t calls = iters > 1 ? iters + 1 : 1;
+        std::vector<std::shared_ptr<CollectiveRun>> runs(calls);
+        std::vector<std::vector<Time>> ends(calls, std::vector<Time>(n));
+        CollectivePlan plan;
+        for (uint32_t i = 0; i < calls; ++i)
+        {
+            call.tag = size * 1000003ULL + i;
+            runs[i] = model->Begin(
+                call,
+                [&runs, &ends, i, calls](uint32_t r)
+                {
+                    ends[i][r] = Simulator::Now();
+                    if (i + 1 < calls)
+                    {
+                        runs[i + 1]->MemberStart(r, Simulator::Now());
+                    }
+                },
+                i == 0 ? &plan : nullptr);
+        }
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            runs[0]->MemberStart(r, Seconds(0));
+        }
         Simulator::Run();
         Simulator::Destroy();
+        Time end;
+        if (calls == 1)
+        {
+            end = *std::max_element(ends[0].begin(), ends[0].end());
+        }
+        else
+        {
+            int64_t sum = 0;
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                sum += (ends[calls - 1][r] - ends[0][r]).GetNanoSeconds();
+            }
+            end = NanoSeconds(sum / int64_t(n) / int64_t(iters));
+        }
         const double us = end.GetNanoSeconds() / 1e3;
         const double algbw = double(bytes) / (us * 1e3);
         const double factorBus =

@@ -405,6 +405,73 @@ CollectiveModel::PlanLatencyUs(const CollectiveCall& call, const CollectivePlan&
                                GetCostSettings());
 }
 
+namespace
+{
+/// A Broadcast/Reduce on the ring: each rank may run ahead of its downstream ranks.
+bool
+IsChain(const CollectiveCall& call, const CollectivePlan& plan)
+{
+    return plan.algorithm == NcclAlgorithm::Ring &&
+           (call.kind == CollectiveKind::Broadcast || call.kind == CollectiveKind::Reduce);
+}
+
+/// Every plan but a chain starts when its last rank does: the starts are gathered, then Start.
+class StartWhenAllHave : public CollectiveRun
+{
+public:
+    StartWhenAllHave(Ptr<CollectiveModel> model, const CollectiveCall& call,
+                     CollectiveModel::DoneCallback done)
+        : m_model(model),
+          m_call(call),
+          m_done(done),
+          m_starts(call.gpus.size()),
+          m_known(call.gpus.size(), false)
+    {
+    }
+
+    void MemberStart(uint32_t rank, Time start) override
+    {
+        NS_ABORT_MSG_UNLESS(rank < m_starts.size() && !m_known[rank],
+                            "CollectiveRun: rank " << rank << " started twice or is not a member");
+        m_known[rank] = true;
+        m_starts[rank] = start;
+        if (++m_count == m_starts.size())
+        {
+            m_model->Start(m_call, m_starts, m_done);
+        }
+    }
+
+private:
+    Ptr<CollectiveModel> m_model;
+    CollectiveCall m_call;
+    CollectiveModel::DoneCallback m_done;
+    std::vector<Time> m_starts;
+    std::vector<bool> m_known;
+    size_t m_count = 0;
+};
+} // namespace
+
+std::shared_ptr<CollectiveRun>
+CollectiveModel::Begin(const CollectiveCall& call, DoneCallback done, CollectivePlan* plan)
+{
+    NS_ABORT_MSG_UNLESS(m_network, "CollectiveModel: SetNetworkModel before Begin");
+    const std::shared_ptr<const NcclCommInfo> comm =
+        CommunicatorOf(call.gpus, call.minCtas, call.maxCtas);
+    const CollectivePlan chosen = ChooseFor(call, *comm);
+    if (plan)
+    {
+        *plan = chosen;
+    }
+    if (call.kind != CollectiveKind::SendRecv && comm->nRanks > 1 && call.bytes > 0 &&
+        IsChain(call, chosen))
+    {
+        return nccl::BeginChain(GetScheduleContext(), call, comm, chosen,
+                                nccl::ChainHopLatencies(call, *comm, chosen, GetCostSettings()),
+                                done);
+    }
+    return std::make_shared<StartWhenAllHave>(Ptr<CollectiveModel>(this), call, done);
+}
+
 CollectivePlan
 CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& starts,
                        DoneCallback done)
@@ -435,6 +502,18 @@ CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& star
                                      done(r);
                                  }
                              });
+        }
+        return plan;
+    }
+    if (IsChain(call, plan))
+    {
+        // Every start is known: the chain as Begin runs it.
+        auto run = nccl::BeginChain(GetScheduleContext(), call, shared, plan,
+                                    nccl::ChainHopLatencies(call, comm, plan, GetCostSettings()),
+                                    done);
+        for (uint32_t r = 0; r < starts.size(); ++r)
+        {
+            run->MemberStart(r, starts[r]);
         }
         return plan;
     }

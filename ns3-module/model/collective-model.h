@@ -251,6 +251,16 @@ struct CollectivePlan
     double ncclEstimateUs = 0;
 };
 
+/// One collective whose ranks start one by one (CollectiveModel::Begin): the model learns each
+/// rank's start as the simulator does and runs what that start allows.
+class CollectiveRun
+{
+public:
+    virtual ~CollectiveRun() = default;
+    /// Comm rank `rank`'s part may start at `start` (>= Simulator::Now()); once per rank.
+    virtual void MemberStart(uint32_t rank, Time start) = 0;
+};
+
 namespace nccl
 {
 struct SearchSettings;  //!< nccl-topology-search.h
@@ -285,6 +295,15 @@ public:
     /// posted to the network model; `done` is invoked once per rank as above. Returns the plan.
     CollectivePlan Start(const CollectiveCall& call, const std::vector<Time>& starts,
                          DoneCallback done);
+
+    /// Runs `call` as its ranks start (CollectiveRun::MemberStart), for a caller that learns the
+    /// starts one at a time: a Broadcast/Reduce chain on the ring lets each rank go as soon as
+    /// its upstream ranks have started and done its part without waiting for downstream ranks
+    /// (as NCCL's chain does while the data fits the connection's FIFO), so back-to-back chains
+    /// overlap; every other plan starts when its last rank does, as Start. `plan`, when given,
+    /// receives the plan.
+    std::shared_ptr<CollectiveRun> Begin(const CollectiveCall& call, DoneCallback done,
+                                         CollectivePlan* plan = nullptr);
 
     /// The communicator as the model sees it (graphs, channels, efficiencies); `gpus` are
     /// topology device ids by comm rank. Cached per GPU set.

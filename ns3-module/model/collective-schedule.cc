@@ -256,38 +256,315 @@ constexpr double kSimpleStepBytes = 4194304.0 / 8;
 constexpr double kLl128StepDataBytes = 4915200.0 / 8 * 120 / 128;
 /// LL data per step: the 524,288-byte buffer over 8 slots, half of every 16-byte line data.
 constexpr double kLlStepDataBytes = 524288.0 / 8 / 2;
+/// Slots of a connection's FIFO (NCCL_STEPS): what a sender may write before its receiver runs.
+constexpr double kFifoSteps = 8;
 
 /// Store-and-forward points of a Broadcast/Reduce chain (device/prims_simple.h, prims_ll128.h,
-/// transport/net.cc):
+/// transport/net.cc), in chunks held back where hop k lands, before rank k forwards:
 /// - Simple: a rank's CTA waits for a whole slice (the sender posts the FIFO tail after writing
 ///   all of it) before it forwards it, and a network hop is a stage of its own (the proxy posts
 ///   the RDMA write of a slice once the GPU posted it; the receiver's tail moves once it landed):
-///   n - 1 copy stages and nNodes - 1 network stages of one 512 KiB slice each.
+///   one 512 KiB slice per copy hop, two per network hop.
 /// - LL128: inside a node a rank forwards each 128-byte line as its flag lands (no stage); the
 ///   sender's CTA posts the tail once per step and the proxy sends only whole steps, so every
-///   network hop holds a step back: nNodes stages of one step (576,000 B of data).
-/// - LL: the same as LL128 with 16-byte lines: the proxy sends a step once every line's flag
-///   of it is set, so every network hop holds a step (32 KiB of data) back.
-void
-ChainStages(const PipeInputs& in, Pipe& pipe)
+///   network hop holds a step (576,000 B of data) back.
+/// - LL: the same as LL128 with 16-byte lines: every network hop holds a step (32 KiB of data)
+///   back.
+double
+ChainChunkBytes(int p)
 {
-    if (in.p == kSimple)
+    return p == kSimple ? kSimpleStepBytes : p == kLL128 ? kLl128StepDataBytes : kLlStepDataBytes;
+}
+
+uint32_t
+ChainStageChunks(int p, bool networkHop)
+{
+    if (p == kSimple)
     {
-        pipe.stages = (in.n - 1) + (in.comm.nNodes - 1);
-        pipe.chunk = kSimpleStepBytes;
+        return networkHop ? 2 : 1;
     }
-    else if (in.comm.nNodes > 1)
+    return networkHop ? 1 : 0;
+}
+
+/// The chain of one call (BeginChain): hop k of a channel goes from chain position k - 1 to k.
+class ChainRun : public CollectiveRun, public std::enable_shared_from_this<ChainRun>
+{
+public:
+    ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
+             std::shared_ptr<const NcclCommInfo> comm, const CollectivePlan& plan,
+             const ChainHops& hops, CollectiveModel::DoneCallback done);
+    void MemberStart(uint32_t rank, Time start) override;
+
+private:
+    struct Hop
     {
-        pipe.stages = in.comm.nNodes;
-        pipe.chunk = in.p == kLL128 ? kLl128StepDataBytes : kLlStepDataBytes;
+        std::vector<uint32_t> path;
+        bool network = false;
+        double latencyNs = 0;    //!< the hop's latency: its links', at least the hop's figure
+        double stageNs = 0;      //!< chunks held where it lands, at the estimated rate
+        double startNs = 0;      //!< when its flow starts (posted)
+        double flowEndNs = -1;   //!< when its flow ended
+        double endNs = -1;       //!< when its last byte landed (no sooner than the hop before's)
+        bool posted = false;
+        bool finishing = false;  //!< its end is scheduled
+    };
+    struct Channel
+    {
+        std::vector<uint32_t> order; //!< comm rank at each chain position
+        std::vector<Hop> hops;       //!< hops[k], k = 1 .. n - 1 (hops[0] unused)
+        std::vector<double> readyNs; //!< when position k holds data to send
+        uint32_t known = 0;          //!< positions 0 .. known - 1 have readyNs
+        uint32_t nextHop = 1;        //!< the first hop not posted
+    };
+
+    void Advance(uint32_t c);
+    void Post(uint32_t c, uint32_t k);
+    void FlowEnded(uint32_t c, uint32_t k);
+    void TryFinish(uint32_t c, uint32_t k);
+    void HopLanded(uint32_t c, uint32_t k);
+    void PartDone(uint32_t rank);
+
+    ScheduleContext m_ctx;
+    std::shared_ptr<const NcclCommInfo> m_comm;
+    uint64_t m_tag = 0;
+    uint32_t m_n = 0;
+    double m_payload = 0;     //!< data bytes per channel
+    double m_eProto = 1;
+    double m_cta = 0;         //!< data bytes/s a channel's CTA issues
+    double m_baseNs = 0;
+    double m_lockstepNs = 0;
+    bool m_waitsForReceiver = false; //!< a channel's share exceeds the FIFO
+    std::vector<Channel> m_channels;
+    std::vector<double> m_startNs; //!< per comm rank; negative until known
+    std::vector<uint32_t> m_pending; //!< channels whose part of the rank has not ended
+    CollectiveModel::DoneCallback m_done;
+};
+
+ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
+                   std::shared_ptr<const NcclCommInfo> comm, const CollectivePlan& plan,
+                   const ChainHops& hops, CollectiveModel::DoneCallback done)
+    : m_ctx(ctx),
+      m_comm(std::move(comm)),
+      m_tag(call.tag),
+      m_done(done)
+{
+    const NcclCommInfo& cm = *m_comm;
+    const Topology& topo = *ctx.topology;
+    PipeInputs in{topo, call, cm};
+    in.f = FuncOf(call.kind);
+    in.p = int(plan.protocol);
+    in.n = cm.nRanks;
+    in.C = std::max(1, plan.channels);
+    in.S = double(call.bytes);
+    in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
+    m_eProto = ctx.protocolEfficiency[in.p];
+    m_cta = CtaRate(GetTuningTables(ctx.ncclVersion), cm, kRing, in.p, in.C, m_eProto, ctx.amdCpu);
+    m_n = in.n;
+    m_payload = in.S / in.C;
+    m_baseNs = hops.baseUs * 1000.0;
+    m_lockstepNs = hops.lockstepUs * 1000.0;
+    m_waitsForReceiver = m_payload > kFifoSteps * ChainChunkBytes(in.p);
+    m_startNs.assign(m_n, -1.0);
+    m_pending.assign(m_n, uint32_t(in.C));
+
+    // Chains and routes, and how many of the call's hops share each link (the rate estimate
+    // behind the store-and-forward stages).
+    const auto rings = RingOrders(cm.nodes, in.C);
+    std::map<uint32_t, uint32_t> uses;
+    m_channels.resize(size_t(in.C));
+    for (int c = 0; c < in.C; ++c)
+    {
+        const auto& ring = rings[c];
+        Channel& ch = m_channels[c];
+        uint32_t pos = uint32_t(std::find(ring.begin(), ring.end(), uint32_t(call.root)) -
+                                ring.begin());
+        if (pos >= m_n)
+        {
+            pos = 0;
+        }
+        const uint32_t first = in.f == kBroadcast ? pos : (pos + 1) % m_n;
+        for (uint32_t i = 0; i < m_n; ++i)
+        {
+            ch.order.push_back(ring[(first + i) % m_n]);
+        }
+        ch.hops.resize(m_n);
+        ch.readyNs.assign(m_n, 0.0);
+        for (uint32_t k = 1; k < m_n; ++k)
+        {
+            Hop& hop = ch.hops[k];
+            hop.path = in.Route(ch.order[k - 1], ch.order[k], uint64_t(c));
+            hop.network = cm.nodeOfRank[ch.order[k - 1]] != cm.nodeOfRank[ch.order[k]];
+            for (uint32_t link : hop.path)
+            {
+                ++uses[link];
+            }
+        }
+    }
+    const double chunk = std::min(ChainChunkBytes(in.p), m_payload);
+    for (Channel& ch : m_channels)
+    {
+        for (uint32_t k = 1; k < m_n; ++k)
+        {
+            Hop& hop = ch.hops[k];
+            double rate = m_cta > 0 ? m_cta : std::numeric_limits<double>::infinity();
+            for (uint32_t link : hop.path)
+            {
+                double e = ctx.netEfficiency;
+                if (topo.ChannelKind(link) == LinkKind::NvLink)
+                {
+                    e = cm.nvlinkEfficiency;
+                }
+                else if (topo.ChannelKind(link) == LinkKind::Pcie)
+                {
+                    e = ctx.pcieEfficiency;
+                }
+                rate = std::min(rate, m_eProto * topo.ChannelBandwidth(link) * e / uses[link]);
+            }
+            const double hopUs = hop.network ? hops.netHopUs : hops.intraHopUs;
+            hop.latencyNs = std::max(double(topo.PathLatencyNs(hop.path)), hopUs * 1000.0);
+            hop.stageNs = ChainStageChunks(in.p, hop.network) * chunk / rate * 1e9;
+        }
     }
 }
 
-/// Ring: per channel, the whole ring (AllReduce, AllGather, ReduceScatter) or the chain from the
-/// root (Broadcast) or into it (Reduce) along the ring.
+void
+ChainRun::MemberStart(uint32_t rank, Time start)
+{
+    NS_ABORT_MSG_UNLESS(rank < m_n && m_startNs[rank] < 0,
+                        "CollectiveRun: rank " << rank << " started twice or is not a member");
+    m_startNs[rank] = std::max(double(start.GetNanoSeconds()), 0.0);
+    for (uint32_t c = 0; c < m_channels.size(); ++c)
+    {
+        Advance(c);
+    }
+}
+
+/// Position k holds data once it runs (its kernel's base latency after it started) and the
+/// first chunk of hop k has landed: readyNs[k] = max(readyNs[k - 1] + hop k + stage, start +
+/// base). Hop k may start at readyNs[k - 1], and at its receiver's start too when a channel's
+/// share does not fit the FIFO.
+void
+ChainRun::Advance(uint32_t c)
+{
+    Channel& ch = m_channels[c];
+    while (ch.known < m_n && m_startNs[ch.order[ch.known]] >= 0)
+    {
+        const uint32_t k = ch.known;
+        double ready = m_startNs[ch.order[k]] + m_baseNs;
+        if (k > 0)
+        {
+            ready = std::max(ready, ch.readyNs[k - 1] + ch.hops[k].latencyNs + ch.hops[k].stageNs);
+        }
+        ch.readyNs[k] = ready;
+        ++ch.known;
+    }
+    while (ch.nextHop < m_n && ch.nextHop <= ch.known &&
+           (!m_waitsForReceiver || m_startNs[ch.order[ch.nextHop]] >= 0))
+    {
+        Post(c, ch.nextHop++);
+    }
+}
+
+void
+ChainRun::Post(uint32_t c, uint32_t k)
+{
+    const Topology& topo = *m_ctx.topology;
+    Channel& ch = m_channels[c];
+    Hop& hop = ch.hops[k];
+    double start = ch.readyNs[k - 1];
+    if (m_waitsForReceiver)
+    {
+        start = std::max(start, m_startNs[ch.order[k]]);
+    }
+    start = std::max(start, double(Simulator::Now().GetNanoSeconds()));
+    hop.startNs = start;
+    hop.posted = true;
+    const double eLink = BottleneckEfficiency(m_ctx, hop.path, m_comm->nvlinkEfficiency);
+    FlowSpec spec;
+    spec.src = topo.ChannelFrom(hop.path.front());
+    spec.dst = topo.ChannelTo(hop.path.back());
+    spec.bytes = uint64_t(std::ceil(m_payload / (m_eProto * eLink)));
+    spec.start = NanoSeconds(int64_t(std::llround(start)));
+    spec.tag = m_tag ^ ((uint64_t(c) * m_n + k + 1) * 0x100000001b3ULL);
+    spec.rateCap = m_cta > 0 ? m_cta / (m_eProto * eLink) : 0;
+    const int64_t pathNs = topo.PathLatencyNs(hop.path);
+    spec.extraLatency =
+        NanoSeconds(std::max<int64_t>(0, std::llround(hop.latencyNs + m_lockstepNs) - pathNs));
+    spec.path = hop.path;
+    auto self = shared_from_this();
+    m_ctx.network->AddFlow(spec, [self, c, k](const FlowRecord&) { self->FlowEnded(c, k); });
+}
+
+void
+ChainRun::FlowEnded(uint32_t c, uint32_t k)
+{
+    m_channels[c].hops[k].flowEndNs = double(Simulator::Now().GetNanoSeconds());
+    TryFinish(c, k);
+}
+
+/// Hop k's last byte lands when its flow has ended and no sooner than hop k - 1's last byte
+/// plus one hop (and the chunk position k - 1 holds back): a downstream hop on less loaded links
+/// cannot outrun the data it forwards.
+void
+ChainRun::TryFinish(uint32_t c, uint32_t k)
+{
+    Channel& ch = m_channels[c];
+    Hop& hop = ch.hops[k];
+    if (hop.finishing || hop.flowEndNs < 0 || (k > 1 && ch.hops[k - 1].endNs < 0))
+    {
+        return;
+    }
+    hop.finishing = true;
+    double end = hop.flowEndNs;
+    if (k > 1)
+    {
+        end = std::max(end, ch.hops[k - 1].endNs + hop.latencyNs + ch.hops[k - 1].stageNs);
+    }
+    auto self = shared_from_this();
+    ScheduleAt(NanoSeconds(int64_t(std::llround(end))), [self, c, k]() { self->HopLanded(c, k); });
+}
+
+void
+ChainRun::HopLanded(uint32_t c, uint32_t k)
+{
+    Channel& ch = m_channels[c];
+    ch.hops[k].endNs = double(Simulator::Now().GetNanoSeconds());
+    PartDone(ch.order[k - 1]); // the sender's part of this channel: its data has landed
+    if (k + 1 == m_n)
+    {
+        PartDone(ch.order[k]); // the chain's last rank has received all of it
+    }
+    else
+    {
+        TryFinish(c, k + 1);
+    }
+}
+
+void
+ChainRun::PartDone(uint32_t rank)
+{
+    if (--m_pending[rank] != 0)
+    {
+        return;
+    }
+    const double at = std::max(double(Simulator::Now().GetNanoSeconds()), m_startNs[rank] + m_baseNs);
+    CollectiveModel::DoneCallback done = m_done;
+    ScheduleAt(NanoSeconds(int64_t(std::llround(at))),
+               [done, rank]()
+               {
+                   if (!done.IsNull())
+                   {
+                       done(rank);
+                   }
+               });
+}
+
+/// Ring: per channel, the whole ring (AllReduce, AllGather, ReduceScatter).
 void
 RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
 {
+    NS_ABORT_MSG_IF(in.f == kBroadcast || in.f == kReduce,
+                    "CollectiveModel: a Broadcast/Reduce chain runs hop by hop (BeginChain)");
     const uint32_t n = in.n;
     const auto rings = RingOrders(in.comm.nodes, in.C);
     for (int c = 0; c < in.C; ++c)
@@ -295,31 +572,12 @@ RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
         const auto& ring = rings[c];
         Pipe pipe;
         pipe.payloadCap = in.cta;
-        if (in.f == kBroadcast || in.f == kReduce)
+        for (uint32_t i = 0; i < n; ++i)
         {
-            uint32_t pos = uint32_t(std::find(ring.begin(), ring.end(), uint32_t(in.call.root)) -
-                                    ring.begin());
-            if (pos >= n)
-            {
-                pos = 0;
-            }
-            const uint32_t first = in.f == kBroadcast ? pos : (pos + 1) % n;
-            for (uint32_t i = 0; i + 1 < n; ++i)
-            {
-                in.Append(pipe.path, ring[(first + i) % n], ring[(first + i + 1) % n], uint64_t(c));
-            }
-            pipe.payload = in.S / in.C;
-            ChainStages(in, pipe);
+            in.Append(pipe.path, ring[i], ring[(i + 1) % n], uint64_t(c));
         }
-        else
-        {
-            for (uint32_t i = 0; i < n; ++i)
-            {
-                in.Append(pipe.path, ring[i], ring[(i + 1) % n], uint64_t(c));
-            }
-            const double share = in.f == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
-            pipe.payload = share * in.S / in.C;
-        }
+        const double share = in.f == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
+        pipe.payload = share * in.S / in.C;
         pipes.push_back(std::move(pipe));
     }
 }
@@ -872,6 +1130,14 @@ BottleneckEfficiency(const ScheduleContext& ctx, const std::vector<uint32_t>& pa
         }
     }
     return eLink;
+}
+
+std::shared_ptr<CollectiveRun>
+BeginChain(const ScheduleContext& ctx, const CollectiveCall& call,
+           std::shared_ptr<const NcclCommInfo> comm, const CollectivePlan& plan,
+           const ChainHops& hops, CollectiveModel::DoneCallback done)
+{
+    return std::make_shared<ChainRun>(ctx, call, std::move(comm), plan, hops, done);
 }
 
 void

@@ -10,6 +10,7 @@
 #define EIDOLON_COLLECTIVE_SCHEDULE_H
 
 #include "collective-model.h"
+#include "nccl-cost-model.h"
 #include "nccl-indices.h"
 #include "network-model.h"
 #include "topology.h"
@@ -74,6 +75,19 @@ double BottleneckEfficiency(const ScheduleContext& ctx, const std::vector<uint32
 void PostCollective(const ScheduleContext& ctx, const CollectiveCall& call,
                     const NcclCommInfo& comm, const CollectivePlan& plan, double latencyUs,
                     Time start, CollectiveModel::DoneCallback done);
+
+/// A Broadcast/Reduce on the ring as NCCL's chain runs it: per channel, one flow per hop from
+/// the root along the ring (Broadcast) or along it into the root (Reduce). A hop starts once its
+/// sender has started and holds data (the first chunk landed where the hop before stores and
+/// forwards); a hop whose channel's share exceeds the connection's FIFO (8 steps) also waits
+/// for its receiver. Each hop's last byte lands no sooner than the hop before's plus a hop; a
+/// rank's part of a channel ends when its outgoing hop has landed (the chain's last rank: its
+/// incoming one), and the rank is done when every channel's part has, at least `hops.baseUs`
+/// after it started.
+std::shared_ptr<CollectiveRun> BeginChain(const ScheduleContext& ctx, const CollectiveCall& call,
+                                          std::shared_ptr<const NcclCommInfo> comm,
+                                          const CollectivePlan& plan, const ChainHops& hops,
+                                          CollectiveModel::DoneCallback done);
 
 } // namespace nccl
 } // namespace eidolon

@@ -642,30 +642,49 @@ LlRingPathLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
            crossings * (netHop + settings.netMessageLatencyUs);
 }
 
-/// A Simple Broadcast/Reduce chain across nodes runs in lockstep like a ring: each rank forwards
-/// slice i after it received it, so every slice step waits for the slowest hop, the network one,
-/// whose every message (one per 512 KiB slice: the proxy posts a network send per slice) costs
-/// NCCL's network hop latency for one message. NCCL's figure (Ring/Simple, 14 us) is per ring
-/// step, and a ring step of AllReduce/AllGather is two network messages (chunkSteps 4 / sliceSteps
-/// 2), so a message costs half of it (plus the transport's own per-message latency). Slices pass
-/// loops = ceil(S / (C x 512 KiB)) steps after the chain's (n - 1) + (nNodes - 1) stages filled:
-///   base + (slices + stages - 1) x (hwLat[NET][Ring][Simple] / 2 + message latency);
-/// the slices' bytes themselves are the flow (collective-schedule.cc, ChainStages).
-double
-ChainNetworkLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
-                      const CollectivePlan& plan, const CostSettings& settings)
+} // namespace
+
+ChainHops
+ChainHopLatencies(const CollectiveCall& call, const NcclCommInfo& comm, const CollectivePlan& plan,
+                  const CostSettings& settings)
 {
     const TuningTables& t = GetTuningTables(settings.ncclVersion);
-    constexpr double kSliceBytes = 4194304.0 / 8;      // NCCL_BUFFSIZE / NCCL_STEPS
-    constexpr double kRingMessagesPerStep = 4.0 / 2.0; // ALLREDUCE chunkSteps / sliceSteps
-    const double message =
-        t.hwLat[kHwNet][kRing][kSimple] / kRingMessagesPerStep + settings.netMessageLatencyUs;
-    const double perChannel = double(call.bytes) / double(std::max(plan.channels, 1));
-    const double slices = std::max(1.0, std::ceil(perChannel / kSliceBytes));
-    const double stages = double(comm.nRanks - 1) + double(comm.nNodes - 1);
-    return t.baseLat[kRing][kSimple] + (slices + stages - 1) * message;
+    const int p = int(plan.protocol);
+    const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
+    const CostInputs in = MakeInputs(t, FuncOf(call.kind), comm, settings.amdCpu);
+    ChainHops h;
+    h.baseUs = t.baseLat[kRing][p];
+    h.intraHopUs = t.hwLat[intraHw][kRing][p];
+    h.netHopUs = NetHopLatency(t, kRing, p, in.ppn) + settings.netMessageLatencyUs;
+    if (comm.nNodes > 1 && p == kLL)
+    {
+        // As LlRingPathLatencyUs: an LL hop inside a node costs at least the network post
+        // overhead NCCL's estimate charges it across nodes.
+        h.intraHopUs = std::max(h.intraHopUs, in.netOverheadBase);
+    }
+    if (comm.nNodes > 1 && p == kSimple)
+    {
+        // A Simple chain across nodes runs in lockstep like a ring: each rank forwards slice i
+        // after it received it, so every slice step waits for the slowest hop, the network one,
+        // whose every message (the proxy posts a network send per 512 KiB slice) costs NCCL's
+        // network hop latency for one message. NCCL's Ring/Simple figure (14 us) is per ring
+        // step, and a ring step of AllReduce/AllGather is two network messages (chunkSteps 4 /
+        // sliceSteps 2), so a message costs half of it, plus the transport's own. Each stage of
+        // the chain (a copy hop; a network hop is two: the copy and the network transfer) fills
+        // in one message, and each hop passes its slices one message apart:
+        //   base + (slices + stages - 1) x message along the chain.
+        constexpr double kSliceBytes = 4194304.0 / 8;      // NCCL_BUFFSIZE / NCCL_STEPS
+        constexpr double kRingMessagesPerStep = 4.0 / 2.0; // ALLREDUCE chunkSteps / sliceSteps
+        const double message =
+            t.hwLat[kHwNet][kRing][kSimple] / kRingMessagesPerStep + settings.netMessageLatencyUs;
+        const double perChannel = double(call.bytes) / double(std::max(plan.channels, 1));
+        const double slices = std::max(1.0, std::ceil(perChannel / kSliceBytes));
+        h.intraHopUs = message;
+        h.netHopUs = 2 * message;
+        h.lockstepUs = (slices - 1) * message;
+    }
+    return h;
 }
-} // namespace
 
 double
 PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const CollectivePlan& plan,
@@ -680,24 +699,12 @@ PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm, const Collec
     }
     if (a == kRing && (f == kBroadcast || f == kReduce))
     {
-        const TuningTables& t = GetTuningTables(settings.ncclVersion);
-        const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
-        if (p == kLL)
-        {
-            // LL lines carry their own flags and are forwarded as they land, so back-to-back
-            // operations stream through the chain: NCCL's one-hop figure (its estimate for
-            // identical rings), whatever the estimate that chose the protocol charged.
-            return t.baseLat[kRing][p] + t.hwLat[comm.nNodes == 1 ? intraHw : kHwNet][kRing][p];
-        }
-        if (p == kSimple && comm.nNodes > 1)
-        {
-            return ChainNetworkLatencyUs(call, comm, plan, settings);
-        }
-        // A Simple or LL128 chain pays every hop's handshake once: base + each hop's step
-        // latency. Its store-and-forward stages (a slice per hop, a step per network hop) are
-        // the flow's pipeline fill (collective-schedule.cc, ChainStages).
-        return t.baseLat[kRing][p] + (comm.nNodes - 1) * t.hwLat[kHwNet][kRing][p] +
-               (comm.nRanks - comm.nNodes) * t.hwLat[intraHw][kRing][p];
+        // Every hop's latency once along a chain that crosses the nNodes - 1 node boundaries
+        // (a channel whose ring enters the root's node after the root crosses one more: the
+        // schedule charges each channel's own hops).
+        const ChainHops h = ChainHopLatencies(call, comm, plan, settings);
+        return h.baseUs + double(comm.nRanks - comm.nNodes) * h.intraHopUs +
+               double(comm.nNodes - 1) * h.netHopUs + h.lockstepUs;
     }
     if (a == kRing && (f == kAllGather || f == kReduceScatter || f == kAllReduce))
     {

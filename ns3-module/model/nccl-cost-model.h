@@ -43,6 +43,22 @@ void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm,
 double PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
                      const CollectivePlan& plan, const CostSettings& settings);
 
+/// What a Broadcast/Reduce chain on the ring charges hop by hop (collective-schedule.cc runs it
+/// as one flow per hop): each rank's kernel `baseUs` before it sends, each NVLink/PCI hop
+/// `intraHopUs`, each network hop `netHopUs`, and every hop's flow `lockstepUs` more (a Simple
+/// chain across nodes waits for a network message per slice on every hop). A chain of n ranks
+/// that crosses nNodes - 1 node boundaries has PlanLatencyUs = base + (n - nNodes) x intra +
+/// (nNodes - 1) x net + lockstep.
+struct ChainHops
+{
+    double baseUs = 0;
+    double intraHopUs = 0;
+    double netHopUs = 0;
+    double lockstepUs = 0;
+};
+ChainHops ChainHopLatencies(const CollectiveCall& call, const NcclCommInfo& comm,
+                            const CollectivePlan& plan, const CostSettings& settings);
+
 } // namespace nccl
 } // namespace eidolon
 } // namespace ns3

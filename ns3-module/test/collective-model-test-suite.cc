@@ -1008,10 +1008,13 @@ CollectiveModelTestCase::OtherCollectivesMoveWhatNcclMoves()
     // Ring/Simple on 8 H100, 1 GiB, 24 channels, link-bound at 370.8 GB/s of payload per hop:
     // all-gather and reduce-scatter move (n-1)/n x S per hop, latency 8.4 + 7 x 3.4 per loop of
     // 24 x 8 x 2 MiB = 384 MiB: 3 loops, 8.4 + 3 x 23.8 = 79.8 us;
-    // broadcast moves S along a 7-hop chain; Simple forwards whole steps, so every hop adds its
-    // step latency: 8.4 + 7 x 3.4 = 32.2 us (LL would use NCCL's one-hop figure), and each of
-    // the 7 hops holds a 512 KiB slice until all of it landed: the last slice arrives 6 slices
-    // later than a fluid flow's, per channel at its 370.8 / 24 GB/s share.
+    // broadcast moves S along a 7-hop chain (root 3: 3, 4, 5, 6, 7, 0, 1, 2 on every channel, the
+    // ring of one node being one cycle); Simple forwards whole steps, so every hop adds its step
+    // latency (3.4 us) after the root's 8.4 us base, and each hop holds a 512 KiB slice until
+    // all of it landed, per channel at its 370.8 / 24 GB/s share. Each rank is done when its
+    // own hop out has landed, the last when its hop in has: at chain position k (k < 7)
+    //   8.4 + (k + 1) x 3.4 + (k slices + S / 24) / rate,
+    // the last rank as position 6: 32.2 us + (6 slices + S / 24) / rate.
     SimulatorGuard guard;
     Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
     auto ends = Run(b, {b.Call(CollectiveKind::AllGather, uint64_t(kGiB), 0, 1)});
@@ -1021,9 +1024,14 @@ CollectiveModelTestCase::OtherCollectivesMoveWhatNcclMoves()
     auto call = c.Call(CollectiveKind::Broadcast, uint64_t(kGiB), 0, 2);
     call.root = 3;
     auto e2 = Run(c, {call});
-    NS_TEST_EXPECT_MSG_EQ(
-        Near(e2[0][0], 32.2 + (kGiB / 24 + 6 * 524288.0) / (kNvlPayload / 24) * 1e6, 1e-4), true,
-        e2[0][0]);
+    for (uint32_t r = 0; r < 8; ++r)
+    {
+        const uint32_t k = std::min<uint32_t>((r + 8 - 3) % 8, 6);
+        const double want =
+            8.4 + (k + 1) * 3.4 + (kGiB / 24 + k * 524288.0) / (kNvlPayload / 24) * 1e6;
+        NS_TEST_EXPECT_MSG_EQ(Near(e2[0][r], want, 1e-4), true,
+                              "rank " << r << ": " << e2[0][r] << " us, want " << want);
+    }
 }
 
 void
@@ -1044,32 +1052,72 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
     t = b.model->CostTable(b.Call(CollectiveKind::Reduce, 1 << 20, 8));
     NS_TEST_EXPECT_MSG_EQ(Near(t.latencyUs[ring][2], 11.8), true, t.latencyUs[ring][2]);
 
-    // Timing, 1 GiB from root 0, 16 channels of S / 16 along the 15-hop chain (14 NVLink hops, 1
-    // network hop). Simple: a channel is the ring search's network channel (48 GB/s) over the
-    // 2 CTAs per search channel, 24 GB/s, which is also its share of its NIC (2 channels on
-    // 50 x 0.96 = 48 GB/s). A slice (512 KiB) is held at each of the 15 copies and the one
-    // network transfer: 16 stages, 15 slices of fill. Every slice step waits for the network
-    // message of the slowest hop, half of NCCL's 14 us ring step (two messages a step):
-    // 8.4 + (128 slices + 16 stages - 1) x 7 = 1009.4 us.
-    // LL128: each channel at LL128's 36.7 GB/s per search channel x 8 / 16 = 18.35 GB/s (below
-    // one CTA's 20.6 x 120/128); latency 14 + 4.0 + 14 x 1.9 = 44.6 us (every hop's handshake
-    // once); lines stream through NVLink hops, the proxy sends whole steps (576,000 B of data):
-    // 2 stages, one step of fill.
+    // Timing, hop by hop, on one channel (NCCL_MAX_NCHANNELS=1), 1 GiB, root 0. Ring 0 runs
+    // node 0's GPUs 0..7, then node 1's 7..0: the Broadcast chain is ranks 0..7, 15..8 (hop 8
+    // crosses the network), the Reduce chain 1..7, 15..8, 0 (hops 7 and 15 do). Every link
+    // carries one hop, so each hop runs at the channel's rate R:
+    // - Simple: the CTA carries one search channel, 48 GB/s (as its NIC); a message is half of
+    //   NCCL's 14 us ring step, 7 us: a copy hop costs 7, a network hop 14 (copy and network
+    //   transfer); every hop's flow passes its 2,048 slices (S / 512 KiB) one message apart,
+    //   2,047 x 7 = 14,329 us; a slice is held where a copy hop lands, two where a network hop
+    //   does. Base 8.4 us.
+    // - LL128: one CTA at 20.6 x 120/128 = 19.3125 GB/s (under 36.7 x 8 per search channel);
+    //   copy hop 1.9, network hop 4.0, base 14; a step (576,000 B of data) held where a network
+    //   hop lands; no per-slice wait.
+    // Position k's data is ready G_k = base + sum over hops j <= k of (hop_j + held_j / R); it
+    // is done when its hop out has landed: G_k + hop_(k+1) + wait + S / R; the chain's last rank
+    // as the one before it.
     for (const char* proto : {"Simple", "LL128"})
     {
         for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
         {
             SimulatorGuard guard;
-            Bench c("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", proto}});
+            Bench c("default", {{"NCCL_ALGO", "Ring"},
+                                {"NCCL_PROTO", proto},
+                                {"NCCL_MAX_NCHANNELS", "1"}});
             c.model->SetAttribute("NcclVersion", UintegerValue(22403));
             const bool simple = std::string(proto) == "Simple";
             std::vector<CollectivePlan> plans;
             auto ends = Run(c, {c.Call(kind, uint64_t(kGiB))}, &plans);
-            NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, proto);
-            const double want = simple ? 1009.4 + (kGiB / 16 + 15 * 524288.0) / 24e9 * 1e6
-                                       : 44.6 + (kGiB / 16 + 576000.0) / 18.35e9 * 1e6;
-            NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], want, 1e-4), true,
-                                  proto << ": " << ends[0][0] << " us, want " << want);
+            NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 1, proto);
+            const double rate = simple ? 48e9 : kCta * 120 / 128;
+            const double base = simple ? 8.4 : 14;
+            const double copyHop = simple ? 7 : 1.9;
+            const double netHop = simple ? 14 : 4.0;
+            const double wait = simple ? 2047 * 7 : 0;
+            const double chunkUs = (simple ? 524288.0 : 576000.0) / rate * 1e6;
+            const double copyHeld = simple ? 1 : 0;
+            const double netHeld = simple ? 2 : 1;
+            const bool bcast = kind == CollectiveKind::Broadcast;
+            std::vector<uint32_t> order; // comm rank at each chain position
+            for (uint32_t r = bcast ? 0 : 1; r < 8; ++r)
+            {
+                order.push_back(r);
+            }
+            for (uint32_t r = 15; r >= 8; --r)
+            {
+                order.push_back(r);
+            }
+            if (!bcast)
+            {
+                order.push_back(0);
+            }
+            auto isNet = [&](uint32_t j) { return (order[j - 1] < 8) != (order[j] < 8); };
+            for (uint32_t k = 0; k < 16; ++k)
+            {
+                const uint32_t out = std::min<uint32_t>(k + 1, 15); // hop whose landing ends k
+                double g = base;
+                for (uint32_t j = 1; j < out; ++j)
+                {
+                    g += (isNet(j) ? netHop : copyHop) + (isNet(j) ? netHeld : copyHeld) * chunkUs;
+                }
+                const double want =
+                    g + (isNet(out) ? netHop : copyHop) + wait + kGiB / rate * 1e6;
+                NS_TEST_EXPECT_MSG_EQ(Near(ends[0][order[k]], want, 1e-4), true,
+                                      proto << " " << ToString(kind) << " position " << k
+                                            << " (rank " << order[k] << "): "
+                                            << ends[0][order[k]] << " us, want " << want);
+            }
         }
     }
     // A ring across nodes streams at the same 24 GB/s per channel: Ring/Simple AllGather of
