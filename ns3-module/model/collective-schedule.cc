@@ -8,6 +8,7 @@
  */
 #include "collective-schedule.h"
 
+#include "nccl-selection.h"
 #include "nccl-topology-search.h"
 #include "nccl-tuning-tables.h"
 
@@ -198,16 +199,17 @@ TreeLl128Chunk(double channelBytes, uint32_t nNodes, double ppn)
 }
 
 /// Per-channel data rate the senders can issue: one CTA's copy rate times the protocol's data
-/// fraction, and NCCL's own per-channel protocol limits (LL total, LL128 per search channel)
-/// spread over the channels that run.
+/// fraction and the share of its threads the op runs with (OpThreadShare), and NCCL's own
+/// per-channel protocol limits (LL total, LL128 per search channel) spread over the channels
+/// that run.
 double
 CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, double eProto,
-        bool amd)
+        bool amd, double threadShare)
 {
     const int ccIdx = CompCapIndex(comm.minCompCap);
     const int index2 = comm.nNodes <= 2 ? int(comm.nNodes) - 1 : 2;
     const int index1 = comm.nNodes == 1 ? ccIdx : (amd ? 1 : 0);
-    double cta = comm.channelBandwidth * eProto;
+    double cta = comm.channelBandwidth * eProto * threadShare;
     const double commCh = std::max(comm.channels, 1);
     if (a == kRing && p == kSimple && comm.nNodes > 1)
     {
@@ -218,7 +220,7 @@ CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, do
         // its NIC's; the network hop's per-message cost is the lockstep latency's
         // (nccl-cost-model.cc). With fewer CTAs than search channels (NCCL_MAX_NCHANNELS) a CTA
         // still carries at most one search channel.
-        cta = comm.ring.bwInter * 1e9 * std::min(1.0, comm.ring.nChannels / commCh);
+        cta = comm.ring.bwInter * 1e9 * std::min(1.0, comm.ring.nChannels / commCh) * threadShare;
     }
     if (a == kRing && p == kLL)
     {
@@ -358,7 +360,8 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
     in.S = double(call.bytes);
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
     m_eProto = ctx.protocolEfficiency[in.p];
-    m_cta = CtaRate(GetTuningTables(ctx.ncclVersion), cm, kRing, in.p, in.C, m_eProto, ctx.amdCpu);
+    m_cta = CtaRate(GetTuningTables(ctx.ncclVersion), cm, kRing, in.p, in.C, m_eProto, ctx.amdCpu,
+                    OpThreadShare(call, cm, NcclAlgorithm::Ring, plan.protocol));
     m_n = in.n;
     m_payload = in.S / in.C;
     m_baseNs = hops.baseUs * 1000.0;
@@ -1153,7 +1156,8 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     in.C = std::max(1, plan.channels);
     in.S = double(call.bytes);
     const double eProto = ctx.protocolEfficiency[in.p];
-    in.cta = CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p, in.C, eProto, ctx.amdCpu);
+    in.cta = CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p, in.C, eProto, ctx.amdCpu,
+                     OpThreadShare(call, comm, plan.algorithm, plan.protocol));
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
 
     std::vector<Pipe> pipes;

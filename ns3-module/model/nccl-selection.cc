@@ -109,6 +109,58 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
     return plan;
 }
 
+namespace
+{
+/// Fewer channels for small operations: while the op has less than a channel's worth of bytes
+/// per thread, drop a channel (thresholds: LL 8 B/thread x nRanks on rings, LL128 8, Simple 64;
+/// threads 512, LL128 640); then, down to one channel, halve the threads while they are a
+/// multiple of 128. `nt` gets the threads before the 3-warp floor (ntMax: the full count).
+void
+RingTreeChannels(const CollectiveCall& call, const NcclCommInfo& comm, int a, int p, int& nc,
+                 int& nt, int* ntMax = nullptr)
+{
+    nc = comm.channels;
+    nt = p == kLL128 ? 640 : 512;
+    if (a == kRing && p == kSimple && comm.ring.bwIntra * comm.ring.nChannels <= 12)
+    {
+        nt = 256;
+    }
+    if (ntMax)
+    {
+        *ntMax = nt;
+    }
+    uint64_t thr = p == kSimple ? 64 : 8;
+    if (a == kRing && p == kLL)
+    {
+        thr *= comm.nRanks;
+    }
+    while (nc >= 2 && call.bytes < uint64_t(nc) * uint64_t(nt) * thr)
+    {
+        --nc;
+    }
+    while (call.bytes < uint64_t(nc) * uint64_t(nt) * thr && nt % 128 == 0)
+    {
+        nt /= 2;
+    }
+}
+} // namespace
+
+double
+OpThreadShare(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
+              NcclProtocol protocol)
+{
+    const int a = int(algorithm);
+    if (a != kRing || call.kind == CollectiveKind::SendRecv)
+    {
+        return 1.0;
+    }
+    int nc = 0, nt = 0, ntMax = 0;
+    RingTreeChannels(call, comm, a, int(protocol), nc, nt, &ntMax);
+    constexpr int kWarp = 32;
+    nt = std::max(nt, 3 * kWarp);
+    return std::min(1.0, double(nt) / double(ntMax));
+}
+
 int
 OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
            NcclProtocol protocol)
@@ -127,24 +179,8 @@ OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm a
     }
     else
     {
-        // Fewer channels for small operations: while the op has less than a channel's worth of
-        // bytes per thread, drop a channel (thresholds: LL 8 B/thread x nRanks on rings, LL128
-        // 8, Simple 64; threads 512, LL128 640).
-        nc = comm.channels;
-        int nt = p == kLL128 ? 640 : 512;
-        if (a == kRing && p == kSimple && comm.ring.bwIntra * comm.ring.nChannels <= 12)
-        {
-            nt = 256;
-        }
-        uint64_t thr = p == kSimple ? 64 : 8;
-        if (a == kRing && p == kLL)
-        {
-            thr *= n;
-        }
-        while (nc >= 2 && call.bytes < uint64_t(nc) * nt * thr)
-        {
-            --nc;
-        }
+        int nt = 0;
+        RingTreeChannels(call, comm, a, p, nc, nt);
     }
     // The scheduler cuts an op into cells of 32 KiB of traffic and fills channels with them.
     const int f = FuncOf(call.kind);

@@ -29,6 +29,15 @@ CollectivePlan SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm,
 int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
                NcclProtocol protocol);
 
+/// The share of its protocol's full thread count (LL 512, LL128 640, Simple 512) each CTA of a
+/// Ring collective runs with: with one channel left and still under the threshold of bytes per
+/// thread, NCCL halves the threads while they are a multiple of 128 (512 -> 256 -> 128 -> 64),
+/// then raises them to 3 warps (enqueue.cc, topoGetAlgoInfo). A CTA with fewer threads copies
+/// proportionally slower. 1 for every other algorithm (Tree runs all threads since 2.24; NVLS
+/// and CollNet keep theirs).
+double OpThreadShare(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
+                     NcclProtocol protocol);
+
 /// Channels NCCL gives one point-to-point operation of `bytes` (scheduleP2pTasksToPlan).
 int P2pOpChannels(const NcclCommInfo& comm, uint64_t bytes);
 

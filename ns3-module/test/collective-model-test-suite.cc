@@ -118,6 +118,7 @@ public:
     void RingAcrossNodesPaysTheNetworkHopEveryStepOfEveryLoop();
     void LlRingAcrossNodesCrossesEveryNodeBoundaryOnItsLongestPath();
     void ChainAcrossNodesStoresAndForwardsSlicesAndSteps();
+    void SmallRingOpsRunWithFewerThreads();
     void TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop();
     void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
@@ -1035,6 +1036,40 @@ CollectiveModelTestCase::OtherCollectivesMoveWhatNcclMoves()
 }
 
 void
+CollectiveModelTestCase::SmallRingOpsRunWithFewerThreads()
+{
+    // NCCL's thread count for a small ring op (enqueue.cc, topoGetAlgoInfo): drop channels while
+    // S < nc x 512 threads x 8 B x nRanks (LL on a ring: 64 B a thread on 8 ranks), then, at one
+    // channel, halve the threads while S < 1 x nt x 64 and nt is a multiple of 128, then at least
+    // 3 warps (96). Ring/LL Broadcast on 8 H100 (the same NVLink cycle on every channel):
+    //   32 KiB: 1 channel, 512 threads;  16 KiB: 256;  8 KiB: 128;  4 KiB: 64 -> 96;  8 B: 96.
+    // A CTA copies at 20.6 GB/s x LL's 1/2 with all 512 threads, in proportion with fewer, so
+    // every size from 8 to 32 KiB moves its data in the same 32 KiB / 10.3 GB/s = 3.18 us (NCCL's
+    // aim), 4 KiB in 4 KiB / (10.3 x 96/512) = 2.12 us; the chain's latency is the same for all,
+    // so the last rank's end minus the 8 B op's is that (minus 8 B at 96 threads' 1.93 GB/s).
+    const double lane = kCta * 0.5 / 512; // bytes/s per thread
+    auto lastEnd = [this](uint64_t bytes)
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}});
+        std::vector<CollectivePlan> plans;
+        auto ends = Run(b, {b.Call(CollectiveKind::Broadcast, bytes)}, &plans);
+        NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 1, bytes << " B");
+        return *std::max_element(ends[0].begin(), ends[0].end());
+    };
+    const double floor8 = lastEnd(8) - 8 / (lane * 96) * 1e6;
+    const std::vector<std::pair<uint64_t, int>> sizes = {
+        {4096, 96}, {8192, 128}, {16384, 256}, {32768, 512}};
+    for (const auto& [bytes, threads] : sizes)
+    {
+        const double want = floor8 + double(bytes) / (lane * threads) * 1e6;
+        const double got = lastEnd(bytes);
+        NS_TEST_EXPECT_MSG_EQ(Near(got, want, 1e-4), true,
+                              bytes << " B: " << got << " us, want " << want);
+    }
+}
+
+void
 CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
 {
     // default.yaml: 2 nodes x 8 H100, one 400G NIC per GPU, NCCL 2.24.3. 16 ranks, 16 channels.
@@ -1602,6 +1637,7 @@ public:
              &C::LlRingAcrossNodesCrossesEveryNodeBoundaryOnItsLongestPath},
             {"chain_across_nodes_stores_and_forwards_slices_and_steps",
              &C::ChainAcrossNodesStoresAndForwardsSlicesAndSteps},
+            {"small_ring_ops_run_with_fewer_threads", &C::SmallRingOpsRunWithFewerThreads},
             {"tree_ll128_across_nodes_holds_a_chunk_at_every_network_hop",
              &C::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop},
             {"network_transport_costs_every_network_message",
