@@ -325,6 +325,7 @@ private:
     void TryFinish(uint32_t c, uint32_t k);
     void HopLanded(uint32_t c, uint32_t k);
     void PartDone(uint32_t rank);
+    void Done(uint32_t rank);
 
     ScheduleContext m_ctx;
     std::shared_ptr<const NcclCommInfo> m_comm;
@@ -440,6 +441,10 @@ ChainRun::MemberStart(uint32_t rank, Time start)
     {
         Advance(c);
     }
+    if (m_pending[rank] == 0)
+    {
+        Done(rank); // everything reached it before it started
+    }
 }
 
 /// Position k holds data once it runs (its kernel's base latency after it started) and the
@@ -546,11 +551,19 @@ ChainRun::HopLanded(uint32_t c, uint32_t k)
 void
 ChainRun::PartDone(uint32_t rank)
 {
-    if (--m_pending[rank] != 0)
+    if (--m_pending[rank] == 0 && m_startNs[rank] >= 0)
     {
-        return;
+        Done(rank);
     }
-    const double at = std::max(double(Simulator::Now().GetNanoSeconds()), m_startNs[rank] + m_baseNs);
+}
+
+/// A rank whose parts have all ended is done then, at least its base latency after it started
+/// (the chain's last rank may receive everything before it has started: it is done once it has).
+void
+ChainRun::Done(uint32_t rank)
+{
+    const double at =
+        std::max(double(Simulator::Now().GetNanoSeconds()), m_startNs[rank] + m_baseNs);
     CollectiveModel::DoneCallback done = m_done;
     ScheduleAt(NanoSeconds(int64_t(std::llround(at))),
                [done, rank]()

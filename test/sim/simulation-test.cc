@@ -737,3 +737,69 @@ BOOST_AUTO_TEST_CASE(an_interrupt_check_stops_a_long_run_of_events)
     }
     sim::SetInterruptCheck(nullptr, ns3::Time());
 }
+
+// A Broadcast's root goes on before its receiver has started (NCCL's chain: the root's kernel
+// ends once its data is in the next rank's FIFO). Two GPUs of two-gpus.yaml (1 us path, NCCL
+// 2.30.7): the root issues an 8-byte broadcast ready at 0; rank 1's GPU is busy with a kernel
+// until 1 ms, then receives. The root is done at LL's base 6.6 us + the hop's 1 us path (above
+// NCCL's 0.6 us NVLink figure) + 8 bytes at the CTA's rate (under 10 ns): its sync is answered
+// while rank 1 is still busy. Rank 1 is done at 1 ms + its own 6.6 us base (the data landed long
+// before). Before, both ended together after 1 ms.
+BOOST_AUTO_TEST_CASE(a_broadcast_root_goes_on_before_its_receiver_has_started)
+{
+    TwoRankRun run;
+    sim::Simulation& simulation = run.simulation;
+    auto broadcast = [](wire::Batch& batch, int rank, uint64_t id, std::vector<uint64_t> deps)
+    {
+        AddP2p(batch, rank, id, 1, wire::COMM_BROADCAST, 8, 0);
+        wire::Communication* c =
+            batch.mutable_records(batch.records_size() - 1)->mutable_communication();
+        c->mutable_ops(0)->set_peer(-1);
+        c->mutable_ops(0)->set_root(0);
+        for (uint64_t dep : deps)
+        {
+            c->add_deps(dep);
+        }
+    };
+    wire::Batch rank0 = JoinBatch(0, 0);
+    broadcast(rank0, 0, 1, {});
+    simulation.Batch(0, rank0);
+    wire::Batch rank1 = JoinBatch(1, 0);
+    wire::Chain* busy = rank1.add_records()->mutable_chain();
+    busy->set_id(1);
+    busy->set_device(1);
+    busy->set_stream(1);
+    busy->set_ready_ns(0);
+    busy->set_a_ns(1e6);
+    busy->set_b_ns(0);
+    busy->set_busy_ns(1e6);
+    busy->set_count(1);
+    busy->set_label("kernel");
+    broadcast(rank1, 1, 2, {1});
+    simulation.Batch(1, rank1);
+    simulation.Sync(0, 1, SyncOn(1, {1}, 1, 0)); // peer 1: rank 0
+    simulation.Sync(1, 2, SyncOn(2, {2}, 1, 0)); // peer 2: rank 1
+    for (int i = 0; i < 10 && run.sink.syncs.empty(); ++i)
+    {
+        simulation.Step();
+    }
+    // The root's answer comes alone: rank 1's end is after 1 ms, and the root, running again
+    // from its end, holds the horizon there until it leaves.
+    BOOST_REQUIRE(run.sink.syncs.size() == 1u);
+    BOOST_TEST(run.sink.syncs[0].first == sim::Peer(1));
+    const double rootEnd = run.sink.syncs[0].second.ends(0).end_ns();
+    BOOST_TEST(rootEnd >= 7600.0);
+    BOOST_TEST(rootEnd <= 7610.0);
+    wire::Goodbye goodbye;
+    goodbye.set_after_batch(1);
+    goodbye.set_clock_ns(rootEnd);
+    simulation.Goodbye(0, 9, goodbye);
+    for (int i = 0; i < 10 && run.sink.syncs.size() < 3; ++i)
+    {
+        simulation.Step();
+    }
+    BOOST_REQUIRE(run.sink.syncs.size() == 3u); // the goodbye's acknowledgement, then rank 1's
+    BOOST_TEST(run.sink.syncs[2].first == sim::Peer(2));
+    BOOST_TEST(run.sink.syncs[2].second.ends(0).end_ns() == 1e6 + 6600.0);
+    BOOST_TEST(run.sink.failures.empty());
+}
