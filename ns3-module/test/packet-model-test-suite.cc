@@ -87,6 +87,7 @@ public:
 
     void OneFlowOnAnIdlePath();
     void ACappedFlowKeepsToItsCap();
+    void AFlowAcrossAMillisecondIsAsFastAsAny();
     void ManyFlowsInARowReusePortsAndSockets();
     void AnInfinibandFabricNeverDrops();
     void TwoAndFourFlowsShareABottleneck();
@@ -145,6 +146,43 @@ PacketModelTestCase::ACappedFlowKeepsToItsCap()
         NS_TEST_EXPECT_MSG_GT(finish, 0, transport);
         NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(double(finish) / fluid - 1), kLoneTolerance,
                                     transport << " " << finish);
+    }
+}
+
+void
+PacketModelTestCase::AFlowAcrossAMillisecondIsAsFastAsAny()
+{
+    // 2 MB from gpu0 to gpu1 over links of 100 GB/s and 1 us, capped at 50 GB/s: fluid time
+    // 40 us + 2 us (slow start from 10 packets adds a few 4 us round trips), the same whether it
+    // starts at 0 or at 990 us, its packets straddling the 1 ms mark. ns-3's TCP timestamps
+    // count milliseconds: with them on, the straddling connection took a 1 ms RTT sample and
+    // paced at cwnd / 1 ms.
+    for (const char* transport : {"tcp", "dctcp"})
+    {
+        std::vector<int64_t> took;
+        for (int64_t startNs : {int64_t(0), int64_t(990000)})
+        {
+            SimulatorGuard guard;
+            auto t = Star(2, 100e9, 1000);
+            auto m = Packets(t, transport);
+            int64_t finish = -1;
+            FlowSpec spec;
+            spec.src = 0;
+            spec.dst = 1;
+            spec.bytes = 2000000;
+            spec.rateCap = 50e9;
+            spec.start = NanoSeconds(startNs);
+            m->AddFlow(spec, [&finish](const FlowRecord& r) { finish = r.finish.GetNanoSeconds(); });
+            Simulator::Run();
+            NS_TEST_EXPECT_MSG_GT(finish, 0, transport);
+            took.push_back(finish - startNs);
+        }
+        const double fluid = 40000 + 2000;
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(double(took[0]), fluid, transport);
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(double(took[0]), 1.25 * fluid, transport);
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(double(took[1]) / double(took[0]) - 1), 0.01,
+                                    transport << ": " << took[0] << " ns from 0, " << took[1]
+                                              << " ns across 1 ms");
     }
 }
 
@@ -394,6 +432,8 @@ public:
                 {"one_flow_on_an_idle_path", &PacketModelTestCase::OneFlowOnAnIdlePath, QUICK},
                 {"a_capped_flow_keeps_to_its_cap", &PacketModelTestCase::ACappedFlowKeepsToItsCap,
                  QUICK},
+                {"a_flow_across_a_millisecond_is_as_fast_as_any",
+                 &PacketModelTestCase::AFlowAcrossAMillisecondIsAsFastAsAny, QUICK},
                 {"many_flows_in_a_row_reuse_ports_and_sockets",
                  &PacketModelTestCase::ManyFlowsInARowReusePortsAndSockets, QUICK},
                 {"an_infiniband_fabric_never_drops",
