@@ -420,10 +420,9 @@ CommunicatorMatcher::TryBeginCollective(Collective& collective)
             { self->CollectiveMemberDone(comm, index, rank); },
             this, collective.comm, collective.index),
         &plan);
-    std::string text =
-        fmt::format("{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[size_t(first)]),
-                    Bytes(call.bytes),
-                    e::ToString(plan.algorithm), e::ToString(plan.protocol), plan.channels);
+    std::string text = fmt::format(
+        "{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[size_t(first)]),
+        Bytes(call.bytes), e::ToString(plan.algorithm), e::ToString(plan.protocol), plan.channels);
     collective.label = m_timelines.InternLabel(text);
     for (NodeIndex member : collective.members)
     {
@@ -438,8 +437,8 @@ CommunicatorMatcher::TryBeginCollective(Collective& collective)
     {
         if (collective.startedRanks[size_t(r)])
         {
-            collective.run->MemberStart(uint32_t(r),
-                                        ToTime(m_timelines.At(collective.members[size_t(r)]).start));
+            collective.run->MemberStart(
+                uint32_t(r), ToTime(m_timelines.At(collective.members[size_t(r)]).start));
         }
     }
 }
@@ -557,9 +556,7 @@ CommunicatorMatcher::DescribeMissing() const
         if (!missing.empty())
         {
             out += fmt::format("  collective #{} on communicator {:#x} ({}): never joined by{}\n",
-                               key.second, key.first,
-                               CommName(collective.kind),
-                               missing);
+                               key.second, key.first, CommName(collective.kind), missing);
         }
     }
     return out;

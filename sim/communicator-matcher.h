@@ -13,8 +13,8 @@
 #include "ns3/topology.h"
 
 #include <deque>
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <unordered_map>

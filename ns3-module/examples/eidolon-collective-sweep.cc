@@ -119,10 +119,11 @@ main(int argc, char* argv[])
     cmd.AddValue("typeSize", "bytes per element (sizes are rounded to whole elements per rank)",
                  typeSize);
     cmd.AddValue("root", "root rank of broadcast/reduce", root);
-    cmd.AddValue("iters",
-                 "back-to-back calls timed as nccl-tests does (after one, each rank's calls from "
-                 "its own end of the one before; mean over ranks); 1: one call, its last rank's end",
-                 iters);
+    cmd.AddValue(
+        "iters",
+        "back-to-back calls timed as nccl-tests does (after one, each rank's calls from "
+        "its own end of the one before; mean over ranks); 1: one call, its last rank's end",
+        iters);
     cmd.AddValue("compare", "validation YAML (rows of size_bytes, busbw_gbps) to compare with",
                  compare);
     cmd.AddValue("networkModel", "NetworkModel TypeId (ns3::eidolon::FlowModel or PacketModel)",

@@ -421,11 +421,11 @@ class StartWhenAllHave : public CollectiveRun
 public:
     StartWhenAllHave(Ptr<CollectiveModel> model, const CollectiveCall& call,
                      CollectiveModel::DoneCallback done)
-        : m_model(model),
-          m_call(call),
-          m_done(done),
-          m_starts(call.gpus.size()),
-          m_known(call.gpus.size(), false)
+        : m_model(model)
+        , m_call(call)
+        , m_done(done)
+        , m_starts(call.gpus.size())
+        , m_known(call.gpus.size(), false)
     {
     }
 
@@ -508,9 +508,9 @@ CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& star
     if (IsChain(call, plan))
     {
         // Every start is known: the chain as Begin runs it.
-        auto run = nccl::BeginChain(GetScheduleContext(), call, shared, plan,
-                                    nccl::ChainHopLatencies(call, comm, plan, GetCostSettings()),
-                                    done);
+        auto run =
+            nccl::BeginChain(GetScheduleContext(), call, shared, plan,
+                             nccl::ChainHopLatencies(call, comm, plan, GetCostSettings()), done);
         for (uint32_t r = 0; r < starts.size(); ++r)
         {
             run->MemberStart(r, starts[r]);

@@ -302,13 +302,11 @@ private:
     {
         std::vector<uint32_t> path;
         bool network = false;
-        double latencyNs = 0;    //!< the hop's latency: its links', at least the hop's figure
-        double stageNs = 0;      //!< chunks held where it lands, at the estimated rate
-        double startNs = 0;      //!< when its flow starts (posted)
-        double flowEndNs = -1;   //!< when its flow ended
-        double endNs = -1;       //!< when its last byte landed (no sooner than the hop before's)
-        bool posted = false;
-        bool finishing = false;  //!< its end is scheduled
+        double latencyNs = 0;   //!< the hop's latency: its links', at least the hop's figure
+        double stageNs = 0;     //!< chunks held where it lands, at the estimated rate
+        double flowEndNs = -1;  //!< when its flow ended
+        double endNs = -1;      //!< when its last byte landed (no sooner than the hop before's)
+        bool finishing = false; //!< its end is scheduled
     };
     struct Channel
     {
@@ -331,14 +329,14 @@ private:
     std::shared_ptr<const NcclCommInfo> m_comm;
     uint64_t m_tag = 0;
     uint32_t m_n = 0;
-    double m_payload = 0;     //!< data bytes per channel
+    double m_payload = 0; //!< data bytes per channel
     double m_eProto = 1;
-    double m_cta = 0;         //!< data bytes/s a channel's CTA issues
+    double m_cta = 0; //!< data bytes/s a channel's CTA issues
     double m_baseNs = 0;
     double m_lockstepNs = 0;
     bool m_waitsForReceiver = false; //!< a channel's share exceeds the FIFO
     std::vector<Channel> m_channels;
-    std::vector<double> m_startNs; //!< per comm rank; negative until known
+    std::vector<double> m_startNs;   //!< per comm rank; negative until known
     std::vector<uint32_t> m_pending; //!< channels whose part of the rank has not ended
     CollectiveModel::DoneCallback m_done;
 };
@@ -346,10 +344,10 @@ private:
 ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
                    std::shared_ptr<const NcclCommInfo> comm, const CollectivePlan& plan,
                    const ChainHops& hops, CollectiveModel::DoneCallback done)
-    : m_ctx(ctx),
-      m_comm(std::move(comm)),
-      m_tag(call.tag),
-      m_done(done)
+    : m_ctx(ctx)
+    , m_comm(std::move(comm))
+    , m_tag(call.tag)
+    , m_done(done)
 {
     const NcclCommInfo& cm = *m_comm;
     const Topology& topo = *ctx.topology;
@@ -380,8 +378,8 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
     {
         const auto& ring = rings[c];
         Channel& ch = m_channels[c];
-        uint32_t pos = uint32_t(std::find(ring.begin(), ring.end(), uint32_t(call.root)) -
-                                ring.begin());
+        uint32_t pos =
+            uint32_t(std::find(ring.begin(), ring.end(), uint32_t(call.root)) - ring.begin());
         if (pos >= m_n)
         {
             pos = 0;
@@ -484,9 +482,9 @@ ChainRun::Post(uint32_t c, uint32_t k)
     {
         start = std::max(start, m_startNs[ch.order[k]]);
     }
+    // A member that started before the call could begin (a rank joined the communicator late)
+    // is clamped to the present.
     start = std::max(start, double(Simulator::Now().GetNanoSeconds()));
-    hop.startNs = start;
-    hop.posted = true;
     const double eLink = BottleneckEfficiency(m_ctx, hop.path, m_comm->nvlinkEfficiency);
     FlowSpec spec;
     spec.src = topo.ChannelFrom(hop.path.front());

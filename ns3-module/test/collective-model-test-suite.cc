@@ -1107,9 +1107,8 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
         for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
         {
             SimulatorGuard guard;
-            Bench c("default", {{"NCCL_ALGO", "Ring"},
-                                {"NCCL_PROTO", proto},
-                                {"NCCL_MAX_NCHANNELS", "1"}});
+            Bench c("default",
+                    {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", proto}, {"NCCL_MAX_NCHANNELS", "1"}});
             c.model->SetAttribute("NcclVersion", UintegerValue(22403));
             const bool simple = std::string(proto) == "Simple";
             std::vector<CollectivePlan> plans;
@@ -1146,12 +1145,11 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
                 {
                     g += (isNet(j) ? netHop : copyHop) + (isNet(j) ? netHeld : copyHeld) * chunkUs;
                 }
-                const double want =
-                    g + (isNet(out) ? netHop : copyHop) + wait + kGiB / rate * 1e6;
+                const double want = g + (isNet(out) ? netHop : copyHop) + wait + kGiB / rate * 1e6;
                 NS_TEST_EXPECT_MSG_EQ(Near(ends[0][order[k]], want, 1e-4), true,
                                       proto << " " << ToString(kind) << " position " << k
-                                            << " (rank " << order[k] << "): "
-                                            << ends[0][order[k]] << " us, want " << want);
+                                            << " (rank " << order[k] << "): " << ends[0][order[k]]
+                                            << " us, want " << want);
             }
         }
     }

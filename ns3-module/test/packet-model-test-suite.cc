@@ -172,7 +172,8 @@ PacketModelTestCase::AFlowAcrossAMillisecondIsAsFastAsAny()
             spec.bytes = 2000000;
             spec.rateCap = 50e9;
             spec.start = NanoSeconds(startNs);
-            m->AddFlow(spec, [&finish](const FlowRecord& r) { finish = r.finish.GetNanoSeconds(); });
+            m->AddFlow(spec,
+                       [&finish](const FlowRecord& r) { finish = r.finish.GetNanoSeconds(); });
             Simulator::Run();
             NS_TEST_EXPECT_MSG_GT(finish, 0, transport);
             took.push_back(finish - startNs);
