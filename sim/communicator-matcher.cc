@@ -356,7 +356,6 @@ CommunicatorMatcher::MemberStarted(NodeIndex index)
     {
         Collective& collective = m_collectiveCalls.at(node.comm->collectiveKey);
         const int rank = node.comm->collectiveRank;
-        ++collective.started;
         collective.startedRanks[size_t(rank)] = 1;
         if (collective.run)
         {

@@ -67,7 +67,6 @@ private:
         std::vector<char> startedRanks;         // by comm rank: its start is known
         wire::CommOpKind kind = wire::COMM_ALL_REDUCE;
         int arrived = 0;
-        int started = 0;
         int ended = 0; // the call is forgotten when every member has ended
         std::shared_ptr<ns3::eidolon::CollectiveRun> run; // once begun
         uint32_t label = 0;
