@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 namespace ns3
 {
@@ -415,17 +416,15 @@ IsChain(const CollectiveCall& call, const CollectivePlan& plan)
            (call.kind == CollectiveKind::Broadcast || call.kind == CollectiveKind::Reduce);
 }
 
-/// Every plan but a chain starts when its last rank does: the starts are gathered, then Start.
+/// Every plan but a chain starts when its last rank does: the starts are gathered, then `start`
+/// runs with all of them.
 class StartWhenAllHave : public CollectiveRun
 {
 public:
-    StartWhenAllHave(Ptr<CollectiveModel> model, const CollectiveCall& call,
-                     CollectiveModel::DoneCallback done)
-        : m_model(model)
-        , m_call(call)
-        , m_done(done)
-        , m_starts(call.gpus.size())
-        , m_known(call.gpus.size(), false)
+    StartWhenAllHave(size_t ranks, std::function<void(const std::vector<Time>&)> start)
+        : m_start(std::move(start))
+        , m_starts(ranks)
+        , m_known(ranks, false)
     {
     }
 
@@ -437,14 +436,12 @@ public:
         m_starts[rank] = start;
         if (++m_count == m_starts.size())
         {
-            m_model->Start(m_call, m_starts, m_done);
+            m_start(m_starts);
         }
     }
 
 private:
-    Ptr<CollectiveModel> m_model;
-    CollectiveCall m_call;
-    CollectiveModel::DoneCallback m_done;
+    std::function<void(const std::vector<Time>&)> m_start;
     std::vector<Time> m_starts;
     std::vector<bool> m_known;
     size_t m_count = 0;
@@ -462,14 +459,15 @@ CollectiveModel::Begin(const CollectiveCall& call, DoneCallback done, Collective
     {
         *plan = chosen;
     }
-    if (call.kind != CollectiveKind::SendRecv && comm->nRanks > 1 && call.bytes > 0 &&
-        IsChain(call, chosen))
+    if (comm->nRanks > 1 && call.bytes > 0 && IsChain(call, chosen))
     {
-        return nccl::BeginChain(GetScheduleContext(), call, comm, chosen,
-                                nccl::ChainHopLatencies(call, *comm, chosen, GetCostSettings()),
-                                done);
+        return RunChain(call, comm, chosen, done);
     }
-    return std::make_shared<StartWhenAllHave>(Ptr<CollectiveModel>(this), call, done);
+    // The plan is chosen once, here: the gathered starts go straight to the data movement.
+    Ptr<CollectiveModel> self(this);
+    return std::make_shared<StartWhenAllHave>(
+        call.gpus.size(), [self, call, comm, chosen, done](const std::vector<Time>& starts)
+        { self->StartPlanned(call, *comm, chosen, starts, done); });
 }
 
 CollectivePlan
@@ -480,15 +478,42 @@ CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& star
     NS_ABORT_MSG_UNLESS(starts.size() == call.gpus.size(),
                         "CollectiveModel: " << starts.size() << " start times for "
                                             << call.gpus.size() << " ranks");
-    const std::shared_ptr<const NcclCommInfo> shared =
+    const std::shared_ptr<const NcclCommInfo> comm =
         CommunicatorOf(call.gpus, call.minCtas, call.maxCtas);
-    const NcclCommInfo& comm = *shared;
+    const CollectivePlan plan = ChooseFor(call, *comm);
+    if (comm->nRanks > 1 && call.bytes > 0 && IsChain(call, plan))
+    {
+        // Every start is known: the chain as Begin runs it.
+        auto run = RunChain(call, comm, plan, done);
+        for (uint32_t r = 0; r < starts.size(); ++r)
+        {
+            run->MemberStart(r, starts[r]);
+        }
+        return plan;
+    }
+    StartPlanned(call, *comm, plan, starts, done);
+    return plan;
+}
+
+std::shared_ptr<CollectiveRun>
+CollectiveModel::RunChain(const CollectiveCall& call,
+                          const std::shared_ptr<const NcclCommInfo>& comm,
+                          const CollectivePlan& plan, DoneCallback done) const
+{
+    return nccl::BeginChain(GetScheduleContext(), call, comm, plan,
+                            nccl::ChainHopLatencies(call, *comm, plan, GetCostSettings()), done);
+}
+
+void
+CollectiveModel::StartPlanned(const CollectiveCall& call, const NcclCommInfo& comm,
+                              const CollectivePlan& plan, const std::vector<Time>& starts,
+                              DoneCallback done)
+{
     if (call.kind == CollectiveKind::SendRecv)
     {
         nccl::PostSendRecv(GetScheduleContext(), call, comm, starts, done);
-        return ChooseFor(call, comm);
+        return;
     }
-    CollectivePlan plan = ChooseFor(call, comm);
     if (comm.nRanks <= 1 || call.bytes == 0)
     {
         // Nothing crosses a link: each rank is done when it arrives.
@@ -503,25 +528,12 @@ CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& star
                                  }
                              });
         }
-        return plan;
-    }
-    if (IsChain(call, plan))
-    {
-        // Every start is known: the chain as Begin runs it.
-        auto run =
-            nccl::BeginChain(GetScheduleContext(), call, shared, plan,
-                             nccl::ChainHopLatencies(call, comm, plan, GetCostSettings()), done);
-        for (uint32_t r = 0; r < starts.size(); ++r)
-        {
-            run->MemberStart(r, starts[r]);
-        }
-        return plan;
+        return;
     }
     // A collective starts when its last rank arrives.
     Time start = *std::max_element(starts.begin(), starts.end());
-    nccl::PostCollective(GetScheduleContext(), call, comm, plan, PlanLatencyUs(call, plan), start,
-                         done);
-    return plan;
+    nccl::PostCollective(GetScheduleContext(), call, comm, plan,
+                         nccl::PlanLatencyUs(call, comm, plan, GetCostSettings()), start, done);
 }
 
 } // namespace eidolon

@@ -248,6 +248,9 @@ struct CollectivePlan
     NcclAlgorithm algorithm = NcclAlgorithm::Ring;
     NcclProtocol protocol = NcclProtocol::Simple;
     int channels = 1;
+    /// The share of its protocol's full thread count each channel's CTA runs with (NCCL halves
+    /// the threads of a small one-channel ring op): its copy rate scales with it.
+    double threadShare = 1;
     double ncclEstimateUs = 0;
 };
 
@@ -329,6 +332,14 @@ private:
     Ptr<const Topology> GetTopology() const;
     void IndexTopology() const;
     CollectivePlan ChooseFor(const CollectiveCall& call, const NcclCommInfo& comm) const;
+    /// A Broadcast/Reduce chain of `plan` (Begin, Start), told its members' starts as they come.
+    std::shared_ptr<CollectiveRun> RunChain(const CollectiveCall& call,
+                                            const std::shared_ptr<const NcclCommInfo>& comm,
+                                            const CollectivePlan& plan, DoneCallback done) const;
+    /// Posts `call` run as `plan` (chosen) once every start is known: every plan but a chain.
+    void StartPlanned(const CollectiveCall& call, const NcclCommInfo& comm,
+                      const CollectivePlan& plan, const std::vector<Time>& starts,
+                      DoneCallback done);
     /// What each concern takes from the attributes and the configuration.
     nccl::SearchSettings GetSearchSettings() const;
     nccl::CostSettings GetCostSettings() const;

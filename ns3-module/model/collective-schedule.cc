@@ -8,7 +8,6 @@
  */
 #include "collective-schedule.h"
 
-#include "nccl-selection.h"
 #include "nccl-topology-search.h"
 #include "nccl-tuning-tables.h"
 
@@ -199,8 +198,8 @@ TreeLl128Chunk(double channelBytes, uint32_t nNodes, double ppn)
 }
 
 /// Per-channel data rate the senders can issue: one CTA's copy rate times the protocol's data
-/// fraction and the share of its threads the op runs with (OpThreadShare), and NCCL's own
-/// per-channel protocol limits (LL total, LL128 per search channel) spread over the channels
+/// fraction and the share of its threads the op runs with (CollectivePlan::threadShare), and NCCL's
+/// own per-channel protocol limits (LL total, LL128 per search channel) spread over the channels
 /// that run.
 double
 CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, double eProto,
@@ -360,7 +359,7 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
     m_eProto = ctx.protocolEfficiency[in.p];
     m_cta = CtaRate(GetTuningTables(ctx.ncclVersion), cm, kRing, in.p, in.C, m_eProto, ctx.amdCpu,
-                    OpThreadShare(call, cm, NcclAlgorithm::Ring, plan.protocol));
+                    plan.threadShare);
     m_n = in.n;
     m_payload = in.S / in.C;
     m_baseNs = hops.baseUs * 1000.0;
@@ -411,15 +410,7 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
             double rate = m_cta > 0 ? m_cta : std::numeric_limits<double>::infinity();
             for (uint32_t link : hop.path)
             {
-                double e = ctx.netEfficiency;
-                if (topo.ChannelKind(link) == LinkKind::NvLink)
-                {
-                    e = cm.nvlinkEfficiency;
-                }
-                else if (topo.ChannelKind(link) == LinkKind::Pcie)
-                {
-                    e = ctx.pcieEfficiency;
-                }
+                const double e = LinkEfficiency(ctx, link, cm.nvlinkEfficiency);
                 rate = std::min(rate, m_eProto * topo.ChannelBandwidth(link) * e / uses[link]);
             }
             const double hopUs = hop.network ? hops.netHopUs : hops.intraHopUs;
@@ -1110,6 +1101,20 @@ RouteViaHost(const Topology& topo, uint32_t src, uint32_t dst, uint64_t hash)
 }
 
 double
+LinkEfficiency(const ScheduleContext& ctx, uint32_t channel, double nvlinkEfficiency)
+{
+    switch (ctx.topology->ChannelKind(channel))
+    {
+    case LinkKind::NvLink:
+        return nvlinkEfficiency;
+    case LinkKind::Pcie:
+        return ctx.pcieEfficiency;
+    default:
+        return ctx.netEfficiency;
+    }
+}
+
+double
 BottleneckEfficiency(const ScheduleContext& ctx, const std::vector<uint32_t>& path,
                      double nvlinkEfficiency)
 {
@@ -1123,19 +1128,7 @@ BottleneckEfficiency(const ScheduleContext& ctx, const std::vector<uint32_t>& pa
     double eLink = 1.0;
     for (const auto& [ch, k] : uses)
     {
-        double e;
-        switch (topo.ChannelKind(ch))
-        {
-        case LinkKind::NvLink:
-            e = nvlinkEfficiency;
-            break;
-        case LinkKind::Pcie:
-            e = ctx.pcieEfficiency;
-            break;
-        default:
-            e = ctx.netEfficiency;
-            break;
-        }
+        const double e = LinkEfficiency(ctx, ch, nvlinkEfficiency);
         double rate = topo.ChannelBandwidth(ch) * e / k;
         if (rate < worst)
         {
@@ -1168,7 +1161,7 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     in.S = double(call.bytes);
     const double eProto = ctx.protocolEfficiency[in.p];
     in.cta = CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p, in.C, eProto, ctx.amdCpu,
-                     OpThreadShare(call, comm, plan.algorithm, plan.protocol));
+                     plan.threadShare);
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
 
     std::vector<Pipe> pipes;

@@ -63,6 +63,10 @@ std::vector<uint32_t> CommRoute(const Topology& topo, const NcclCommInfo& comm,
 /// Runs `fn` at `at` (now if `at` has passed).
 void ScheduleAt(Time at, std::function<void()> fn);
 
+/// The payload fraction of directed channel `channel`'s link class: NVLink at `nvlinkEfficiency`,
+/// PCIe and network at the context's figures.
+double LinkEfficiency(const ScheduleContext& ctx, uint32_t channel, double nvlinkEfficiency);
+
 /// The payload efficiency of the link class that limits `path` (directed channels, a channel
 /// listed k times carries k shares): NVLink at `nvlinkEfficiency`, PCIe and network at the
 /// context's figures.

@@ -102,6 +102,7 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
     plan.protocol = NcclProtocol(bestP);
     plan.ncclEstimateUs = best;
     plan.channels = OpChannels(call, comm, plan.algorithm, plan.protocol);
+    plan.threadShare = OpThreadShare(call, comm, plan.algorithm, plan.protocol);
     NS_LOG_DEBUG(ToString(call.kind)
                  << " " << call.bytes << " B on " << comm.nRanks << " ranks -> "
                  << ToString(plan.algorithm) << "/" << ToString(plan.protocol) << " x"
