@@ -172,7 +172,15 @@ CollectiveModel::GetTypeId()
                           "Inter-node send/recv goes through the NIC of the destination's rail "
                           "via an NVLink hop on the sending node (NCCL_P2P_PXN_LEVEL=2).",
                           BooleanValue(true), MakeBooleanAccessor(&CollectiveModel::m_pxn),
-                          MakeBooleanChecker());
+                          MakeBooleanChecker())
+            .AddAttribute("LlNetSendRate",
+                          "Data bytes/s one channel's LL sends across the network reach: NCCL "
+                          "keeps a network connection's LL send buffer in host memory and its "
+                          "proxy thread posts a step only once it has read every 16-byte line's "
+                          "flags (transport/net.cc). Calibrated on one-channel LL broadcasts "
+                          "across 4 x 8 H100 (doc/collective-model.md); 0: no limit.",
+                          DoubleValue(3.0e9), MakeDoubleAccessor(&CollectiveModel::m_llNetSendRate),
+                          MakeDoubleChecker<double>(0));
     return tid;
 }
 
@@ -189,6 +197,7 @@ CollectiveModel::CollectiveModel()
     , m_cpuVendor("")
     , m_nvlsMulticast(true)
     , m_pxn(true)
+    , m_llNetSendRate(3.0e9)
 {
     NS_LOG_FUNCTION(this);
 }
@@ -310,6 +319,7 @@ CollectiveModel::GetScheduleContext() const
     ctx.netEfficiency = m_netEfficiency * ctx.topology->transport.bandwidthShare;
     ctx.netMessageLatencyUs = ctx.topology->transport.messageLatencyUs;
     ctx.pxn = m_pxn;
+    ctx.llNetSendRate = m_llNetSendRate;
     return ctx;
 }
 

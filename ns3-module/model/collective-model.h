@@ -362,6 +362,7 @@ private:
     std::string m_cpuVendor; //!< attribute; "": the topology's host's
     bool m_nvlsMulticast;
     bool m_pxn;
+    double m_llNetSendRate; //!< attribute; 0: no limit
     /// Per topology device: links touching it (built on first use).
     mutable std::vector<std::vector<uint32_t>> m_deviceLinks;
     /// Communicators by channel bounds (minCTAs, maxCTAs), then GPUs: looked up without copying

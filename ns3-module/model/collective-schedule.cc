@@ -303,6 +303,9 @@ private:
         bool network = false;
         double latencyNs = 0;   //!< the hop's latency: its links', at least the hop's figure
         double stageNs = 0;     //!< chunks held where it lands, at the estimated rate
+        double heldBytes = 0;   //!< data held back where it lands before it is forwarded
+        double rate = 0;        //!< estimated data bytes/s (its sender's cap, its links' shares)
+        double rateCap = 0;     //!< data bytes/s the hop's sender issues (0: none)
         double flowEndNs = -1;  //!< when its flow ended
         double endNs = -1;      //!< when its last byte landed (no sooner than the hop before's)
         bool finishing = false; //!< its end is scheduled
@@ -408,6 +411,13 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
         {
             Hop& hop = ch.hops[k];
             double rate = m_cta > 0 ? m_cta : std::numeric_limits<double>::infinity();
+            if (hop.network && in.p == kLL && ctx.llNetSendRate > 0)
+            {
+                // The LL send buffer of a network connection is in host memory and the proxy
+                // posts a step once it has checked every line's flags (transport/net.cc).
+                rate = std::min(rate, ctx.llNetSendRate);
+            }
+            hop.rateCap = std::isinf(rate) ? 0 : rate;
             for (uint32_t link : hop.path)
             {
                 const double e = LinkEfficiency(ctx, link, cm.nvlinkEfficiency);
@@ -415,7 +425,9 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
             }
             const double hopUs = hop.network ? hops.netHopUs : hops.intraHopUs;
             hop.latencyNs = std::max(double(topo.PathLatencyNs(hop.path)), hopUs * 1000.0);
-            hop.stageNs = ChainStageChunks(in.p, hop.network) * chunk / rate * 1e9;
+            hop.rate = rate;
+            hop.heldBytes = ChainStageChunks(in.p, hop.network) * chunk;
+            hop.stageNs = hop.heldBytes / rate * 1e9;
         }
     }
 }
@@ -483,7 +495,7 @@ ChainRun::Post(uint32_t c, uint32_t k)
     spec.bytes = uint64_t(std::ceil(m_payload / (m_eProto * eLink)));
     spec.start = NanoSeconds(int64_t(std::llround(start)));
     spec.tag = m_tag ^ ((uint64_t(c) * m_n + k + 1) * 0x100000001b3ULL);
-    spec.rateCap = m_cta > 0 ? m_cta / (m_eProto * eLink) : 0;
+    spec.rateCap = hop.rateCap > 0 ? hop.rateCap / (m_eProto * eLink) : 0;
     const int64_t pathNs = topo.PathLatencyNs(hop.path);
     spec.extraLatency =
         NanoSeconds(std::max<int64_t>(0, std::llround(hop.latencyNs + m_lockstepNs) - pathNs));
@@ -500,8 +512,8 @@ ChainRun::FlowEnded(uint32_t c, uint32_t k)
 }
 
 /// Hop k's last byte lands when its flow has ended and no sooner than hop k - 1's last byte
-/// plus one hop (and the chunk position k - 1 holds back): a downstream hop on less loaded links
-/// cannot outrun the data it forwards.
+/// plus one hop (and the chunk position k - 1 holds back, sent on at hop k's rate): a downstream
+/// hop on less loaded links cannot outrun the data it forwards.
 void
 ChainRun::TryFinish(uint32_t c, uint32_t k)
 {
@@ -515,7 +527,9 @@ ChainRun::TryFinish(uint32_t c, uint32_t k)
     double end = hop.flowEndNs;
     if (k > 1)
     {
-        end = std::max(end, ch.hops[k - 1].endNs + hop.latencyNs + ch.hops[k - 1].stageNs);
+        // The last chunk held where hop k - 1 landed goes on at hop k's own rate.
+        end = std::max(end, ch.hops[k - 1].endNs + hop.latencyNs +
+                                ch.hops[k - 1].heldBytes / hop.rate * 1e9);
     }
     auto self = shared_from_this();
     ScheduleAt(NanoSeconds(int64_t(std::llround(end))), [self, c, k]() { self->HopLanded(c, k); });

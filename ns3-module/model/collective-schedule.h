@@ -40,6 +40,7 @@ struct ScheduleContext
     double netEfficiency = 0;                //!< payload fraction of a NIC port
     double netMessageLatencyUs = 0;          //!< the network transport's cost per message
     bool pxn = true;                         //!< inter-node p2p through the destination's rail
+    double llNetSendRate = 0; //!< data bytes/s an LL channel's network sends reach (0: no limit)
 };
 
 /// The path of NCCL's SHM transport between GPUs `src` and `dst` of one node (NCCL_P2P_DISABLE=1):

@@ -1153,6 +1153,65 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
             }
         }
     }
+    // LL, 128 KiB, one channel: the CTA writes 20.6 x 0.5 = 10.3 GB/s of data (512 threads:
+    // 128 KiB is not below 1 x 512 x 8 x 16 B; under LL's 39 GB/s for 2 Intel nodes), but the
+    // network hop's sends leave at LlNetSendRate, 3.0 GB/s (the proxy reads every line's flags
+    // in host memory first). Base 6.6; NVLink hops 0.6 raised to the 1.0 us network post
+    // overhead; network hop 2.7. Only the network hop holds a step (32 KiB of data), written
+    // at its 3.0 GB/s: 10.923 us. Broadcast chain 0..7, 15..8 (hop 8 crosses):
+    //   G_k = 6.6 + k (k <= 7), G_8 = G_7 + 2.7 + 10.923, G_k = G_8 + (k - 8) (k >= 9);
+    //   hop k (copy) ends at G_(k-1) + 1 + 128 KiB / 10.3 GB/s = G_(k-1) + 13.725,
+    //   hop 8 at G_7 + 2.7 + 128 KiB / 3.0 GB/s = 13.6 + 46.391 = 59.991;
+    //   hop 9 no sooner than hop 8's end + 1 + the held step sent on at 10.3 GB/s (3.181 us):
+    //   64.172, each later hop 1 us after the one before (their own flows end at G + 13.725,
+    //   sooner). Position k is done when hop k + 1 has landed; the last (rank 8) with hop 15.
+    {
+        SimulatorGuard guard;
+        Bench c("default",
+                {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+        c.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        std::vector<CollectivePlan> plans;
+        const uint64_t bytes = 128 << 10;
+        auto ends = Run(c, {c.Call(CollectiveKind::Broadcast, bytes)}, &plans);
+        NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 1, "LL channels");
+        NS_TEST_EXPECT_MSG_EQ(plans[0].threadShare, 1.0, "LL threads");
+        const double cta = kCta * 0.5;
+        const double net = 3.0e9;
+        const double g7 = 6.6 + 7;
+        const double g8 = g7 + 2.7 + 32768 / net * 1e6;
+        std::vector<double> hopEnd(16, 0.0); // hopEnd[k]: hop k's last byte landed
+        for (uint32_t k = 1; k <= 7; ++k)
+        {
+            hopEnd[k] = 6.6 + (k - 1) + 1.0 + bytes / cta * 1e6;
+        }
+        hopEnd[8] = g7 + 2.7 + bytes / net * 1e6;
+        hopEnd[9] = hopEnd[8] + 1.0 + 32768 / cta * 1e6;
+        for (uint32_t k = 10; k <= 15; ++k)
+        {
+            hopEnd[k] = hopEnd[k - 1] + 1.0;
+            NS_TEST_EXPECT_MSG_LT(g8 + (k - 9) + 1.0 + bytes / cta * 1e6, hopEnd[k], "own flow");
+        }
+        const uint32_t order[16] = {0, 1, 2, 3, 4, 5, 6, 7, 15, 14, 13, 12, 11, 10, 9, 8};
+        for (uint32_t k = 0; k < 16; ++k)
+        {
+            const double want = hopEnd[std::min<uint32_t>(k + 1, 15)];
+            NS_TEST_EXPECT_MSG_EQ(Near(ends[0][order[k]], want, 1e-4), true,
+                                  "LL Broadcast position " << k << " (rank " << order[k]
+                                                           << "): " << ends[0][order[k]]
+                                                           << " us, want " << want);
+        }
+        // No proxy limit (LlNetSendRate 0): the network hop runs at the CTA's rate, its step
+        // held 3.181 us; rank 8, last, at 13.6 + 2.7 + 3.181 + 6 x 1 + 1 + 12.725 = 39.206 us.
+        SimulatorGuard guard2;
+        Bench d("default",
+                {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+        d.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        d.model->SetAttribute("LlNetSendRate", DoubleValue(0));
+        auto free = Run(d, {d.Call(CollectiveKind::Broadcast, bytes)});
+        const double wantFree = g7 + 2.7 + 32768 / cta * 1e6 + 6 + 1.0 + bytes / cta * 1e6;
+        NS_TEST_EXPECT_MSG_EQ(Near(free[0][8], wantFree, 1e-4), true,
+                              free[0][8] << " us, want " << wantFree);
+    }
     // A ring across nodes streams at the same 24 GB/s per channel: Ring/Simple AllGather of
     // 64 MiB (one loop, 15 lockstep steps of 14 us after the 8.4 us base) moves 15/16 x S / 16
     // per channel: 218.4 us + 3.93 MiB / 24 GB/s.
