@@ -48,6 +48,8 @@ struct Pipe
     /// (charged as that many more chunks of payload).
     uint32_t stages = 1;
     double chunk = 0;
+    /// Time chunks are held along the way at rates other than the flow's (added latency).
+    double holdNs = 0;
 };
 
 /// Completion bookkeeping shared by the flows of one collective: all ranks finish with the last.
@@ -75,12 +77,13 @@ struct PipeInputs
     const Topology& topo;
     const CollectiveCall& call;
     const NcclCommInfo& comm;
-    int f = 0;      //!< NCCL function
-    int p = 0;      //!< protocol
-    uint32_t n = 0; //!< ranks
-    int C = 1;      //!< channels of the plan
-    double S = 0;   //!< bytes of the call
-    double cta = 0; //!< bytes/s of data one channel's senders can issue
+    int f = 0;                //!< NCCL function
+    int p = 0;                //!< protocol
+    uint32_t n = 0;           //!< ranks
+    int C = 1;                //!< channels of the plan
+    double S = 0;             //!< bytes of the call
+    double cta = 0;           //!< bytes/s of data one channel's senders can issue
+    double llNetSendRate = 0; //!< ScheduleContext::llNetSendRate
     uint64_t hashBase = 0;
 
     /// The route from comm rank `from`'s GPU to `to`'s: ECMP hashed by the call's identity and
@@ -669,6 +672,15 @@ TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
             pipe.chunk = TreeLl128Chunk(in.S / in.C, comm.nNodes, double(in.n) / comm.nNodes);
             pipe.stages = 2 * CeilLog2(comm.nNodes);
         }
+        else if (in.p == kLL && comm.nNodes > 1 && in.llNetSendRate > 0)
+        {
+            // LL: every network hop of the tree, up and down, sends a step only once the proxy
+            // has read all of its lines in host memory (LlNetSendRate, as in a chain): the first
+            // step is held at each of them before it goes on. The per-channel reading is a
+            // delay of its own, not a share of NCCL's LL ceiling for the whole operation.
+            const double held = std::min(kLlStepDataBytes, pipe.payload);
+            pipe.holdNs = (2 * CeilLog2(comm.nNodes) - 1) * held / in.llNetSendRate * 1e9;
+        }
         pipes.push_back(std::move(pipe));
     }
 }
@@ -1033,8 +1045,10 @@ PostPipes(const ScheduleContext& ctx, const CollectiveCall& call, const NcclComm
         // The flow model adds the path's latency itself: a chain pays at least its hops, a
         // branching flow exactly the algorithm's latency (its critical path, not its hop sum).
         const int64_t pathNs = topo.PathLatencyNs(pipe.path);
-        spec.extraLatency = NanoSeconds(pipe.branching ? latencyNs - pathNs
-                                                       : std::max<int64_t>(0, latencyNs - pathNs));
+        const int64_t holdNs = std::llround(pipe.holdNs);
+        spec.extraLatency =
+            NanoSeconds(holdNs + (pipe.branching ? latencyNs - pathNs
+                                                 : std::max<int64_t>(0, latencyNs - pathNs)));
         spec.path = std::move(pipe.path);
         ctx.network->AddFlow(spec,
                              [job](const FlowRecord&)
@@ -1176,6 +1190,7 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     const double eProto = ctx.protocolEfficiency[in.p];
     in.cta = CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p, in.C, eProto, ctx.amdCpu,
                      plan.threadShare);
+    in.llNetSendRate = ctx.llNetSendRate;
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
 
     std::vector<Pipe> pipes;

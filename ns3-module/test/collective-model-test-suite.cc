@@ -120,6 +120,7 @@ public:
     void ChainAcrossNodesStoresAndForwardsSlicesAndSteps();
     void SmallRingOpsRunWithFewerThreads();
     void TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop();
+    void TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop();
     void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
     void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
@@ -1255,6 +1256,43 @@ CollectiveModelTestCase::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop()
 }
 
 void
+CollectiveModelTestCase::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop()
+{
+    // Tree/LL AllReduce on one channel: the tree crosses the network 2 x ceil(log2 nNodes) times
+    // (up, then down), and the proxy sends each hop's step only once it has read its lines at
+    // LlNetSendRate (3.0 GB/s): the first step is held at all of those hops but the last (whose
+    // sending is the flow's own). The step is the channel's share up to 32 KiB of data. So the
+    // call ends later, than with LlNetSendRate 0, by (2 ceil(log2 nNodes) - 1) x step / 3.0 GB/s:
+    // - 2 x 8 H100 (one hold): 4 KiB 1.3653 us, 64 KiB (a 32 KiB step) 10.9227 us;
+    // - 4 x 8 H100 (three holds): 4 KiB 4.0960 us, 64 KiB 32.7680 us.
+    const std::pair<const char*, int> clusters[] = {{"default", 1}, {"dgx-h100-4node", 3}};
+    for (const auto& [topology, holds] : clusters)
+    {
+        for (uint64_t bytes : {uint64_t(4096), uint64_t(65536)})
+        {
+            double end[2] = {0, 0};
+            for (int limited = 0; limited < 2; ++limited)
+            {
+                SimulatorGuard guard;
+                Bench b(topology,
+                        {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+                b.model->SetAttribute("NcclVersion", UintegerValue(22403));
+                b.model->SetAttribute("LlNetSendRate", DoubleValue(limited ? 3.0e9 : 0.0));
+                std::vector<CollectivePlan> plans;
+                auto ends = Run(b, {b.Call(CollectiveKind::AllReduce, bytes)}, &plans);
+                NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 1, topology);
+                end[limited] = ends[0][0];
+            }
+            const double step = std::min<double>(bytes, 32768);
+            const double want = holds * step / 3.0e9 * 1e6;
+            NS_TEST_EXPECT_MSG_EQ(Near(end[1] - end[0], want, 1e-3), true,
+                                  topology << " " << bytes << " B: held " << end[1] - end[0]
+                                           << " us, want " << want);
+        }
+    }
+}
+
+void
 CollectiveModelTestCase::EmulatedVersionChangesTheTables()
 {
     // NCCL 2.20.x: NVLS latency 23 us, Tree/Simple latency 28 us per hop with no base, NVLS
@@ -1697,6 +1735,8 @@ public:
             {"small_ring_ops_run_with_fewer_threads", &C::SmallRingOpsRunWithFewerThreads},
             {"tree_ll128_across_nodes_holds_a_chunk_at_every_network_hop",
              &C::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop},
+            {"tree_ll_across_nodes_holds_a_step_at_every_network_hop",
+             &C::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop},
             {"network_transport_costs_every_network_message",
              &C::NetworkTransportCostsEveryNetworkMessage},
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
