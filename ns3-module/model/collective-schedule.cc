@@ -600,6 +600,13 @@ RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
         }
         const double share = in.f == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
         pipe.payload = share * in.S / in.C;
+        if (in.p == kLL && in.comm.nNodes > 1 && in.llNetSendRate > 0)
+        {
+            // Each network crossing of the longest chunk path sends a chunk (a rank's share of
+            // a channel, up to a step) only once the proxy has read its lines in host memory.
+            const double held = std::min(kLlStepDataBytes, in.S / (double(n) * in.C));
+            pipe.holdNs = LlRingNetworkCrossings(in.call, in.comm) * held / in.llNetSendRate * 1e9;
+        }
         pipes.push_back(std::move(pipe));
     }
 }

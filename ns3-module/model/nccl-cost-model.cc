@@ -635,7 +635,7 @@ LlRingPathLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
     const CostInputs in = MakeInputs(t, FuncOf(call.kind), comm, settings.amdCpu);
     const int intraHw = comm.ring.nvlinkIntra ? kHwNvlink : kHwPci;
     const double nsteps = in.nsteps;
-    const double crossings = std::min(nsteps, std::ceil(nsteps / std::max(in.ppn, 1)));
+    const double crossings = LlRingNetworkCrossings(call, comm);
     const double intraHop = std::max(t.hwLat[intraHw][kRing][kLL], in.netOverheadBase);
     const double netHop = NetHopLatency(t, kRing, kLL, in.ppn);
     return t.baseLat[kRing][kLL] + (nsteps - crossings) * intraHop +
@@ -643,6 +643,20 @@ LlRingPathLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
 }
 
 } // namespace
+
+double
+LlRingNetworkCrossings(const CollectiveCall& call, const NcclCommInfo& comm)
+{
+    const int f = FuncOf(call.kind);
+    if (comm.nNodes <= 1 || comm.nRanks <= 1)
+    {
+        return 0;
+    }
+    const double n = comm.nRanks;
+    const double nsteps = f == kAllReduce ? 2 * (n - 1) : n - 1;
+    const double ppn = std::max<uint32_t>(1, comm.ppn);
+    return std::min(nsteps, std::ceil(nsteps / ppn));
+}
 
 ChainHops
 ChainHopLatencies(const CollectiveCall& call, const NcclCommInfo& comm, const CollectivePlan& plan,

@@ -43,6 +43,11 @@ void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm,
 double PlanLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
                      const CollectivePlan& plan, const CostSettings& settings);
 
+/// The network crossings on an LL ring's longest chunk path (AllGather/ReduceScatter, AllReduce):
+/// nsteps hops (n - 1, or 2(n - 1) for AllReduce) from a node's exit cross the network
+/// min(nsteps, ceil(nsteps / ppn)) times; 0 on one node.
+double LlRingNetworkCrossings(const CollectiveCall& call, const NcclCommInfo& comm);
+
 /// What a Broadcast/Reduce chain on the ring charges hop by hop (collective-schedule.cc runs it
 /// as one flow per hop): each rank's kernel `baseUs` before it sends, each NVLink/PCI hop
 /// `intraHopUs`, each network hop `netHopUs`, and every hop's flow `lockstepUs` more (a Simple

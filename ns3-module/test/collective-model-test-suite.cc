@@ -1446,6 +1446,28 @@ CollectiveModelTestCase::LlRingAcrossNodesCrossesEveryNodeBoundaryOnItsLongestPa
     NS_TEST_EXPECT_MSG_EQ(Near(ar2, 17.7), true, ar2);
     const double ag1 = latency(CollectiveKind::AllGather, {0, 8, 16, 24});
     NS_TEST_EXPECT_MSG_EQ(Near(ag1, 21.6), true, ag1);
+
+    // Each of those crossings sends its chunk (a rank's share of the channel, here 128 KiB / 32
+    // = 4 KiB on one channel) only once the proxy has read its lines at LlNetSendRate: the call
+    // ends later than with no limit by crossings x 4,096 B / 3.0 GB/s, AllGather 4 x 1.3653 =
+    // 5.4613 us, AllReduce 8 x 1.3653 = 10.9227 us.
+    for (const auto& [kind, crossings] :
+         {std::pair{CollectiveKind::AllGather, 4}, std::pair{CollectiveKind::AllReduce, 8}})
+    {
+        double end[2] = {0, 0};
+        for (int limited = 0; limited < 2; ++limited)
+        {
+            SimulatorGuard guard;
+            Bench c("dgx-h100-4node",
+                    {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+            c.model->SetAttribute("LlNetSendRate", DoubleValue(limited ? 3.0e9 : 0.0));
+            end[limited] = Run(c, {c.Call(kind, 128 << 10)})[0][0];
+        }
+        const double want = crossings * 4096 / 3.0e9 * 1e6;
+        NS_TEST_EXPECT_MSG_EQ(Near(end[1] - end[0], want, 1e-3), true,
+                              ToString(kind)
+                                  << ": held " << end[1] - end[0] << " us, want " << want);
+    }
 }
 
 void
