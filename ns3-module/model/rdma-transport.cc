@@ -948,6 +948,7 @@ RdmaFlow::DoDispose()
 {
     m_sender = nullptr;
     m_receiver = nullptr;
+    m_self = nullptr;
     Object::DoDispose();
 }
 
@@ -963,21 +964,38 @@ RdmaFlow::Install(Ptr<RdmaSender> snd, Ptr<RdmaReceiver> rcv, Ptr<Node> sender, 
     snd->Setup(senderAddress, receiverAddress, port, bytes, lineRate, flowId);
     rcv->Setup(receiverAddress, senderAddress, port, bytes, uint32_t(payload.Get()), flowId);
     rcv->SetCompleteCallback(onComplete);
-    // Both sockets close once the sender has everything acknowledged (the receiver answers
-    // duplicates until then, so a lost final ACK cannot leave the sender retrying forever).
-    Ptr<RdmaReceiver> r = rcv;
-    snd->SetFinishedCallback(Callback<void>([r]() { r->Close(); }));
-
-    const Time delay = std::max(Time(0), start - Simulator::Now());
-    rcv->SetStartTime(Time(0)); // listening before anything can arrive
-    snd->SetStartTime(delay);
-    receiver->AddApplication(rcv);
-    sender->AddApplication(snd);
-
     Ptr<RdmaFlow> flow = CreateObject<RdmaFlow>();
     flow->m_sender = snd;
     flow->m_receiver = rcv;
+    // Both sockets close once the sender has everything acknowledged (the receiver answers
+    // duplicates until then, so a lost final ACK cannot leave the sender retrying forever).
+    RdmaFlow* raw = PeekPointer(flow);
+    snd->SetFinishedCallback(Callback<void>([raw]() { raw->Finished(); }));
+
+    // The applications run on the nodes without being added to them: a node keeps its
+    // applications for the whole run, and a run carries millions of flows. The flow holds itself
+    // (and so both applications) until the sender is done; as Node::AddApplication, each
+    // application is initialized (its start scheduled) in its node's context.
+    const Time delay = std::max(Time(0), start - Simulator::Now());
+    rcv->SetStartTime(Time(0)); // listening before anything can arrive
+    snd->SetStartTime(delay);
+    rcv->SetNode(receiver);
+    snd->SetNode(sender);
+    flow->m_self = flow;
+    Simulator::ScheduleWithContext(receiver->GetId(), Time(0), &Application::Initialize, rcv);
+    Simulator::ScheduleWithContext(sender->GetId(), Time(0), &Application::Initialize, snd);
     return flow;
+}
+
+void
+RdmaFlow::Finished()
+{
+    m_receiver->Close();
+    // The flow lets itself go once the sender's own call has returned (it runs inside it); the
+    // caller may still hold it to read the applications' counters.
+    Ptr<RdmaFlow> self = m_self;
+    m_self = nullptr;
+    Simulator::ScheduleNow([self]() {});
 }
 
 Ptr<RdmaFlow>

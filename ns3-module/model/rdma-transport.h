@@ -339,7 +339,9 @@ private:
 /**
  * \ingroup eidolon
  * \brief One RDMA-like flow: a sender application on one node, a receiver on another, both on the
- * flow's UDP port; Start() installs them.
+ * flow's UDP port; Start() runs them. The applications are not added to the nodes (a node keeps
+ * its applications for the whole run): the flow holds them, and itself, until the sender has
+ * everything acknowledged, then lets go (a caller that keeps the flow can still read them).
  */
 class RdmaFlow : public Object
 {
@@ -349,7 +351,7 @@ public:
     ~RdmaFlow() override;
 
     /**
-     * Installs an RdmaReceiver on `receiver` (socket bound to receiverAddress:port) and an
+     * Runs an RdmaReceiver on `receiver` (socket bound to receiverAddress:port) and an
      * RdmaSender on `sender` (socket bound to senderAddress:port) and starts the flow at the
      * absolute simulation time `start` (now, if `start` is in the past). `onComplete` (may be null)
      * fires once with Simulator::Now() when the receiver has every byte in order. The applications
@@ -376,8 +378,12 @@ private:
                                  Ipv4Address senderAddress, uint16_t port, uint64_t bytes,
                                  DataRate lineRate, Time start, Callback<void, Time> onComplete);
 
+    /// The sender has everything acknowledged: close the receiver, let the flow go.
+    void Finished();
+
     Ptr<RdmaSender> m_sender;
     Ptr<RdmaReceiver> m_receiver;
+    Ptr<RdmaFlow> m_self; //!< the flow while it runs (nothing else need hold it)
 };
 
 /**
