@@ -548,8 +548,11 @@ PacketModel::AllocatePort(uint32_t /*dst*/)
     // unique at its sender as well as at its receiver.
     auto& inUse = m_portsInUse[0];
     uint16_t& next = m_nextPort[0];
-    if (next < kFirstPort)
+    if (next < kFirstPort || m_transport == Transport::Rdma)
     {
+        // RDMA: the lowest free port, so that the ports a run uses stay as few as the flows in
+        // flight (the transport keeps each node's finished UDP sockets, bound, for reuse). Its
+        // ports are given back only once both ends have closed. TCP goes round the port space.
         next = kFirstPort;
     }
     for (uint32_t tries = 0; tries <= uint32_t(kLastPort - kFirstPort); ++tries)
@@ -668,11 +671,19 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
                                 DataRateValue(DataRate(lineRate.GetBitRate() / 1000)));
         rdma.SetSenderAttribute("HyperIncrease",
                                 DataRateValue(DataRate(lineRate.GetBitRate() / 100)));
-        rdma.Start(sender, receiver, m_canonical[seg.dst], m_canonical[seg.src], port, bytes,
-                        sendRate, start,
-                        Callback<void, Time>([this, id, seg, port](Time) {
-                            SegmentDone(id, seg, port);
-                        }));
+        Ptr<RdmaFlow> flow = rdma.Start(
+            sender, receiver, m_canonical[seg.dst], m_canonical[seg.src], port, bytes, sendRate,
+            start,
+            Callback<void, Time>([this, id, seg](Time) { SegmentDone(id, seg, 0); }));
+        // The segment is done when its receiver has every byte; its port (and the paths that
+        // carry the last acknowledgements) stay until the sender has everything acknowledged
+        // and both ends have closed.
+        flow->SetClosedCallback(Callback<void>(
+            [this, seg, port]()
+            {
+                RemovePath(seg, port);
+                m_portsInUse[0].erase(port);
+            }));
         return;
     }
     auto connection = Create<SegmentConnection>(bytes, m_mtu - 40, rateCap,

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace ns3
 {
@@ -52,6 +53,83 @@ GenerationNewer(uint16_t a, uint16_t b)
 
 uint32_t g_nextFlowId = 1;
 } // namespace
+
+/**
+ * UDP sockets of finished flows, by local address and port, kept bound on their node for the next
+ * flow that binds the same: ns-3.37's UdpL4Protocol holds every socket it ever created until the
+ * end of the run (it has no RemoveSocket), so a socket per flow end would grow without bound over
+ * a run of millions of flows. An idle socket drops what still arrives for its finished flow.
+ */
+class RdmaSocketPool : public Object
+{
+public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::eidolon::RdmaSocketPool")
+                                .SetParent<Object>()
+                                .SetGroupName("Eidolon")
+                                .AddConstructor<RdmaSocketPool>();
+        return tid;
+    }
+
+    /// A UDP socket on `node` bound to local:port: an idle one, else a new one (null if the
+    /// address is taken by a running flow).
+    static Ptr<Socket> Take(Ptr<Node> node, Ipv4Address local, uint16_t port)
+    {
+        Ptr<RdmaSocketPool> pool = node->GetObject<RdmaSocketPool>();
+        if (pool)
+        {
+            auto it = pool->m_idle.find({local.Get(), port});
+            if (it != pool->m_idle.end())
+            {
+                Ptr<Socket> socket = it->second;
+                pool->m_idle.erase(it);
+                Drop(socket);
+                socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+                return socket;
+            }
+        }
+        Ptr<Socket> socket = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
+        return socket->Bind(InetSocketAddress(local, port)) == 0 ? socket : nullptr;
+    }
+
+    /// Keeps a finished flow's socket (still bound to local:port) for the next flow.
+    static void Give(Ptr<Node> node, Ipv4Address local, uint16_t port, Ptr<Socket> socket)
+    {
+        Ptr<RdmaSocketPool> pool = node->GetObject<RdmaSocketPool>();
+        if (!pool)
+        {
+            pool = CreateObject<RdmaSocketPool>();
+            node->AggregateObject(pool);
+        }
+        socket->SetRecvCallback(MakeCallback(&RdmaSocketPool::Drop));
+        pool->m_idle[{local.Get(), port}] = socket;
+    }
+
+protected:
+    void DoDispose() override
+    {
+        for (auto& [key, socket] : m_idle)
+        {
+            socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+            socket->Close();
+        }
+        m_idle.clear();
+        Object::DoDispose();
+    }
+
+private:
+    static void Drop(Ptr<Socket> socket)
+    {
+        while (socket->Recv())
+        {
+        }
+    }
+
+    std::map<std::pair<uint32_t, uint16_t>, Ptr<Socket>> m_idle;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(RdmaSocketPool);
 
 // ------------------------------------------------------------------------------------ RdmaHeader
 
@@ -339,14 +417,11 @@ RdmaSender::StartApplication()
     m_lastTx = m_lastProgress = Simulator::Now();
     m_nextTxNs = static_cast<double>(Simulator::Now().GetNanoSeconds());
 
-    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    NS_ABORT_MSG_IF(m_socket->Bind(InetSocketAddress(m_local, m_port)) != 0,
-                    "RdmaSender: cannot bind " << m_local << ":" << m_port << " on node "
-                                               << GetNode()->GetId());
-    if (m_ecnCapable)
-    {
-        m_socket->SetIpTos(kEcnEct0);
-    }
+    m_socket = RdmaSocketPool::Take(GetNode(), m_local, m_port);
+    NS_ABORT_MSG_IF(!m_socket, "RdmaSender: cannot bind " << m_local << ":" << m_port << " on node "
+                                                          << GetNode()->GetId());
+    m_socket->SetIpTos(m_ecnCapable ? kEcnEct0 : 0);
+    m_socket->SetIpRecvTos(false);
     m_socket->SetRecvCallback(MakeCallback(&RdmaSender::HandleRead, this));
     NS_LOG_INFO("flow " << m_flowId << " starts: " << m_bytes << " bytes in " << m_total
                         << " packets at " << m_lineRate);
@@ -368,8 +443,7 @@ RdmaSender::StopEverything()
     m_increaseEvent.Cancel();
     if (m_socket)
     {
-        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-        m_socket->Close();
+        RdmaSocketPool::Give(GetNode(), m_local, m_port, m_socket);
         m_socket = nullptr;
     }
 }
@@ -768,10 +842,10 @@ RdmaReceiver::StartApplication()
 {
     NS_LOG_FUNCTION(this);
     NS_ABORT_MSG_IF(m_total == 0, "RdmaReceiver started without Setup");
-    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    NS_ABORT_MSG_IF(m_socket->Bind(InetSocketAddress(m_local, m_port)) != 0,
-                    "RdmaReceiver: cannot bind " << m_local << ":" << m_port << " on node "
-                                                 << GetNode()->GetId());
+    m_socket = RdmaSocketPool::Take(GetNode(), m_local, m_port);
+    NS_ABORT_MSG_IF(!m_socket, "RdmaReceiver: cannot bind " << m_local << ":" << m_port
+                                                            << " on node " << GetNode()->GetId());
+    m_socket->SetIpTos(0);
     m_socket->SetIpRecvTos(true);
     m_socket->SetRecvCallback(MakeCallback(&RdmaReceiver::HandleRead, this));
 }
@@ -788,8 +862,7 @@ RdmaReceiver::Close()
 {
     if (m_socket)
     {
-        m_socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-        m_socket->Close();
+        RdmaSocketPool::Give(GetNode(), m_local, m_port, m_socket);
         m_socket = nullptr;
     }
 }
@@ -949,6 +1022,7 @@ RdmaFlow::DoDispose()
     m_sender = nullptr;
     m_receiver = nullptr;
     m_self = nullptr;
+    m_onClosed = Callback<void>();
     Object::DoDispose();
 }
 
@@ -991,6 +1065,12 @@ void
 RdmaFlow::Finished()
 {
     m_receiver->Close();
+    if (!m_onClosed.IsNull())
+    {
+        Callback<void> cb = m_onClosed;
+        m_onClosed = Callback<void>();
+        cb();
+    }
     // The flow lets itself go once the sender's own call has returned (it runs inside it); the
     // caller may still hold it to read the applications' counters.
     Ptr<RdmaFlow> self = m_self;

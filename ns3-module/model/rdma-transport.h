@@ -364,6 +364,10 @@ public:
                                Ipv4Address senderAddress, uint16_t port, uint64_t bytes,
                                DataRate lineRate, Time start, Callback<void, Time> onComplete);
 
+    /// Called once both ends have closed (the sender has everything acknowledged): the flow's
+    /// port is free again on both nodes.
+    void SetClosedCallback(Callback<void> cb) { m_onClosed = cb; }
+
     Ptr<RdmaSender> GetSender() const { return m_sender; }
     Ptr<RdmaReceiver> GetReceiver() const { return m_receiver; }
     uint32_t GetFlowId() const;
@@ -384,6 +388,7 @@ private:
     Ptr<RdmaSender> m_sender;
     Ptr<RdmaReceiver> m_receiver;
     Ptr<RdmaFlow> m_self; //!< the flow while it runs (nothing else need hold it)
+    Callback<void> m_onClosed;
 };
 
 /**
