@@ -263,6 +263,18 @@ constexpr double kLlStepDataBytes = 524288.0 / 8 / 2;
 /// Slots of a connection's FIFO (NCCL_STEPS): what a sender may write before its receiver runs.
 constexpr double kFifoSteps = 8;
 
+/// What one channel's LL network sends get of their GPU's proxy thread, which reads the lines of
+/// every LL step that GPU sends across the network (`rate`: ScheduleContext::llNetSendRate). A
+/// channel's ring and tree leave each node from the GPU of its rail (channel c: GPU c mod ppn,
+/// as NCCL's duplicated channels c and c + nChannels / 2 share a search channel), so with more
+/// channels than GPUs a node, ceil(C / ppn) of them share each proxy.
+double
+LlProxyRate(double rate, const NcclCommInfo& comm, int C)
+{
+    const int ppn = std::max<int>(1, int(comm.ppn));
+    return rate / double((std::max(C, 1) + ppn - 1) / ppn);
+}
+
 /// Store-and-forward points of a Broadcast/Reduce chain (device/prims_simple.h, prims_ll128.h,
 /// transport/net.cc), in chunks held back where hop k lands, before rank k forwards:
 /// - Simple: a rank's CTA waits for a whole slice (the sender posts the FIFO tail after writing
@@ -418,7 +430,7 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
             {
                 // The LL send buffer of a network connection is in host memory and the proxy
                 // posts a step once it has checked every line's flags (transport/net.cc).
-                rate = std::min(rate, ctx.llNetSendRate);
+                rate = std::min(rate, LlProxyRate(ctx.llNetSendRate, cm, in.C));
             }
             hop.rateCap = std::isinf(rate) ? 0 : rate;
             for (uint32_t link : hop.path)
@@ -605,7 +617,8 @@ RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
             // Each network crossing of the longest chunk path sends a chunk (a rank's share of
             // a channel, up to a step) only once the proxy has read its lines in host memory.
             const double held = std::min(kLlStepDataBytes, in.S / (double(n) * in.C));
-            pipe.holdNs = LlRingNetworkCrossings(in.call, in.comm) * held / in.llNetSendRate * 1e9;
+            pipe.holdNs = LlRingNetworkCrossings(in.call, in.comm) * held /
+                          LlProxyRate(in.llNetSendRate, in.comm, in.C) * 1e9;
         }
         pipes.push_back(std::move(pipe));
     }
@@ -686,7 +699,8 @@ TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
             // step is held at each of them before it goes on. The per-channel reading is a
             // delay of its own, not a share of NCCL's LL ceiling for the whole operation.
             const double held = std::min(kLlStepDataBytes, pipe.payload);
-            pipe.holdNs = (2 * CeilLog2(comm.nNodes) - 1) * held / in.llNetSendRate * 1e9;
+            pipe.holdNs = (2 * CeilLog2(comm.nNodes) - 1) * held /
+                          LlProxyRate(in.llNetSendRate, comm, in.C) * 1e9;
         }
         pipes.push_back(std::move(pipe));
     }

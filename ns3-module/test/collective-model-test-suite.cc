@@ -1290,6 +1290,23 @@ CollectiveModelTestCase::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop()
                                            << " us, want " << want);
         }
     }
+    // All 16 channels (64 KiB, 4 KiB a channel, on 2 x 8 H100): channels c and c + 8 leave each
+    // node from the same GPU, whose one proxy reads both: each channel's step is read at
+    // 1.5 GB/s, one hold of 4,096 B: 2.7307 us.
+    double end[2] = {0, 0};
+    for (int limited = 0; limited < 2; ++limited)
+    {
+        SimulatorGuard guard;
+        Bench b("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        b.model->SetAttribute("LlNetSendRate", DoubleValue(limited ? 3.0e9 : 0.0));
+        std::vector<CollectivePlan> plans;
+        end[limited] = Run(b, {b.Call(CollectiveKind::AllReduce, 65536)}, &plans)[0][0];
+        NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, "16 channels");
+    }
+    const double want = 4096 / 1.5e9 * 1e6;
+    NS_TEST_EXPECT_MSG_EQ(Near(end[1] - end[0], want, 1e-3), true,
+                          "16 channels: held " << end[1] - end[0] << " us, want " << want);
 }
 
 void
