@@ -178,7 +178,8 @@ CollectiveModel::GetTypeId()
                           "keeps a network connection's LL send buffer in host memory and its "
                           "proxy thread posts a step only once it has read every 16-byte line's "
                           "flags (transport/net.cc). Calibrated on one-channel LL broadcasts "
-                          "across 4 x 8 H100 (doc/collective-model.md); 0: no limit.",
+                          "across 4 x 8 H100 (doc/collective-model.md); 0: no limit. A "
+                          "topology's network_transport.ll_proxy_rate takes its place.",
                           DoubleValue(3.0e9), MakeDoubleAccessor(&CollectiveModel::m_llNetSendRate),
                           MakeDoubleChecker<double>(0));
     return tid;
@@ -319,7 +320,9 @@ CollectiveModel::GetScheduleContext() const
     ctx.netEfficiency = m_netEfficiency * ctx.topology->transport.bandwidthShare;
     ctx.netMessageLatencyUs = ctx.topology->transport.messageLatencyUs;
     ctx.pxn = m_pxn;
-    ctx.llNetSendRate = m_llNetSendRate;
+    ctx.llNetSendRate = ctx.topology->transport.llProxyRate > 0
+                            ? ctx.topology->transport.llProxyRate
+                            : m_llNetSendRate;
     return ctx;
 }
 

@@ -133,7 +133,7 @@ ResolveGpuSpecDir(const std::string& file, const std::string& fromFile,
 void
 ReadNetworkTransport(Topology& topo, const Fields& t)
 {
-    t.Allow({"kind", "message_latency", "bandwidth_share", "source"});
+    t.Allow({"kind", "message_latency", "bandwidth_share", "ll_proxy_rate", "source"});
     static const std::set<std::string> kinds = {"ib",   "ib-no-gdr", "roce",  "efa",
                                                 "tcpx", "tcpxo",     "socket"};
     Topology::NetworkTransport nt;
@@ -159,6 +159,10 @@ ReadNetworkTransport(Topology& topo, const Fields& t)
     if (nt.bandwidthShare > 1)
     {
         t.Fail("bandwidth_share", "a fraction of the NIC line rate: above 0, at most 1");
+    }
+    if (t.Has("ll_proxy_rate"))
+    {
+        nt.llProxyRate = t.Bandwidth("ll_proxy_rate");
     }
     nt.source = t.String("source", "");
     topo.transport = nt;

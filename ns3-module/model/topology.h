@@ -132,7 +132,11 @@ public:
         std::string kind = "ib";     //!< ib, ib-no-gdr, roce, efa, tcpx, tcpxo, socket
         double messageLatencyUs = 0; //!< per network message, beyond the links' latency
         double bandwidthShare = 1.0; //!< of the NIC line rate
-        std::string source;          //!< where the figures come from
+        /// Data bytes/s a GPU's proxy thread reads LL steps at, before it sends them (NCCL keeps
+        /// a network connection's LL send buffer in host memory); 0: the collective model's
+        /// LlNetSendRate.
+        double llProxyRate = 0;
+        std::string source; //!< where the figures come from
     };
     NetworkTransport transport;
 

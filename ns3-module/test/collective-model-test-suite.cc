@@ -1307,6 +1307,32 @@ CollectiveModelTestCase::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop()
     const double want = 4096 / 1.5e9 * 1e6;
     NS_TEST_EXPECT_MSG_EQ(Near(end[1] - end[0], want, 1e-3), true,
                           "16 channels: held " << end[1] - end[0] << " us, want " << want);
+
+    // A cluster whose transport states its proxy's rate (network_transport.ll_proxy_rate,
+    // 2.0 GB/s) has it in place of the attribute: one channel, 4 KiB, one hold of 2.048 us.
+    const std::string path = "/tmp/eidolon-collective-test-ll-proxy.yaml";
+    std::ofstream(path) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                        << R"(name: ll-proxy-2node
+generate:
+  nodes: 2
+  node: {type: dgx-h100}
+network_transport: {kind: ib, ll_proxy_rate: 2GB/s}
+)";
+    double stated[2] = {0, 0};
+    for (int limited = 0; limited < 2; ++limited)
+    {
+        SimulatorGuard guard;
+        Bench b(limited ? path : std::string("default"),
+                {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        if (!limited)
+        {
+            b.model->SetAttribute("LlNetSendRate", DoubleValue(0));
+        }
+        stated[limited] = Run(b, {b.Call(CollectiveKind::AllReduce, 4096)})[0][0];
+    }
+    NS_TEST_EXPECT_MSG_EQ(Near(stated[1] - stated[0], 4096 / 2.0e9 * 1e6, 1e-3), true,
+                          "ll_proxy_rate: held " << stated[1] - stated[0] << " us");
 }
 
 void

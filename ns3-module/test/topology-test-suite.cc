@@ -558,6 +558,14 @@ TopologyTestCase::NetworkTransport()
     NS_TEST_EXPECT_MSG_EQ(tcpxo->transport.kind, "tcpxo", "");
     NS_TEST_EXPECT_MSG_EQ(tcpxo->transport.messageLatencyUs, 48.0, "");
     NS_TEST_EXPECT_MSG_EQ(tcpxo->transport.bandwidthShare, 0.94, "");
+    // The proxy's LL read rate: the collective model's own unless the file gives one.
+    NS_TEST_EXPECT_MSG_EQ(ib->transport.llProxyRate, 0.0, "");
+    auto proxy = ReadTopologyFromString(WithSpecs("name: p\n" + cluster + R"(network_transport:
+  kind: ib
+  ll_proxy_rate: 2.5GB/s
+)"),
+                                        "p.yaml");
+    NS_TEST_EXPECT_MSG_EQ(proxy->transport.llProxyRate, 2.5e9, "");
     // A stack with no default figure must state its own; a share above 1 is refused.
     std::string p = Tmp().Write("tcpx.yaml", WithSpecs("name: x\n" + cluster + R"(network_transport:
   kind: tcpx
