@@ -200,6 +200,14 @@ TreeLl128Chunk(double channelBytes, uint32_t nNodes, double ppn)
     return double(chunk / kLl128Grain * kLl128Grain);
 }
 
+/// What one channel's CTA copies: NCCL's per-link figure times the protocol's data fraction and
+/// the share of its threads the op runs with, before any of NCCL's per-operation ceilings.
+double
+ChannelWriteRate(const NcclCommInfo& comm, double eProto, double threadShare)
+{
+    return comm.channelBandwidth * eProto * threadShare;
+}
+
 /// Per-channel data rate the senders can issue: one CTA's copy rate times the protocol's data
 /// fraction and the share of its threads the op runs with (CollectivePlan::threadShare), and NCCL's
 /// own per-channel protocol limits (LL total, LL128 per search channel) spread over the channels
@@ -211,7 +219,7 @@ CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, do
     const int ccIdx = CompCapIndex(comm.minCompCap);
     const int index2 = comm.nNodes <= 2 ? int(comm.nNodes) - 1 : 2;
     const int index1 = comm.nNodes == 1 ? ccIdx : (amd ? 1 : 0);
-    double cta = comm.channelBandwidth * eProto * threadShare;
+    double cta = ChannelWriteRate(comm, eProto, threadShare);
     const double commCh = std::max(comm.channels, 1);
     if (a == kRing && p == kSimple && comm.nNodes > 1)
     {
@@ -441,8 +449,25 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
             const double hopUs = hop.network ? hops.netHopUs : hops.intraHopUs;
             hop.latencyNs = std::max(double(topo.PathLatencyNs(hop.path)), hopUs * 1000.0);
             hop.rate = rate;
+            if (in.p == kLL)
+            {
+                // A held step is written and read at the channel's own rates, whatever NCCL's
+                // LL ceiling for the whole operation leaves each channel to stream (as the
+                // holds of LL rings and trees).
+                hop.rate = ChannelWriteRate(cm, m_eProto, plan.threadShare);
+                if (hop.network && ctx.llNetSendRate > 0)
+                {
+                    hop.rate = std::min(hop.rate, LlProxyRate(ctx.llNetSendRate, cm, in.C));
+                }
+                for (uint32_t link : hop.path)
+                {
+                    const double e = LinkEfficiency(ctx, link, cm.nvlinkEfficiency);
+                    hop.rate =
+                        std::min(hop.rate, m_eProto * topo.ChannelBandwidth(link) * e / uses[link]);
+                }
+            }
             hop.heldBytes = ChainStageChunks(in.p, hop.network) * chunk;
-            hop.stageNs = hop.heldBytes / rate * 1e9;
+            hop.stageNs = hop.heldBytes / hop.rate * 1e9;
         }
     }
 }
