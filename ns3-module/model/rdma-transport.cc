@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace ns3
 {
@@ -55,39 +56,53 @@ uint32_t g_nextFlowId = 1;
 } // namespace
 
 /**
- * UDP sockets of finished flows, by local address and port, kept bound on their node for the next
- * flow that binds the same: ns-3.37's UdpL4Protocol holds every socket it ever created until the
- * end of the run (it has no RemoveSocket), so a socket per flow end would grow without bound over
- * a run of millions of flows. An idle socket drops what still arrives for its finished flow.
+ * What the RDMA transport keeps on a node (aggregated to it, so it goes with the node):
+ * - the flows this node sends that are still running: a flow's applications are not added to its
+ *   nodes (a node keeps its applications for the whole run), so the sender's node holds the flow,
+ *   and through it both applications, until the sender has everything acknowledged; whatever still
+ *   runs when the node is disposed is disposed with it;
+ * - the UDP sockets of finished flows, by local address and port, kept bound for the next flow
+ *   that binds the same: ns-3.37's UdpL4Protocol holds every socket it ever created until the end
+ *   of the run (it has no RemoveSocket), so a socket per flow end would grow without bound over a
+ *   run of millions of flows. An idle socket drops what still arrives for its finished flow.
  */
-class RdmaSocketPool : public Object
+class RdmaNodeState : public Object
 {
 public:
     static TypeId GetTypeId()
     {
-        static TypeId tid = TypeId("ns3::eidolon::RdmaSocketPool")
+        static TypeId tid = TypeId("ns3::eidolon::RdmaNodeState")
                                 .SetParent<Object>()
                                 .SetGroupName("Eidolon")
-                                .AddConstructor<RdmaSocketPool>();
+                                .AddConstructor<RdmaNodeState>();
         return tid;
+    }
+
+    /// The node's state, aggregated to it on first use.
+    static Ptr<RdmaNodeState> Of(Ptr<Node> node)
+    {
+        Ptr<RdmaNodeState> state = node->GetObject<RdmaNodeState>();
+        if (!state)
+        {
+            state = CreateObject<RdmaNodeState>();
+            node->AggregateObject(state);
+        }
+        return state;
     }
 
     /// A UDP socket on `node` bound to local:port: an idle one, else a new one (null if the
     /// address is taken by a running flow).
     static Ptr<Socket> Take(Ptr<Node> node, Ipv4Address local, uint16_t port)
     {
-        Ptr<RdmaSocketPool> pool = node->GetObject<RdmaSocketPool>();
-        if (pool)
+        Ptr<RdmaNodeState> state = Of(node);
+        auto it = state->m_idle.find({local.Get(), port});
+        if (it != state->m_idle.end())
         {
-            auto it = pool->m_idle.find({local.Get(), port});
-            if (it != pool->m_idle.end())
-            {
-                Ptr<Socket> socket = it->second;
-                pool->m_idle.erase(it);
-                Drop(socket);
-                socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-                return socket;
-            }
+            Ptr<Socket> socket = it->second;
+            state->m_idle.erase(it);
+            Drop(socket);
+            socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+            return socket;
         }
         Ptr<Socket> socket = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
         return socket->Bind(InetSocketAddress(local, port)) == 0 ? socket : nullptr;
@@ -96,19 +111,21 @@ public:
     /// Keeps a finished flow's socket (still bound to local:port) for the next flow.
     static void Give(Ptr<Node> node, Ipv4Address local, uint16_t port, Ptr<Socket> socket)
     {
-        Ptr<RdmaSocketPool> pool = node->GetObject<RdmaSocketPool>();
-        if (!pool)
-        {
-            pool = CreateObject<RdmaSocketPool>();
-            node->AggregateObject(pool);
-        }
-        socket->SetRecvCallback(MakeCallback(&RdmaSocketPool::Drop));
-        pool->m_idle[{local.Get(), port}] = socket;
+        socket->SetRecvCallback(MakeCallback(&RdmaNodeState::Drop));
+        Of(node)->m_idle[{local.Get(), port}] = socket;
     }
+
+    std::set<Ptr<RdmaFlow>> m_running; //!< flows this node sends, until their sender is done
 
 protected:
     void DoDispose() override
     {
+        std::set<Ptr<RdmaFlow>> running;
+        running.swap(m_running);
+        for (const Ptr<RdmaFlow>& flow : running)
+        {
+            flow->Dispose();
+        }
         for (auto& [key, socket] : m_idle)
         {
             socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
@@ -129,7 +146,7 @@ private:
     std::map<std::pair<uint32_t, uint16_t>, Ptr<Socket>> m_idle;
 };
 
-NS_OBJECT_ENSURE_REGISTERED(RdmaSocketPool);
+NS_OBJECT_ENSURE_REGISTERED(RdmaNodeState);
 
 // ------------------------------------------------------------------------------------ RdmaHeader
 
@@ -417,7 +434,7 @@ RdmaSender::StartApplication()
     m_lastTx = m_lastProgress = Simulator::Now();
     m_nextTxNs = static_cast<double>(Simulator::Now().GetNanoSeconds());
 
-    m_socket = RdmaSocketPool::Take(GetNode(), m_local, m_port);
+    m_socket = RdmaNodeState::Take(GetNode(), m_local, m_port);
     NS_ABORT_MSG_IF(!m_socket, "RdmaSender: cannot bind " << m_local << ":" << m_port << " on node "
                                                           << GetNode()->GetId());
     m_socket->SetIpTos(m_ecnCapable ? kEcnEct0 : 0);
@@ -443,7 +460,7 @@ RdmaSender::StopEverything()
     m_increaseEvent.Cancel();
     if (m_socket)
     {
-        RdmaSocketPool::Give(GetNode(), m_local, m_port, m_socket);
+        RdmaNodeState::Give(GetNode(), m_local, m_port, m_socket);
         m_socket = nullptr;
     }
 }
@@ -842,7 +859,7 @@ RdmaReceiver::StartApplication()
 {
     NS_LOG_FUNCTION(this);
     NS_ABORT_MSG_IF(m_total == 0, "RdmaReceiver started without Setup");
-    m_socket = RdmaSocketPool::Take(GetNode(), m_local, m_port);
+    m_socket = RdmaNodeState::Take(GetNode(), m_local, m_port);
     NS_ABORT_MSG_IF(!m_socket, "RdmaReceiver: cannot bind " << m_local << ":" << m_port
                                                             << " on node " << GetNode()->GetId());
     m_socket->SetIpTos(0);
@@ -862,7 +879,7 @@ RdmaReceiver::Close()
 {
     if (m_socket)
     {
-        RdmaSocketPool::Give(GetNode(), m_local, m_port, m_socket);
+        RdmaNodeState::Give(GetNode(), m_local, m_port, m_socket);
         m_socket = nullptr;
     }
 }
@@ -1019,9 +1036,17 @@ RdmaFlow::GetFlowId() const
 void
 RdmaFlow::DoDispose()
 {
+    // Disposed while running (its node went first): stop both ends.
+    if (m_sender)
+    {
+        m_sender->Dispose();
+    }
+    if (m_receiver)
+    {
+        m_receiver->Dispose();
+    }
     m_sender = nullptr;
     m_receiver = nullptr;
-    m_self = nullptr;
     m_onClosed = Callback<void>();
     Object::DoDispose();
 }
@@ -1047,15 +1072,16 @@ RdmaFlow::Install(Ptr<RdmaSender> snd, Ptr<RdmaReceiver> rcv, Ptr<Node> sender, 
     snd->SetFinishedCallback(Callback<void>([raw]() { raw->Finished(); }));
 
     // The applications run on the nodes without being added to them: a node keeps its
-    // applications for the whole run, and a run carries millions of flows. The flow holds itself
-    // (and so both applications) until the sender is done; as Node::AddApplication, each
-    // application is initialized (its start scheduled) in its node's context.
+    // applications for the whole run, and a run carries millions of flows. The sender's node
+    // holds the flow (and so both applications) until the sender is done; as
+    // Node::AddApplication, each application is initialized (its start scheduled) in its node's
+    // context.
     const Time delay = std::max(Time(0), start - Simulator::Now());
     rcv->SetStartTime(Time(0)); // listening before anything can arrive
     snd->SetStartTime(delay);
     rcv->SetNode(receiver);
     snd->SetNode(sender);
-    flow->m_self = flow;
+    RdmaNodeState::Of(sender)->m_running.insert(flow);
     Simulator::ScheduleWithContext(receiver->GetId(), Time(0), &Application::Initialize, rcv);
     Simulator::ScheduleWithContext(sender->GetId(), Time(0), &Application::Initialize, snd);
     return flow;
@@ -1073,8 +1099,8 @@ RdmaFlow::Finished()
     }
     // The flow lets itself go once the sender's own call has returned (it runs inside it); the
     // caller may still hold it to read the applications' counters.
-    Ptr<RdmaFlow> self = m_self;
-    m_self = nullptr;
+    Ptr<RdmaFlow> self(this);
+    RdmaNodeState::Of(m_sender->GetNode())->m_running.erase(self);
     Simulator::ScheduleNow([self]() {});
 }
 

@@ -340,8 +340,9 @@ private:
  * \ingroup eidolon
  * \brief One RDMA-like flow: a sender application on one node, a receiver on another, both on the
  * flow's UDP port; Start() runs them. The applications are not added to the nodes (a node keeps
- * its applications for the whole run): the flow holds them, and itself, until the sender has
- * everything acknowledged, then lets go (a caller that keeps the flow can still read them).
+ * its applications for the whole run): the flow holds them, and the sender's node holds the flow,
+ * until the sender has everything acknowledged (a caller that keeps the flow can still read them
+ * afterwards); a flow still running when its sender's node is disposed is disposed with it.
  */
 class RdmaFlow : public Object
 {
@@ -387,7 +388,6 @@ private:
 
     Ptr<RdmaSender> m_sender;
     Ptr<RdmaReceiver> m_receiver;
-    Ptr<RdmaFlow> m_self; //!< the flow while it runs (nothing else need hold it)
     Callback<void> m_onClosed;
 };
 

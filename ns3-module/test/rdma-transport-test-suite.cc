@@ -246,6 +246,7 @@ public:
     void LostMiddleTailAndFinalAckRecover();
     void DcqcnRateStateMachineFollowsThePaper();
     void PortIsReusableAfterAFlowAndCallbacksFireOnce();
+    void FlowsLeaveNothingOnTheirNodes();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -648,6 +649,38 @@ RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce()
     NS_TEST_EXPECT_MSG_NE(a->GetFlowId(), b->GetFlowId(), "");
 }
 
+// A run carries millions of flows: a flow adds no application to its nodes, its closed-callback
+// fires once both ends have closed, and a flow still running when its sender's node is disposed
+// (the simulation stopped first) is disposed with it.
+void
+RdmaTransportTestCase::FlowsLeaveNothingOnTheirNodes()
+{
+    SimulatorGuard guard;
+    const DataRate rate("10Gb/s");
+    Star s = MakeStar(2, rate, rate, Bottleneck::Fifo);
+    Completion done;
+    uint32_t closed = 0;
+    Ptr<RdmaFlow> a = RdmaFlow::Start(s.hosts.Get(0), s.hosts.Get(1), s.addr[1], s.addr[0], 4000,
+                                      100000, rate, Time(0), done.Cb());
+    a->SetClosedCallback(Callback<void>([&closed]() { ++closed; }));
+    Simulator::Run();
+    NS_TEST_EXPECT_MSG_EQ(done.calls.size(), 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(closed, 1u, "closed once, after the sender was done");
+    NS_TEST_EXPECT_MSG_EQ(a->GetSender()->IsFinished(), true, "");
+    NS_TEST_EXPECT_MSG_EQ(s.hosts.Get(0)->GetNApplications(), 0u, "no application left");
+    NS_TEST_EXPECT_MSG_EQ(s.hosts.Get(1)->GetNApplications(), 0u, "no application left");
+
+    // 100 MB at 10 Gb/s takes 80 ms; the simulation stops after 1 ms.
+    Completion never;
+    Ptr<RdmaFlow> b = RdmaFlow::Start(s.hosts.Get(0), s.hosts.Get(1), s.addr[1], s.addr[0], 4000,
+                                      100000000, rate, Simulator::Now(), never.Cb());
+    Simulator::Stop(MilliSeconds(1));
+    Simulator::Run();
+    NS_TEST_EXPECT_MSG_EQ(b->GetSender()->IsFinished(), false, "still running");
+    s.hosts.Get(0)->Dispose();
+    NS_TEST_EXPECT_MSG_EQ(b->GetSender(), nullptr, "disposed with its sender's node");
+}
+
 namespace
 {
 class RdmaTransportTestSuite : public TestSuite
@@ -670,6 +703,8 @@ public:
              &RdmaTransportTestCase::DcqcnRateStateMachineFollowsThePaper},
             {"port_is_reusable_after_a_flow_and_callbacks_fire_once",
              &RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce},
+            {"flows_leave_nothing_on_their_nodes",
+             &RdmaTransportTestCase::FlowsLeaveNothingOnTheirNodes},
         };
         for (const auto& [name, check] : checks)
         {
