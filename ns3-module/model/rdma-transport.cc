@@ -1066,7 +1066,7 @@ RdmaFlow::Install(Ptr<RdmaSender> snd, Ptr<RdmaReceiver> rcv, Ptr<Node> sender, 
     Ptr<RdmaFlow> flow = CreateObject<RdmaFlow>();
     flow->m_sender = snd;
     flow->m_receiver = rcv;
-    // Both sockets close once the sender has everything acknowledged (the receiver answers
+    // Both ends close once the sender has everything acknowledged (the receiver answers
     // duplicates until then, so a lost final ACK cannot leave the sender retrying forever).
     RdmaFlow* raw = PeekPointer(flow);
     snd->SetFinishedCallback(Callback<void>([raw]() { raw->Finished(); }));

@@ -358,8 +358,8 @@ public:
      * fires once with Simulator::Now() when the receiver has every byte in order. The applications
      * take their attributes from the defaults
      * (Config::SetDefault("ns3::eidolon::RdmaSender::PayloadSize", ...)). The port must be free on
-     * both addresses until the flow is done (both sockets close when the sender has everything
-     * acknowledged).
+     * both addresses until the flow is done (both ends close when the sender has everything
+     * acknowledged; their sockets stay bound, idle, for the next flow on that address and port).
      */
     static Ptr<RdmaFlow> Start(Ptr<Node> sender, Ptr<Node> receiver, Ipv4Address receiverAddress,
                                Ipv4Address senderAddress, uint16_t port, uint64_t bytes,

@@ -609,8 +609,8 @@ RdmaTransportTestCase::DcqcnRateStateMachineFollowsThePaper()
         1e-12, "");
 }
 
-// Sockets close when a flow is done, so the same port carries the next flow between the same hosts;
-// onComplete fires once per flow.
+// A flow's sockets are free once it is done (idle, kept bound for the next flow), so the same port
+// carries the next flow between the same hosts; onComplete fires once per flow.
 void
 RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce()
 {
