@@ -542,24 +542,40 @@ PacketModel::Segments(const FlowSpec& spec) const
 }
 
 uint16_t
-PacketModel::AllocatePort(uint32_t /*dst*/)
+PacketModel::AllocatePort(uint32_t src, uint32_t dst)
 {
-    // One port space for the whole model: a port names a flow in both directions, so it must be
-    // unique at its sender as well as at its receiver.
-    auto& inUse = m_portsInUse[0];
-    uint16_t& next = m_nextPort[0];
-    if (next < kFirstPort || m_transport == Transport::Rdma)
+    if (m_transport == Transport::Rdma)
     {
-        // RDMA: the lowest free port, so that the ports a run uses stay as few as the flows in
-        // flight (the transport keeps each node's finished UDP sockets, bound, for reuse). Its
-        // ports are given back only once both ends have closed. TCP goes round the port space.
-        next = kFirstPort;
+        // RDMA: the lowest port free at both ends. The transport keeps each node's finished UDP
+        // sockets bound for reuse, and every packet a node receives is matched against all of its
+        // bound sockets, so a node's ports must stay as few as the flows it has in flight at
+        // once, not as many as the whole model has. A port is given back only once both ends of
+        // its flow have closed.
+        std::set<uint16_t>& atSrc = m_portsAtDevice[src];
+        std::set<uint16_t>& atDst = m_portsAtDevice[dst];
+        for (uint32_t port = kFirstPort; port <= kLastPort; ++port)
+        {
+            if (!atSrc.count(uint16_t(port)) && !atDst.count(uint16_t(port)))
+            {
+                atSrc.insert(uint16_t(port));
+                atDst.insert(uint16_t(port));
+                return uint16_t(port);
+            }
+        }
+        NS_ABORT_MSG("PacketModel: more than " << (kLastPort - kFirstPort + 1)
+                                               << " flows in flight at one device");
+    }
+    // TCP: one port space for the whole model, gone round (a port names a flow in both
+    // directions, so it must be unique at its sender as well as at its receiver).
+    if (m_nextPort < kFirstPort)
+    {
+        m_nextPort = kFirstPort;
     }
     for (uint32_t tries = 0; tries <= uint32_t(kLastPort - kFirstPort); ++tries)
     {
-        uint16_t port = next;
-        next = (next == kLastPort) ? kFirstPort : uint16_t(next + 1);
-        if (inUse.insert(port).second)
+        const uint16_t port = m_nextPort;
+        m_nextPort = (m_nextPort == kLastPort) ? kFirstPort : uint16_t(m_nextPort + 1);
+        if (m_portsInFlight.insert(port).second)
         {
             return port;
         }
@@ -567,6 +583,18 @@ PacketModel::AllocatePort(uint32_t /*dst*/)
     NS_ABORT_MSG("PacketModel: more than " << (kLastPort - kFirstPort + 1)
                                            << " flows in flight at once");
     return 0;
+}
+
+void
+PacketModel::ReleasePort(uint32_t src, uint32_t dst, uint16_t port)
+{
+    if (m_transport == Transport::Rdma)
+    {
+        m_portsAtDevice[src].erase(port);
+        m_portsAtDevice[dst].erase(port);
+        return;
+    }
+    m_portsInFlight.erase(port);
 }
 
 void
@@ -652,7 +680,7 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
         Simulator::Schedule(delay + latency, &PacketModel::SegmentDone, this, id, seg, 0);
         return;
     }
-    const uint16_t port = AllocatePort(seg.dst);
+    const uint16_t port = AllocatePort(seg.src, seg.dst);
     InstallPath(seg, port);
     Ptr<Node> receiver = m_nodes.Get(seg.dst);
     Ptr<Node> sender = m_nodes.Get(seg.src);
@@ -682,7 +710,7 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
             [this, seg, port]()
             {
                 RemovePath(seg, port);
-                m_portsInUse[0].erase(port);
+                ReleasePort(seg.src, seg.dst, port);
             }));
         return;
     }
@@ -701,7 +729,7 @@ PacketModel::SegmentDone(FlowId id, const Segment& seg, uint16_t port)
     if (port != 0)
     {
         RemovePath(seg, port); // late acknowledgements fall back to the default path
-        m_portsInUse[0].erase(port);
+        ReleasePort(seg.src, seg.dst, port);
     }
     auto it = m_active.find(id);
     if (it == m_active.end() || --it->second.segmentsLeft > 0)

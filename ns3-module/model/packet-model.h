@@ -106,7 +106,8 @@ private:
     };
     void ConfigureTcp() const;
     std::vector<Segment> Segments(const FlowSpec& spec) const;
-    uint16_t AllocatePort(uint32_t dst);
+    uint16_t AllocatePort(uint32_t src, uint32_t dst);
+    void ReleasePort(uint32_t src, uint32_t dst, uint16_t port);
     void InstallPath(const Segment& seg, uint16_t port);
     void RemovePath(const Segment& seg, uint16_t port);
     void StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap, Time start);
@@ -114,14 +115,15 @@ private:
 
     Ptr<const Topology> m_topology;
     NodeContainer m_nodes;
-    std::vector<Ptr<NetDevice>> m_channelDevice;    //!< sending device of each channel
-    std::vector<uint32_t> m_channelInterface;       //!< its IPv4 interface index
-    std::vector<Ipv4Address> m_channelPeerAddress;  //!< address of the receiving end
-    std::vector<Ipv4Address> m_canonical;           //!< per device
+    std::vector<Ptr<NetDevice>> m_channelDevice;   //!< sending device of each channel
+    std::vector<uint32_t> m_channelInterface;      //!< its IPv4 interface index
+    std::vector<Ipv4Address> m_channelPeerAddress; //!< address of the receiving end
+    std::vector<Ipv4Address> m_canonical;          //!< per device
     std::unordered_map<uint32_t, uint32_t> m_deviceOfAddress;
     std::vector<Ptr<FlowPathRouting>> m_routing;
-    std::map<uint32_t, std::set<uint16_t>> m_portsInUse; //!< per receiving device
-    std::map<uint32_t, uint16_t> m_nextPort;
+    std::set<uint16_t> m_portsInFlight; //!< TCP: one port space for the whole model
+    uint16_t m_nextPort = 0;            //!< TCP: where the round of the port space goes on
+    std::map<uint32_t, std::set<uint16_t>> m_portsAtDevice; //!< RDMA: per device
     std::unordered_map<FlowId, ActiveFlow> m_active;
     FlowId m_nextId = 1;
     NetworkModelStats m_stats;
