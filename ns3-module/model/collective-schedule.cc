@@ -428,44 +428,31 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
         }
     }
     const double chunk = std::min(ChainChunkBytes(in.p), m_payload);
+    const double inf = std::numeric_limits<double>::infinity();
+    // The LL send buffer of a network connection is in host memory and the proxy posts a step
+    // once it has checked every line's flags (transport/net.cc).
+    const double proxy =
+        in.p == kLL && ctx.llNetSendRate > 0 ? LlProxyRate(ctx.llNetSendRate, cm, in.C) : inf;
+    // A held LL step is written and read at the channel's own rates, whatever NCCL's LL ceiling
+    // for the whole operation leaves each channel to stream (as the holds of LL rings and trees).
+    const double write = in.p == kLL ? ChannelWriteRate(cm, m_eProto, plan.threadShare) : inf;
     for (Channel& ch : m_channels)
     {
         for (uint32_t k = 1; k < m_n; ++k)
         {
             Hop& hop = ch.hops[k];
-            double rate = m_cta > 0 ? m_cta : std::numeric_limits<double>::infinity();
-            if (hop.network && in.p == kLL && ctx.llNetSendRate > 0)
-            {
-                // The LL send buffer of a network connection is in host memory and the proxy
-                // posts a step once it has checked every line's flags (transport/net.cc).
-                rate = std::min(rate, LlProxyRate(ctx.llNetSendRate, cm, in.C));
-            }
-            hop.rateCap = std::isinf(rate) ? 0 : rate;
+            const double sent = hop.network ? proxy : inf;
+            const double cap = std::min(m_cta > 0 ? m_cta : inf, sent);
+            hop.rateCap = std::isinf(cap) ? 0 : cap;
+            double links = inf;
             for (uint32_t link : hop.path)
             {
                 const double e = LinkEfficiency(ctx, link, cm.nvlinkEfficiency);
-                rate = std::min(rate, m_eProto * topo.ChannelBandwidth(link) * e / uses[link]);
+                links = std::min(links, m_eProto * topo.ChannelBandwidth(link) * e / uses[link]);
             }
+            hop.rate = std::min(in.p == kLL ? std::min(write, sent) : cap, links);
             const double hopUs = hop.network ? hops.netHopUs : hops.intraHopUs;
             hop.latencyNs = std::max(double(topo.PathLatencyNs(hop.path)), hopUs * 1000.0);
-            hop.rate = rate;
-            if (in.p == kLL)
-            {
-                // A held step is written and read at the channel's own rates, whatever NCCL's
-                // LL ceiling for the whole operation leaves each channel to stream (as the
-                // holds of LL rings and trees).
-                hop.rate = ChannelWriteRate(cm, m_eProto, plan.threadShare);
-                if (hop.network && ctx.llNetSendRate > 0)
-                {
-                    hop.rate = std::min(hop.rate, LlProxyRate(ctx.llNetSendRate, cm, in.C));
-                }
-                for (uint32_t link : hop.path)
-                {
-                    const double e = LinkEfficiency(ctx, link, cm.nvlinkEfficiency);
-                    hop.rate =
-                        std::min(hop.rate, m_eProto * topo.ChannelBandwidth(link) * e / uses[link]);
-                }
-            }
             hop.heldBytes = ChainStageChunks(in.p, hop.network) * chunk;
             hop.stageNs = hop.heldBytes / hop.rate * 1e9;
         }
