@@ -3,6 +3,7 @@
  */
 #include "packet-model.h"
 
+#include "lossless-ecn-queue-disc.h"
 #include "rdma-transport.h"
 #include "topology.h"
 
@@ -206,8 +207,10 @@ PacketModel::GetTypeId()
                           MakeEnumChecker(Transport::Tcp, "tcp", Transport::Dctcp, "dctcp",
                                           Transport::Rdma, "rdma"))
             .AddAttribute("Queue",
-                          "Queue disc on every egress: RED marking ECN, drop-tail, or auto "
-                          "(drop-tail for TCP, which does not negotiate ECN; RED-ECN otherwise).",
+                          "Queue disc on every egress: ECN marking, drop-tail, or auto "
+                          "(drop-tail for TCP, which does not negotiate ECN; ECN otherwise). "
+                          "ECN marking is RED on a lossy fabric (it drops what it cannot mark) "
+                          "and LosslessEcnQueueDisc on a lossless one (it never drops).",
                           EnumValue(QueueKind::Auto),
                           MakeEnumAccessor(&PacketModel::m_queueKind),
                           MakeEnumChecker(QueueKind::Auto, "auto", QueueKind::RedEcn, "red-ecn",
@@ -239,14 +242,16 @@ PacketModel::GetTypeId()
                                           LosslessNetwork::LosslessAlways, "yes",
                                           LosslessNetwork::LosslessNever, "no"))
             .AddAttribute("EcnMinThreshold",
-                          "RED: queue length (packets) where marking starts, at least; a faster "
+                          "ECN: queue length (packets) where marking starts, at least; a faster "
                           "link marks from EcnThresholdDelay worth of its bytes.",
                           DoubleValue(20),
                           MakeDoubleAccessor(&PacketModel::m_ecnMinThreshold),
                           MakeDoubleChecker<double>(1))
             .AddAttribute("EcnMaxThreshold",
-                          "RED: queue length (packets) from which every packet is marked, at "
-                          "least (scaled like EcnMinThreshold); equal to it: DCTCP's step marking.",
+                          "ECN: queue length (packets) where RED's marking chance reaches 2%, "
+                          "at least (scaled like EcnMinThreshold); it rises on to every packet at "
+                          "twice this (RED's gentle mode). Equal to EcnMinThreshold (K): marking "
+                          "from K.",
                           DoubleValue(20),
                           MakeDoubleAccessor(&PacketModel::m_ecnMaxThreshold),
                           MakeDoubleChecker<double>(1))
@@ -397,8 +402,8 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
             tch.SetRootQueueDisc(m_queueDiscType);
             return tch;
         }
-        const QueueSize size =
-            kind != LinkKind::Net || losslessNetwork ? m_losslessQueueSize : m_queueSize;
+        const bool lossless = kind != LinkKind::Net || losslessNetwork;
+        const QueueSize size = lossless ? m_losslessQueueSize : m_queueSize;
         if (!red)
         {
             tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(size));
@@ -407,7 +412,18 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
         const double delayPackets = bytesPerSecond * m_ecnThresholdDelay.GetSeconds() / m_mtu;
         const double minTh = std::max(m_ecnMinThreshold, delayPackets);
         const double maxTh = std::max(m_ecnMaxThreshold, delayPackets);
-        // Instantaneous queue (QW = 1) as datacenter switches mark; ECN instead of early drops.
+        if (lossless)
+        {
+            // Marks ECN-capable packets as RED does and queues the rest: RED would drop an
+            // acknowledgement where it marks data, and a lossless link drops nothing.
+            tch.SetRootQueueDisc("ns3::eidolon::LosslessEcnQueueDisc",
+                                 "MaxSize", QueueSizeValue(size),
+                                 "MinTh", DoubleValue(minTh),
+                                 "MaxTh", DoubleValue(std::max(maxTh, minTh)));
+            return tch;
+        }
+        // Instantaneous queue (QW = 1) as datacenter switches mark; ECN instead of early drops
+        // of ECN-capable packets (the others are dropped: this fabric is lossy).
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
                              "MaxSize", QueueSizeValue(size),
                              "MinTh", DoubleValue(minTh),
@@ -444,6 +460,10 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
             if (auto red = DynamicCast<RedQueueDisc>(queues.Get(q)))
             {
                 stream += red->AssignStreams(stream);
+            }
+            else if (auto marking = DynamicCast<LosslessEcnQueueDisc>(queues.Get(q)))
+            {
+                stream += marking->AssignStreams(stream);
             }
         }
         Ipv4InterfaceContainer ifs = address.Assign(devices);

@@ -10,12 +10,15 @@
 #include "ns3/config.h"
 #include "ns3/enum.h"
 #include "ns3/flow-model.h"
+#include "ns3/node-list.h"
 #include "ns3/packet-model.h"
+#include "ns3/queue-disc.h"
 #include "ns3/queue-size.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/topology.h"
+#include "ns3/traffic-control-layer.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -107,6 +110,7 @@ public:
     void AFlowAcrossAMillisecondIsAsFastAsAny();
     void ManyFlowsInARowReusePortsAndSockets();
     void AnInfinibandFabricNeverDrops();
+    void AcknowledgementsCrossACongestedLosslessPort();
     void TwoAndFourFlowsShareABottleneck();
     void PacketsFollowTheFlowModelPaths();
     void RingAllreduceAgreesWithFlowModel();
@@ -263,6 +267,59 @@ PacketModelTestCase::AnInfinibandFabricNeverDrops()
             NS_TEST_EXPECT_MSG_GT_OR_EQ(last, 64 * 64000 / 10, "no faster than the port");
             NS_TEST_EXPECT_MSG_LT(last, 1000000, "no retransmission timeout");
         }
+    }
+}
+
+void
+PacketModelTestCase::AcknowledgementsCrossACongestedLosslessPort()
+{
+    // Three GPUs on one NVSwitch (NVLink: lossless), links of 10 GB/s and 1 us. gpu1 starts 16
+    // flows of 500 kB at once, 8 to gpu0 and 8 to gpu2, each at its line rate: its port into the
+    // switch is offered 16 times what it carries and queues far beyond the marking threshold
+    // (K = 20 packets) until the senders slow down. gpu0 sends 1 MB to gpu1, whose
+    // acknowledgements (not ECN-capable) leave through that congested port. A lossless port
+    // marks what it can and queues the rest: nothing is dropped anywhere, and the data is
+    // marked. RED there (before) dropped 16 RDMA acknowledgements where it marked data; an RDMA
+    // sender whose final ACK is dropped waits its 1 ms retransmission timeout, and a live 4 x 8
+    // RDMA run never drained. The RDMA flow of gpu0, alone on its links and paced at line rate,
+    // takes its fluid time, 1 MB / 10 GB/s + 2 us = 102 us; DCTCP's is longer, its ACK clock
+    // runs through the congested queue.
+    for (const char* transport : {"dctcp", "rdma"})
+    {
+        SimulatorGuard guard;
+        auto t = ::eidolon::test::StarTopology(3, 10e9, 1000, DeviceKind::NvSwitch);
+        std::vector<std::tuple<uint32_t, uint32_t, uint64_t>> flows{{0, 1, 1000000}};
+        for (int i = 0; i < 8; ++i)
+        {
+            flows.emplace_back(1, 0, 500000);
+            flows.emplace_back(1, 2, 500000);
+        }
+        auto finish = RunFlows(Packets(t, transport), flows);
+        NS_TEST_EXPECT_MSG_GT(*std::min_element(finish.begin(), finish.end()), 0, transport);
+        if (std::string(transport) == "rdma")
+        {
+            // Paced at line rate, not clocked by its acknowledgements: the fluid time.
+            const double fluid = 1000000 / 10e9 * 1e9 + 2000;
+            NS_TEST_EXPECT_MSG_LT_OR_EQ(std::abs(double(finish[0]) / fluid - 1), kLoneTolerance,
+                                        finish[0]);
+        }
+        uint64_t dropped = 0;
+        uint64_t marked = 0;
+        for (uint32_t n = 0; n < NodeList::GetNNodes(); ++n)
+        {
+            Ptr<Node> node = NodeList::GetNode(n);
+            Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
+            for (uint32_t d = 0; tc && d < node->GetNDevices(); ++d)
+            {
+                if (Ptr<QueueDisc> q = tc->GetRootQueueDiscOnDevice(node->GetDevice(d)))
+                {
+                    dropped += q->GetStats().nTotalDroppedPackets;
+                    marked += q->GetStats().nTotalMarkedPackets;
+                }
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(dropped, 0u, transport << ": a lossless port drops nothing");
+        NS_TEST_EXPECT_MSG_GT(marked, 0u, transport << ": the congested port marks");
     }
 }
 
@@ -439,6 +496,8 @@ public:
                  &PacketModelTestCase::ManyFlowsInARowReusePortsAndSockets, QUICK},
                 {"an_infiniband_fabric_never_drops",
                  &PacketModelTestCase::AnInfinibandFabricNeverDrops, QUICK},
+                {"acknowledgements_cross_a_congested_lossless_port",
+                 &PacketModelTestCase::AcknowledgementsCrossACongestedLosslessPort, QUICK},
                 {"two_and_four_flows_share_a_bottleneck",
                  &PacketModelTestCase::TwoAndFourFlowsShareABottleneck, QUICK},
                 {"packets_follow_the_flow_model_paths",
