@@ -1213,6 +1213,45 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
         NS_TEST_EXPECT_MSG_EQ(Near(free[0][8], wantFree, 1e-4), true,
                               free[0][8] << " us, want " << wantFree);
     }
+    // LL, 1 MiB on all 16 channels (64 KiB each; 512 threads: 1 MiB is not below 16 x 512 x 8
+    // x 16 ranks). Each channel streams at NCCL's LL ceiling over the channels, 39 / 16 =
+    // 2.4375 GB/s; a network hop sends at most the proxy's share, 3.0 / 2 = 1.5 GB/s (two
+    // channels leave from each rail GPU), and holds a 32 KiB step written at that rate (21.845
+    // us), which goes on downstream at the CTA's own 10.3 GB/s (3.181 us), not at the ceiling's
+    // 2.4375 (13.443 us). Channel c's ring enters node 0 at GPU c mod 8 and leaves it at GPU c - 1
+    // (its rail), so root 0's chain crosses the network once (c mod 8 = 0: 0..7, then node 1), or
+    // twice (node 0's GPUs from 0 up to c - 1, node 1, then node 0's c..7), the second time as
+    // hop c + 8 (not its last for c mod 8 <= 6). A crossing at hop m: G_m = G_(m-1) + 2.7 +
+    // 21.845; the crossing's own flow ends at G_(m-1) + 2.7 + 64 KiB / 1.5 GB/s = G_(m-1) +
+    // 46.391; the next hop forwards no sooner than that + 1 + 3.181 = G_(m-1) + 50.572, but its
+    // own flow ends later, at G_m + 1 + 64 KiB / 2.4375 GB/s = G_(m-1) + 52.432, and so do the
+    // hops after it, 1 us apart. Copy hops before: G_k = G_(k-1) + 1 (base 6.6).
+    // - Rank 0 (c mod 8 = 1: its hop out is the crossing): 6.6 + 46.391 = 52.991 us.
+    // - The last hop of a chain crossing twice: G_14 + 27.887 with G_14 = 6.6 + 12 + 2 x 24.545:
+    //   95.578 us, the operation's end (ranks 6 and 7, last on those chains).
+    // Were the held step written and forwarded at the ceiling's rate, each crossing would add
+    // 2.7 + 13.443 to G and the hop after it would end at the crossing's end + 1 + 13.443.
+    {
+        SimulatorGuard guard;
+        Bench c("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}});
+        c.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        std::vector<CollectivePlan> plans;
+        auto ends = Run(c, {c.Call(CollectiveKind::Broadcast, 1 << 20)}, &plans);
+        NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, "LL channels");
+        NS_TEST_EXPECT_MSG_EQ(plans[0].threadShare, 1.0, "LL threads");
+        const double stream = 39e9 / 16;
+        const double proxy = 3.0e9 / 2;
+        const double crossing = 2.7 + 32768 / proxy * 1e6; // G_m - G_(m-1)
+        const double root = 6.6 + 2.7 + 65536 / proxy * 1e6;
+        NS_TEST_EXPECT_MSG_EQ(Near(ends[0][0], root, 1e-4), true,
+                              "LL Broadcast on 16 channels, root: " << ends[0][0] << " us, want "
+                                                                    << root);
+        const double twice = 6.6 + 12 + 2 * crossing + 1 + 65536 / stream * 1e6;
+        const double last = *std::max_element(ends[0].begin(), ends[0].end());
+        NS_TEST_EXPECT_MSG_EQ(Near(last, twice, 1e-4), true,
+                              "LL Broadcast on 16 channels: " << last << " us, want " << twice);
+        NS_TEST_EXPECT_MSG_EQ(Near(ends[0][7], twice, 1e-4), true, ends[0][7]);
+    }
     // A ring across nodes streams at the same 24 GB/s per channel: Ring/Simple AllGather of
     // 64 MiB (one loop, 15 lockstep steps of 14 us after the 8.4 us base) moves 15/16 x S / 16
     // per channel: 218.4 us + 3.93 MiB / 24 GB/s.
