@@ -7,6 +7,8 @@
 //   {"kind":"device", ...} what the device and driver are
 // It is a plain CUDA/cuBLAS program (nvcc h100-sweep.cu -lcublas -lcublasLt -ldl); NCCL is loaded
 // with dlopen when a libnccl.so.2 is found, so the sweep runs without it too.
+#include "cuda-check.h"
+
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -22,16 +24,6 @@
 #include <string>
 #include <vector>
 
-#define CK(x)                                                                                      \
-    do                                                                                             \
-    {                                                                                              \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess)                                                                     \
-        {                                                                                          \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 #define CB(x)                                                                                      \
     do                                                                                             \
     {                                                                                              \

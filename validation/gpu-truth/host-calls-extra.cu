@@ -4,6 +4,8 @@
 // needs. Same method as h100-sweep's host costs: CPU wall clock around batches of calls, median of
 // batches, the first batch dropped. Build: nvcc -O2 -o host-calls-extra host-calls-extra.cu
 // Prints JSON Lines like h100-sweep ({"kind":"host",...}, {"kind":"pmu",...}).
+#include "cuda-check.h"
+
 #include <cuda_runtime.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -18,31 +20,31 @@
 #include <ctime>
 #include <vector>
 
-#define CK(x)                                                                                      \
-    do                                                                                             \
-    {                                                                                              \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess)                                                                     \
-        {                                                                                          \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));             \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+__global__ void
+EmptyKernel()
+{
+}
+static void
+HostNothing(void*)
+{
+}
+static void CUDART_CB
+CallbackNothing(cudaStream_t, cudaError_t, void*)
+{
+}
 
-__global__ void EmptyKernel() {}
-static void HostNothing(void*) {}
-static void CUDART_CB CallbackNothing(cudaStream_t, cudaError_t, void*) {}
-
-static double NowUs()
+static double
+NowUs()
 {
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
 
-template <class F>
-static void HostCost(const char* call, const char* detail, int batch, int batches, F&& body,
-                     cudaStream_t drain = nullptr)
+template<class F>
+static void
+HostCost(const char* call, const char* detail, int batch, int batches, F&& body,
+         cudaStream_t drain = nullptr)
 {
     std::vector<double> per;
     for (int b = 0; b < batches + 1; ++b)
@@ -63,7 +65,8 @@ static void HostCost(const char* call, const char* detail, int batch, int batche
     fflush(stdout);
 }
 
-static void ProbePmu()
+static void
+ProbePmu()
 {
     perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
@@ -81,7 +84,8 @@ static void ProbePmu()
         close(static_cast<int>(fd));
 }
 
-int main()
+int
+main()
 {
     ProbePmu();
     cudaStream_t s;
@@ -92,10 +96,12 @@ int main()
     timespec ts;
     HostCost("clock_gettime", "CLOCK_MONOTONIC", 1000, 20,
              [&] { clock_gettime(CLOCK_MONOTONIC, &ts); });
-    HostCost("cudaLaunchHostFunc", "empty host function", 256, 40,
-             [&] { CK(cudaLaunchHostFunc(s, HostNothing, nullptr)); }, s);
-    HostCost("cudaStreamAddCallback", "empty callback", 256, 40,
-             [&] { CK(cudaStreamAddCallback(s, CallbackNothing, nullptr, 0)); }, s);
+    HostCost(
+        "cudaLaunchHostFunc", "empty host function", 256, 40,
+        [&] { CK(cudaLaunchHostFunc(s, HostNothing, nullptr)); }, s);
+    HostCost(
+        "cudaStreamAddCallback", "empty callback", 256, 40,
+        [&] { CK(cudaStreamAddCallback(s, CallbackNothing, nullptr, 0)); }, s);
 
     cudaGraph_t graph;
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
@@ -105,7 +111,8 @@ int main()
     CK(cudaGraphInstantiate(&exec, graph, 0));
     CK(cudaGraphLaunch(exec, s));
     CK(cudaStreamSynchronize(s));
-    HostCost("cudaGraphLaunch", "one empty-kernel node", 256, 40,
-             [&] { CK(cudaGraphLaunch(exec, s)); }, s);
+    HostCost(
+        "cudaGraphLaunch", "one empty-kernel node", 256, 40, [&] { CK(cudaGraphLaunch(exec, s)); },
+        s);
     return 0;
 }

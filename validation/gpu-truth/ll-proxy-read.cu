@@ -17,6 +17,8 @@
 //   cold-read the proxy's flag check over steps the GPU wrote earlier (no race): read rate alone
 //
 // Build: nvcc -O2 -arch=sm_90 -o ll-proxy-read ll-proxy-read.cu -lpthread
+#include "cuda-check.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,17 +30,6 @@
 #include <thread>
 #include <vector>
 
-#define CK(x)                                                                                      \
-    do                                                                                             \
-    {                                                                                              \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess)                                                                     \
-        {                                                                                          \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));             \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 constexpr int kSlots = 8;       // NCCL_STEPS
 constexpr int kHeadStride = 16; // one 128-byte line per connection's head and FIFO
 
@@ -48,8 +39,9 @@ struct alignas(16) LlLine
 };
 
 // One CTA per connection: NCCL's LL send side for `steps` steps of `lines` lines each.
-__global__ void LlSender(LlLine* buffers, long long* fifo, unsigned long long* heads, int lines,
-                         long steps, int slots)
+__global__ void
+LlSender(LlLine* buffers, long long* fifo, unsigned long long* heads, int lines, long steps,
+         int slots)
 {
     const int c = blockIdx.x;
     LlLine* buffer = buffers + (size_t)c * slots * lines;
@@ -78,7 +70,8 @@ __global__ void LlSender(LlLine* buffers, long long* fifo, unsigned long long* h
     }
 }
 
-static double NowS()
+static double
+NowS()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -98,7 +91,8 @@ struct Buffers
     size_t lineCount = 0;
 };
 
-static Buffers Alloc(int channels, int slots, int lines)
+static Buffers
+Alloc(int channels, int slots, int lines)
 {
     Buffers b;
     b.lineCount = (size_t)channels * slots * lines;
@@ -110,7 +104,8 @@ static Buffers Alloc(int channels, int slots, int lines)
     return b;
 }
 
-static void Reset(Buffers& b, int channels, unsigned long long headStart)
+static void
+Reset(Buffers& b, int channels, unsigned long long headStart)
 {
     for (size_t i = 0; i < b.lineCount; ++i)
         b.lines[i] = LlLine{0, 0, 0, 0};
@@ -121,7 +116,8 @@ static void Reset(Buffers& b, int channels, unsigned long long headStart)
     }
 }
 
-static void Free(Buffers& b)
+static void
+Free(Buffers& b)
 {
     CK(cudaFreeHost(b.lines));
     CK(cudaFreeHost(b.fifo));
@@ -129,7 +125,8 @@ static void Free(Buffers& b)
 }
 
 // The proxy: one thread, passes over the connections as NCCL's progress loop does.
-static Result RunProxy(int channels, int threads, int lines, long steps)
+static Result
+RunProxy(int channels, int threads, int lines, long steps)
 {
     Buffers b = Alloc(channels, kSlots, lines);
     Reset(b, channels, 0);
@@ -193,7 +190,8 @@ static Result RunProxy(int channels, int threads, int lines, long steps)
 }
 
 // The same stores with every slot free from the start: the GPU's LL write rate to host memory.
-static Result RunGpuOnly(int channels, int threads, int lines, long steps)
+static Result
+RunGpuOnly(int channels, int threads, int lines, long steps)
 {
     Buffers b = Alloc(channels, kSlots, lines);
     Reset(b, channels, (unsigned long long)steps);
@@ -214,7 +212,8 @@ static Result RunGpuOnly(int channels, int threads, int lines, long steps)
 }
 
 // The proxy's check over steps already written (one slot per step, no reuse): its read rate alone.
-static Result RunColdRead(int threads, int lines, long steps)
+static Result
+RunColdRead(int threads, int lines, long steps)
 {
     Buffers b = Alloc(1, (int)steps, lines);
     Reset(b, 1, (unsigned long long)steps);
@@ -242,8 +241,9 @@ static Result RunColdRead(int threads, int lines, long steps)
     return Result{bytes / (t1 - t0) / 1e9, 1};
 }
 
-template <class F>
-static void Report(const char* mode, int channels, int threads, int lines, long steps, F&& run)
+template<class F>
+static void
+Report(const char* mode, int channels, int threads, int lines, long steps, F&& run)
 {
     std::vector<Result> runs;
     for (int r = 0; r < 6; ++r)
@@ -263,7 +263,8 @@ static void Report(const char* mode, int channels, int threads, int lines, long 
     fflush(stdout);
 }
 
-int main()
+int
+main()
 {
     const double perChannelBytes = 16.0 * 1024 * 1024;
     // NCCL's LL step: 64 KiB of lines (512 threads x 8 lines x 16 B), 32 KiB of data; smaller
@@ -279,8 +280,7 @@ int main()
             Report("gpu-only", 1, threads, lines, steps,
                    [&] { return RunGpuOnly(1, threads, lines, steps); });
         }
-        Report("cold-read", 1, 512, lines, steps,
-               [&] { return RunColdRead(512, lines, steps); });
+        Report("cold-read", 1, 512, lines, steps, [&] { return RunColdRead(512, lines, steps); });
     }
     return 0;
 }
