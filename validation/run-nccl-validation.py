@@ -556,10 +556,11 @@ EXPLANATIONS = [
           "no chunking rule of NCCL 2.24.3's NVLSTree gives (%s, \"Trees across nodes with "
           "LL128\")" % CM, False, sign=+1),
     _rule("nccl-allreduce-" + VP, 4 * MiB, 16 * MiB,
-          "NVLSTree: the model charges the tree's pipeline fill (3 chunks over 4 network stages) "
-          "at the steady-state NIC share of a head's CTA, while a chunk filling the tree crosses "
-          "less loaded NICs (%s, \"What is approximated\": pipeline fill)" % CM, True, sign=-1,
-          choice="NVLSTree"),
+          "NVLSTree, 8-16 MiB slower than the log: the model charges the tree's pipeline fill (3 "
+          "chunks over 4 network stages) at the steady NIC share of all stages, ~1.5 GB/s a "
+          "flow; charging each stage at its own load instead would be far too fast (~156 us at "
+          "8 MiB against 230); nothing found in between (%s, \"Trees across nodes with "
+          "LL128\")" % CM, False, sign=-1, choice="NVLSTree"),
     # Single node, one process driving 8 GPUs (-g 8).
     _rule("azure-nd", 8, 2 * MiB,
           "host-bound: one process drives the 8 GPUs (-g 8), and each iteration pays the host "
