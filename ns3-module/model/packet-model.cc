@@ -544,20 +544,28 @@ PacketModel::Segments(const FlowSpec& spec) const
         return out;
     }
     // Cut an explicit path at every endpoint device it passes (GPUs, hosts): each piece is a
-    // connection of its own, all carrying the flow's bytes at once, as a pipeline does.
+    // connection of its own, all carrying the flow's bytes at once, as a pipeline does. A path
+    // may also turn back at a switch or jump on from elsewhere (an in-network reduction: SHARP's
+    // aggregation tree lists each head's way up to the aggregating switch and the result's way
+    // down, a link the heads share once): a piece then ends or starts at that switch, which
+    // terminates its connections as SHARP's aggregation node does.
+    const uint32_t n = uint32_t(spec.path.size());
     Segment cur{m_topology->ChannelFrom(spec.path[0]), 0, {}};
-    for (uint32_t c : spec.path)
+    for (uint32_t i = 0; i < n; ++i)
     {
+        const uint32_t c = spec.path[i];
         cur.path.push_back(c);
         const uint32_t to = m_topology->ChannelTo(c);
-        if (!Forwards(m_topology->GetDevice(to).kind))
+        const bool last = i + 1 == n;
+        const bool breaks = !last && (m_topology->ChannelFrom(spec.path[i + 1]) != to ||
+                                      spec.path[i + 1] == (c ^ 1));
+        if (!Forwards(m_topology->GetDevice(to).kind) || breaks || last)
         {
             cur.dst = to;
             out.push_back(cur);
-            cur = Segment{to, 0, {}};
+            cur = Segment{last ? to : m_topology->ChannelFrom(spec.path[i + 1]), 0, {}};
         }
     }
-    NS_ABORT_MSG_IF(!cur.path.empty(), "PacketModel: explicit path ends inside the fabric");
     return out;
 }
 
