@@ -556,14 +556,19 @@ PacketModel::Segments(const FlowSpec& spec) const
         const uint32_t c = spec.path[i];
         cur.path.push_back(c);
         const uint32_t to = m_topology->ChannelTo(c);
-        const bool last = i + 1 == n;
-        const bool breaks = !last && (m_topology->ChannelFrom(spec.path[i + 1]) != to ||
-                                      spec.path[i + 1] == (c ^ 1));
-        if (!Forwards(m_topology->GetDevice(to).kind) || breaks || last)
+        if (i + 1 == n)
+        {
+            cur.dst = to; // at an endpoint, or at a switch (a way up ending where it aggregates)
+            out.push_back(cur);
+            break;
+        }
+        const uint32_t next = spec.path[i + 1];
+        const uint32_t from = m_topology->ChannelFrom(next);
+        if (!Forwards(m_topology->GetDevice(to).kind) || from != to || next == (c ^ 1))
         {
             cur.dst = to;
             out.push_back(cur);
-            cur = Segment{last ? to : m_topology->ChannelFrom(spec.path[i + 1]), 0, {}};
+            cur = Segment{from, 0, {}};
         }
     }
     return out;
