@@ -33,6 +33,7 @@
 
 #include <functional>
 #include <memory>
+#include <utility>
 
 namespace ns3
 {
@@ -61,14 +62,15 @@ constexpr uint16_t kNoPacingRatio = 60000;
 class SegmentConnection : public SimpleRefCount<SegmentConnection>
 {
 public:
-    SegmentConnection(uint64_t bytes, uint32_t sendSize, double capBytesPerSecond,
-                      std::function<void()> done)
+    SegmentConnection(uint64_t bytes, uint32_t sendSize, double capBytesPerSecond)
         : m_bytes(bytes)
         , m_sendSize(sendSize)
         , m_cap(capBytesPerSecond)
-        , m_done(std::move(done))
     {
     }
+
+    /// Runs when the receiver has every byte.
+    void SetDoneCallback(std::function<void()> done) { m_done = std::move(done); }
 
     /// Listens on `port` of `receiver` (at once: before the sender's SYN can arrive).
     void Listen(Ptr<Node> receiver, uint16_t port)
@@ -86,6 +88,10 @@ public:
     /// Connects from `sender` to `to`:`port` and sends (an ns-3 event at the segment's start).
     void Connect(Ptr<Node> sender, Ipv4Address to, uint16_t port)
     {
+        if (m_aborted)
+        {
+            return;
+        }
         Ptr<SegmentConnection> self(this);
         // ns-3 takes pacing from TcpSocketState's attribute defaults when a socket is created.
         if (m_cap > 0)
@@ -117,6 +123,39 @@ public:
             Callback<void, Ptr<Socket>, uint32_t>([self](Ptr<Socket>, uint32_t) { self->Send(); }));
     }
 
+    /// Stops a connection that has not finished (its model is going). The sender writes no
+    /// more; the receiver reads no more and, once unread data sits in its socket, closes it:
+    /// ns-3's TCP answers a close with unread data by a reset (TcpSocketBase::Close), and the
+    /// reset ends the sender's connection with what its buffer still held. A connection not yet
+    /// accepted finds no listener (reset as well); one not yet started never starts.
+    void Abort()
+    {
+        m_done = nullptr;
+        m_aborted = true;
+        if (m_sending)
+        {
+            m_sending->SetConnectCallback(MakeNullCallback<void, Ptr<Socket>>(),
+                                          MakeNullCallback<void, Ptr<Socket>>());
+            m_sending->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        }
+        if (m_accepted)
+        {
+            m_accepted->SetRecvCallback(Callback<void, Ptr<Socket>>([](Ptr<Socket> r) {
+                r->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+                Simulator::ScheduleNow([r]() { r->Close(); });
+            }));
+        }
+        if (m_listening)
+        {
+            m_listening->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                           MakeNullCallback<void, Ptr<Socket>, const Address&>());
+            m_listening->Close();
+        }
+        m_listening = nullptr;
+        m_accepted = nullptr;
+        m_sending = nullptr;
+    }
+
 private:
     void Accepted(Ptr<Socket> s)
     {
@@ -137,7 +176,10 @@ private:
             // Close once the socket's own receive path has returned.
             Ptr<SegmentConnection> self(this);
             Simulator::ScheduleNow([self]() { self->Close(); });
-            m_done();
+            if (m_done)
+            {
+                m_done();
+            }
         }
     }
 
@@ -170,9 +212,12 @@ private:
             m_accepted->Close();
             m_accepted->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
         }
-        m_sending->SetConnectCallback(MakeNullCallback<void, Ptr<Socket>>(),
-                                      MakeNullCallback<void, Ptr<Socket>>());
-        m_sending->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        if (m_sending)
+        {
+            m_sending->SetConnectCallback(MakeNullCallback<void, Ptr<Socket>>(),
+                                          MakeNullCallback<void, Ptr<Socket>>());
+            m_sending->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        }
         m_listening = nullptr;
         m_accepted = nullptr;
         m_sending = nullptr;
@@ -189,6 +234,7 @@ private:
     uint64_t m_sent = 0;
     bool m_finished = false;
     bool m_sendingClosed = false;
+    bool m_aborted = false;
 };
 
 TypeId
@@ -311,12 +357,28 @@ PacketModel::GetTypeId()
     return tid;
 }
 
-PacketModel::PacketModel() = default;
+PacketModel::PacketModel()
+    : m_alive(std::make_shared<bool>(true))
+{
+}
+
 PacketModel::~PacketModel() = default;
 
 void
 PacketModel::DoDispose()
 {
+    // The simulator may outlive the model (a script let its last Ptr go while flows ran): every
+    // event and callback the model left behind checks m_alive before it touches the model, and
+    // the flows still running stop, so that nothing carries on for a model that is gone.
+    *m_alive = false;
+    for (const Ptr<SegmentConnection>& c : std::exchange(m_connections, {}))
+    {
+        c->Abort();
+    }
+    for (const Ptr<RdmaFlow>& f : std::exchange(m_rdmaFlows, {}))
+    {
+        f->Dispose();
+    }
     m_active.clear();
     m_routing.clear();
     m_channelDevice.clear();
@@ -492,7 +554,11 @@ PacketModel::SetTopology(Ptr<const Topology> topology)
         NS_ABORT_MSG_UNLESS(r, "PacketModel: FlowPathRouting missing on node " << d);
         r->SetCanonicalAddress(m_canonical[d]);
         // Traffic that belongs to no flow entry takes the first shortest path.
-        r->SetResolver([this, d](Ipv4Address dst, FlowPathRouting::Hop& hop) {
+        r->SetResolver([this, alive = m_alive, d](Ipv4Address dst, FlowPathRouting::Hop& hop) {
+            if (!*alive)
+            {
+                return false; // the nodes outlive the model; its routes went with it
+            }
             auto it = m_deviceOfAddress.find(dst.Get());
             if (it == m_deviceOfAddress.end() || it->second == d)
             {
@@ -710,7 +776,12 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
     {
         // Nothing to carry, or nowhere to carry it: done at the start (plus the path's latency).
         Time latency = NanoSeconds(m_topology->PathLatencyNs(seg.path));
-        Simulator::Schedule(delay + latency, &PacketModel::SegmentDone, this, id, seg, 0);
+        Simulator::Schedule(delay + latency, [this, alive = m_alive, id, seg]() {
+            if (*alive)
+            {
+                SegmentDone(id, seg, 0);
+            }
+        });
         return;
     }
     const uint16_t port = AllocatePort(seg.src, seg.dst);
@@ -735,20 +806,40 @@ PacketModel::StartSegment(FlowId id, Segment seg, uint64_t bytes, double rateCap
         Ptr<RdmaFlow> flow = rdma.Start(
             sender, receiver, m_canonical[seg.dst], m_canonical[seg.src], port, bytes, sendRate,
             start,
-            Callback<void, Time>([this, id, seg](Time) { SegmentDone(id, seg, 0); }));
+            Callback<void, Time>([this, alive = m_alive, id, seg](Time) {
+                if (*alive)
+                {
+                    SegmentDone(id, seg, 0);
+                }
+            }));
+        m_rdmaFlows.insert(flow);
         // The segment is done when its receiver has every byte; its port (and the paths that
         // carry the last acknowledgements) stay until the sender has everything acknowledged
         // and both ends have closed.
         flow->SetClosedCallback(Callback<void>(
-            [this, seg, port]()
+            [this, alive = m_alive, seg, port, raw = PeekPointer(flow)]()
             {
+                if (!*alive)
+                {
+                    return;
+                }
+                m_rdmaFlows.erase(Ptr<RdmaFlow>(raw));
                 RemovePath(seg, port);
                 ReleasePort(seg.src, seg.dst, port);
             }));
         return;
     }
-    auto connection = Create<SegmentConnection>(bytes, m_mtu - 40, rateCap,
-                                                [this, id, seg, port]() { SegmentDone(id, seg, port); });
+    auto connection = Create<SegmentConnection>(bytes, m_mtu - 40, rateCap);
+    connection->SetDoneCallback(
+        [this, alive = m_alive, id, seg, port, raw = PeekPointer(connection)]()
+        {
+            if (*alive)
+            {
+                m_connections.erase(Ptr<SegmentConnection>(raw));
+                SegmentDone(id, seg, port);
+            }
+        });
+    m_connections.insert(connection);
     connection->Listen(receiver, port);
     const Ipv4Address to = m_canonical[seg.dst];
     Simulator::ScheduleWithContext(sender->GetId(), delay,
@@ -769,7 +860,11 @@ PacketModel::SegmentDone(FlowId id, const Segment& seg, uint16_t port)
     {
         return;
     }
-    auto deliver = [this, id]() {
+    auto deliver = [this, alive = m_alive, id]() {
+        if (!*alive)
+        {
+            return;
+        }
         auto it = m_active.find(id);
         if (it == m_active.end())
         {

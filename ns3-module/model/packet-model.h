@@ -16,6 +16,7 @@
 #include "ns3/traced-callback.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +25,9 @@ namespace ns3
 {
 namespace eidolon
 {
+
+class RdmaFlow;
+class SegmentConnection;
 
 /**
  * \ingroup eidolon
@@ -44,6 +48,10 @@ namespace eidolon
  * NVLink, NVSwitch and PCIe are lossless fabrics, and so is the network where the topology's
  * transport runs on one (InfiniBand's credit-based flow control, RoCE's PFC): their queues hold
  * any backlog (LosslessQueueSize); the others drop at QueueSize.
+ *
+ * The model may go (Dispose, or its last Ptr released) while the simulator still runs its flows:
+ * they stop then (RDMA at once, TCP by a reset at the next byte it would deliver) and none of
+ * their callbacks runs.
  */
 class PacketModel : public NetworkModel
 {
@@ -127,6 +135,11 @@ private:
     std::unordered_map<FlowId, ActiveFlow> m_active;
     FlowId m_nextId = 1;
     NetworkModelStats m_stats;
+    std::set<Ptr<SegmentConnection>> m_connections; //!< TCP segments whose bytes are on the way
+    std::set<Ptr<RdmaFlow>> m_rdmaFlows;            //!< RDMA segments not yet closed
+    /// False once the model is disposed: what it scheduled, and the callbacks it gave the flows
+    /// and the nodes' routing, hold a copy and leave the model alone then.
+    std::shared_ptr<bool> m_alive;
 
     Transport m_transport;
     QueueKind m_queueKind;

@@ -11,8 +11,11 @@
 #include "ns3/enum.h"
 #include "ns3/flow-model.h"
 #include "ns3/node-list.h"
+#include "ns3/packet.h"
+#include "ns3/point-to-point-net-device.h"
 #include "ns3/packet-model.h"
 #include "ns3/queue-disc.h"
+#include "ns3/queue.h"
 #include "ns3/queue-size.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -112,6 +115,7 @@ public:
     void AnInfinibandFabricNeverDrops();
     void AcknowledgementsCrossACongestedLosslessPort();
     void APathThatTurnsAtASwitchEndsThere();
+    void AModelDroppedWhileItsFlowsRunStopsThem();
     void TwoAndFourFlowsShareABottleneck();
     void PacketsFollowTheFlowModelPaths();
     void RingAllreduceAgreesWithFlowModel();
@@ -321,6 +325,71 @@ PacketModelTestCase::AcknowledgementsCrossACongestedLosslessPort()
         }
         NS_TEST_EXPECT_MSG_EQ(dropped, 0u, transport << ": a lossless port drops nothing");
         NS_TEST_EXPECT_MSG_GT(marked, 0u, transport << ": the congested port marks");
+    }
+}
+
+void
+PacketModelTestCase::AModelDroppedWhileItsFlowsRunStopsThem()
+{
+    // A script may let its last Ptr to the model go (or Dispose it) while the simulator still
+    // holds the model's flows: 20 MB from gpu0 to gpu1 over links of 10 GB/s and 1 us (fluid
+    // 2.002 ms), 1 MB more posted to start at 1.5 ms, an empty flow that ends at 1.2 ms and a
+    // flow whose delivery waits out a latency beyond its path's. At 0.5 ms the model goes.
+    // The simulator then runs on to its end: no callback of the model runs (they would call
+    // into freed memory), no flow finishes, and the flows stop: gpu0's link carries what was
+    // queued on it when the model went and at most a round trip's worth more (RDMA stops both
+    // ends at once; TCP's receiver resets the connection at the next data it does not read).
+    for (const char* transport : {"tcp", "dctcp", "rdma"})
+    {
+        SimulatorGuard guard;
+        auto t = Star(2, 10e9, 1000);
+        Ptr<PacketModel> m = Packets(t, transport);
+        std::vector<int64_t> finish(4, -1);
+        auto post = [&](uint32_t i, uint64_t bytes, Time start, Time extraLatency) {
+            FlowSpec spec;
+            spec.src = 0;
+            spec.dst = 1;
+            spec.bytes = bytes;
+            spec.start = start;
+            spec.extraLatency = extraLatency;
+            m->AddFlow(spec,
+                       [&finish, i](const FlowRecord& r) { finish[i] = r.finish.GetNanoSeconds(); });
+        };
+        post(0, 20000000, Time(0), Time(0));
+        post(1, 1000000, MicroSeconds(1500), Time(0));
+        post(2, 0, MicroSeconds(1200), Time(0));
+        post(3, 100000, Time(0), MicroSeconds(800)); // its bytes land within 0.1 ms
+        Simulator::Stop(MicroSeconds(500));
+        Simulator::Run();
+        NS_TEST_EXPECT_MSG_EQ(finish[3], -1, transport << ": not delivered before 0.5 ms");
+        const uint32_t sender = m->GetNode(0)->GetId();
+        // What gpu0 has already handed to its link (its egress queues) goes out whatever
+        // happens; the flows may add a round trip's worth to it (the reset's way back: 4 us of
+        // links and two 9000-byte packets' serialization, ~6 us, 60 kB at 10 GB/s), no more.
+        uint64_t backlog = 0;
+        Ptr<NetDevice> nic = m->GetChannelDevice(t->Route(0, 1, 0).front());
+        if (Ptr<QueueDisc> q =
+                nic->GetNode()->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(nic))
+        {
+            backlog += q->GetNBytes();
+        }
+        backlog += DynamicCast<PointToPointNetDevice>(nic)->GetQueue()->GetNBytes();
+        m = nullptr; // the model's last reference: it is disposed and deleted here
+
+        uint64_t bytesAfter = 0;
+        Config::ConnectWithoutContextFailSafe(
+            "/NodeList/" + std::to_string(sender) +
+                "/DeviceList/*/$ns3::PointToPointNetDevice/MacTx",
+            Callback<void, Ptr<const Packet>>(
+                [&bytesAfter](Ptr<const Packet> p) { bytesAfter += p->GetSize(); }));
+        Simulator::Run();
+        for (uint32_t i = 0; i < finish.size(); ++i)
+        {
+            NS_TEST_EXPECT_MSG_EQ(finish[i], -1, transport << ": flow " << i << " finished");
+        }
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(bytesAfter, backlog + 60000,
+                                    transport << ": gpu0 sent " << bytesAfter << " bytes after "
+                                              << "the model went, " << backlog << " queued then");
     }
 }
 
@@ -540,6 +609,8 @@ public:
                  &PacketModelTestCase::AcknowledgementsCrossACongestedLosslessPort, QUICK},
                 {"a_path_that_turns_at_a_switch_ends_there",
                  &PacketModelTestCase::APathThatTurnsAtASwitchEndsThere, QUICK},
+                {"a_model_dropped_while_its_flows_run_stops_them",
+                 &PacketModelTestCase::AModelDroppedWhileItsFlowsRunStopsThem, QUICK},
                 {"two_and_four_flows_share_a_bottleneck",
                  &PacketModelTestCase::TwoAndFourFlowsShareABottleneck, QUICK},
                 {"packets_follow_the_flow_model_paths",
