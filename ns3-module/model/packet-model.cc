@@ -645,11 +645,10 @@ PacketModel::AllocatePort(uint32_t src, uint32_t dst)
 {
     if (m_transport == Transport::Rdma)
     {
-        // RDMA: the lowest port free at both ends. The transport keeps each node's finished UDP
-        // sockets bound for reuse, and every packet a node receives is matched against all of its
-        // bound sockets, so a node's ports must stay as few as the flows it has in flight at
-        // once, not as many as the whole model has. A port is given back only once both ends of
-        // its flow have closed.
+        // RDMA: the lowest port free at both ends, so that the ports a node's RDMA demux keeps
+        // (every port it has seen) stay as few as the flows it has in flight at once, not as
+        // many as the whole model has. A port is given back only once both ends of its flow
+        // have closed.
         std::set<uint16_t>& atSrc = m_portsAtDevice[src];
         std::set<uint16_t>& atDst = m_portsAtDevice[dst];
         for (uint32_t port = kFirstPort; port <= kLastPort; ++port)

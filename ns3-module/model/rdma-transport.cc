@@ -10,19 +10,25 @@
 #include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/ipv4-header.h"
+#include "ns3/ipv4-interface.h"
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/ipv6-header.h"
+#include "ns3/ipv6-interface.h"
+#include "ns3/ip-l4-protocol.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
 #include "ns3/udp-header.h"
-#include "ns3/udp-socket-factory.h"
+#include "ns3/udp-l4-protocol.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace ns3
 {
@@ -56,15 +62,156 @@ uint32_t g_nextFlowId = 1;
 } // namespace
 
 /**
+ * The UDP ports of a node's RDMA flow ends, delivered by a hash of (address, port): in place of
+ * UdpL4Protocol in the node's Ipv4L3Protocol (protocol 17), it hands a datagram for a port an
+ * RDMA flow holds to that flow's end and every other datagram (and ICMP) to UdpL4Protocol, so
+ * other UDP applications on the node run as before. A flow end binds no ns-3 socket: UDP's own
+ * demultiplexer compares each datagram with every bound socket in turn
+ * (Ipv4EndPointDemux::Lookup), and with one socket per flow end a GPU carrying hundreds of flows
+ * spent a third of a live run there; and ns-3.37's UdpL4Protocol holds every socket it ever
+ * created until the end of the run. A port a finished flow held stays known, and what still
+ * arrives for it is dropped (a late duplicate, not a reason for an ICMP error).
+ */
+class RdmaUdpDemux : public IpL4Protocol
+{
+public:
+    using Handler = Callback<void, Ptr<Packet>, const Ipv4Header&>;
+
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::eidolon::RdmaUdpDemux")
+                                .SetParent<IpL4Protocol>()
+                                .SetGroupName("Eidolon");
+        return tid;
+    }
+
+    explicit RdmaUdpDemux(Ptr<Node> node)
+        : m_udp(node->GetObject<UdpL4Protocol>())
+        , m_ipv4(node->GetObject<Ipv4L3Protocol>())
+    {
+        NS_ABORT_MSG_IF(!m_udp || !m_ipv4,
+                        "RDMA transport: node " << node->GetId() << " has no IPv4/UDP stack");
+        m_ipv4->Insert(this); // takes protocol 17 over from UdpL4Protocol
+    }
+
+    /// Delivers datagrams to local:port to `handler`; false if a running flow end holds it.
+    bool Bind(Ipv4Address local, uint16_t port, Handler handler)
+    {
+        Handler& h = m_ports[Key(local, port)];
+        if (!h.IsNull())
+        {
+            return false;
+        }
+        h = handler;
+        return true;
+    }
+
+    /// The flow end at local:port is done; what still arrives there is dropped.
+    void Unbind(Ipv4Address local, uint16_t port) { m_ports[Key(local, port)] = Handler(); }
+
+    /// Sends `p` from local:port to remote:port (both ends of a flow use its port) with `tos`,
+    /// routed as UdpSocketImpl's datagrams are (the node's routing protocol sees the UDP header).
+    void Send(Ptr<Packet> p, Ipv4Address local, Ipv4Address remote, uint16_t port, uint8_t tos)
+    {
+        UdpHeader udp;
+        udp.SetSourcePort(port);
+        udp.SetDestinationPort(port);
+        p->AddHeader(udp);
+        if (tos != 0)
+        {
+            SocketIpTosTag tag;
+            tag.SetTos(tos);
+            p->ReplacePacketTag(tag);
+        }
+        m_ipv4->Send(p, local, remote, UdpL4Protocol::PROT_NUMBER, nullptr);
+    }
+
+    int GetProtocolNumber() const override { return UdpL4Protocol::PROT_NUMBER; }
+
+    RxStatus Receive(Ptr<Packet> p, const Ipv4Header& header, Ptr<Ipv4Interface> iface) override
+    {
+        UdpHeader udp;
+        if (p->GetSize() >= udp.GetSerializedSize())
+        {
+            p->PeekHeader(udp);
+            auto it = m_ports.find(Key(header.GetDestination(), udp.GetDestinationPort()));
+            if (it != m_ports.end())
+            {
+                p->RemoveHeader(udp);
+                if (!it->second.IsNull())
+                {
+                    Handler h = it->second; // the handler may unbind its port
+                    h(p, header);
+                }
+                return RX_OK;
+            }
+        }
+        return m_udp->Receive(p, header, iface);
+    }
+
+    RxStatus Receive(Ptr<Packet> p, const Ipv6Header& header, Ptr<Ipv6Interface> iface) override
+    {
+        return m_udp->Receive(p, header, iface);
+    }
+
+    void ReceiveIcmp(Ipv4Address icmpSource,
+                     uint8_t icmpTtl,
+                     uint8_t icmpType,
+                     uint8_t icmpCode,
+                     uint32_t icmpInfo,
+                     Ipv4Address payloadSource,
+                     Ipv4Address payloadDestination,
+                     const uint8_t payload[8]) override
+    {
+        m_udp->ReceiveIcmp(icmpSource, icmpTtl, icmpType, icmpCode, icmpInfo, payloadSource,
+                           payloadDestination, payload);
+    }
+
+    void ReceiveIcmp(Ipv6Address icmpSource,
+                     uint8_t icmpTtl,
+                     uint8_t icmpType,
+                     uint8_t icmpCode,
+                     uint32_t icmpInfo,
+                     Ipv6Address payloadSource,
+                     Ipv6Address payloadDestination,
+                     const uint8_t payload[8]) override
+    {
+        m_udp->ReceiveIcmp(icmpSource, icmpTtl, icmpType, icmpCode, icmpInfo, payloadSource,
+                           payloadDestination, payload);
+    }
+
+    void SetDownTarget(DownTargetCallback cb) override { m_udp->SetDownTarget(cb); }
+    void SetDownTarget6(DownTargetCallback6 cb) override { m_udp->SetDownTarget6(cb); }
+    DownTargetCallback GetDownTarget() const override { return m_udp->GetDownTarget(); }
+    DownTargetCallback6 GetDownTarget6() const override { return m_udp->GetDownTarget6(); }
+
+protected:
+    void DoDispose() override
+    {
+        m_ports.clear();
+        m_udp = nullptr;
+        m_ipv4 = nullptr;
+        IpL4Protocol::DoDispose();
+    }
+
+private:
+    static uint64_t Key(Ipv4Address address, uint16_t port)
+    {
+        return (uint64_t(address.Get()) << 16) | port;
+    }
+
+    Ptr<UdpL4Protocol> m_udp;
+    Ptr<Ipv4L3Protocol> m_ipv4;
+    std::unordered_map<uint64_t, Handler> m_ports; //!< null: a finished flow's port
+};
+
+/**
  * What the RDMA transport keeps on a node (aggregated to it, so it goes with the node):
  * - the flows this node sends that are still running: a flow's applications are not added to its
  *   nodes (a node keeps its applications for the whole run), so the sender's node holds the flow,
  *   and through it both applications, until the sender has everything acknowledged; whatever still
  *   runs when the node is disposed is disposed with it;
- * - the UDP sockets of finished flows, by local address and port, kept bound for the next flow
- *   that binds the same: ns-3.37's UdpL4Protocol holds every socket it ever created until the end
- *   of the run (it has no RemoveSocket), so a socket per flow end would grow without bound over a
- *   run of millions of flows. An idle socket drops what still arrives for its finished flow.
+ * - the node's RdmaUdpDemux, installed on first use.
  */
 class RdmaNodeState : public Object
 {
@@ -86,34 +233,13 @@ public:
         {
             state = CreateObject<RdmaNodeState>();
             node->AggregateObject(state);
+            state->m_demux = Create<RdmaUdpDemux>(node);
         }
         return state;
     }
 
-    /// A UDP socket on `node` bound to local:port: an idle one, else a new one (null if the
-    /// address is taken by a running flow).
-    static Ptr<Socket> Take(Ptr<Node> node, Ipv4Address local, uint16_t port)
-    {
-        Ptr<RdmaNodeState> state = Of(node);
-        auto it = state->m_idle.find({local.Get(), port});
-        if (it != state->m_idle.end())
-        {
-            Ptr<Socket> socket = it->second;
-            state->m_idle.erase(it);
-            Drop(socket);
-            socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-            return socket;
-        }
-        Ptr<Socket> socket = Socket::CreateSocket(node, UdpSocketFactory::GetTypeId());
-        return socket->Bind(InetSocketAddress(local, port)) == 0 ? socket : nullptr;
-    }
-
-    /// Keeps a finished flow's socket (still bound to local:port) for the next flow.
-    static void Give(Ptr<Node> node, Ipv4Address local, uint16_t port, Ptr<Socket> socket)
-    {
-        socket->SetRecvCallback(MakeCallback(&RdmaNodeState::Drop));
-        Of(node)->m_idle[{local.Get(), port}] = socket;
-    }
+    /// The node's RDMA ports.
+    static Ptr<RdmaUdpDemux> Demux(Ptr<Node> node) { return Of(node)->m_demux; }
 
     std::set<Ptr<RdmaFlow>> m_running; //!< flows this node sends, until their sender is done
 
@@ -126,24 +252,12 @@ protected:
         {
             flow->Dispose();
         }
-        for (auto& [key, socket] : m_idle)
-        {
-            socket->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
-            socket->Close();
-        }
-        m_idle.clear();
+        m_demux = nullptr; // the node's Ipv4L3Protocol holds it until it is disposed itself
         Object::DoDispose();
     }
 
 private:
-    static void Drop(Ptr<Socket> socket)
-    {
-        while (socket->Recv())
-        {
-        }
-    }
-
-    std::map<std::pair<uint32_t, uint16_t>, Ptr<Socket>> m_idle;
+    Ptr<RdmaUdpDemux> m_demux;
 };
 
 NS_OBJECT_ENSURE_REGISTERED(RdmaNodeState);
@@ -308,7 +422,7 @@ RdmaSender::GetTypeId()
             .AddTraceSource("GoBackN", "The sender rewound (next index before, next index after).",
                             MakeTraceSourceAccessor(&RdmaSender::m_goBackNTrace),
                             "ns3::eidolon::RdmaSender::GoBackNTracedCallback")
-            .AddTraceSource("Tx", "A DATA packet was handed to the socket.",
+            .AddTraceSource("Tx", "A DATA packet was handed to IPv4.",
                             MakeTraceSourceAccessor(&RdmaSender::m_txTrace),
                             "ns3::Packet::TracedCallback");
     return tid;
@@ -434,12 +548,10 @@ RdmaSender::StartApplication()
     m_lastTx = m_lastProgress = Simulator::Now();
     m_nextTxNs = static_cast<double>(Simulator::Now().GetNanoSeconds());
 
-    m_socket = RdmaNodeState::Take(GetNode(), m_local, m_port);
-    NS_ABORT_MSG_IF(!m_socket, "RdmaSender: cannot bind " << m_local << ":" << m_port << " on node "
-                                                          << GetNode()->GetId());
-    m_socket->SetIpTos(m_ecnCapable ? kEcnEct0 : 0);
-    m_socket->SetIpRecvTos(false);
-    m_socket->SetRecvCallback(MakeCallback(&RdmaSender::HandleRead, this));
+    m_demux = RdmaNodeState::Demux(GetNode());
+    NS_ABORT_MSG_IF(!m_demux->Bind(m_local, m_port, MakeCallback(&RdmaSender::Receive, this)),
+                    "RdmaSender: " << m_local << ":" << m_port << " on node " << GetNode()->GetId()
+                                   << " is held by a running flow");
     NS_LOG_INFO("flow " << m_flowId << " starts: " << m_bytes << " bytes in " << m_total
                         << " packets at " << m_lineRate);
     SendNext();
@@ -458,10 +570,10 @@ RdmaSender::StopEverything()
     m_sendEvent.Cancel();
     m_timeoutEvent.Cancel();
     m_increaseEvent.Cancel();
-    if (m_socket)
+    if (m_demux)
     {
-        RdmaNodeState::Give(GetNode(), m_local, m_port, m_socket);
-        m_socket = nullptr;
+        m_demux->Unbind(m_local, m_port);
+        m_demux = nullptr;
     }
 }
 
@@ -481,7 +593,7 @@ RdmaSender::ScheduleSend()
 void
 RdmaSender::SendNext()
 {
-    if (m_finished || !m_socket)
+    if (m_finished || !m_demux)
     {
         return;
     }
@@ -503,13 +615,7 @@ RdmaSender::SendNext()
     }
     p->AddHeader(h);
     m_txTrace(p);
-    // UdpSocketImpl::SendTo takes the TOS from the address, not from Socket::SetIpTos.
-    InetSocketAddress to(m_remote, m_port);
-    if (m_ecnCapable)
-    {
-        to.SetTos(kEcnEct0);
-    }
-    m_socket->SendTo(p, 0, to);
+    m_demux->Send(p, m_local, m_remote, m_port, m_ecnCapable ? kEcnEct0 : 0);
     ++m_packetsSent;
     if (seq < m_highestSent)
     {
@@ -549,48 +655,39 @@ RdmaSender::SendNext()
 }
 
 void
-RdmaSender::HandleRead(Ptr<Socket> socket)
+RdmaSender::Receive(Ptr<Packet> p, const Ipv4Header&)
 {
-    Ptr<Packet> p;
-    Address from;
-    while ((p = socket->RecvFrom(from)))
+    RdmaHeader h;
+    if (m_finished || p->GetSize() < RdmaHeader::SIZE)
     {
-        if (m_finished)
+        return;
+    }
+    p->RemoveHeader(h);
+    if (h.GetFlowId() != m_flowId)
+    {
+        NS_LOG_WARN("flow " << m_flowId << ": ignoring " << h);
+        return;
+    }
+    NS_LOG_LOGIC("flow " << m_flowId << " got " << h);
+    switch (h.GetType())
+    {
+    case RdmaHeader::ACK:
+        OnAck(h.GetSequence());
+        break;
+    case RdmaHeader::NACK:
+        OnAck(h.GetSequence());
+        // A NACK provoked by a packet sent before our latest rewind is stale: that rewind
+        // already covers it.
+        if (!m_finished && !GenerationNewer(m_generation, h.GetGeneration()))
         {
-            continue;
+            Rewind(h.GetSequence());
         }
-        RdmaHeader h;
-        if (p->GetSize() < RdmaHeader::SIZE)
-        {
-            continue;
-        }
-        p->RemoveHeader(h);
-        if (h.GetFlowId() != m_flowId)
-        {
-            NS_LOG_WARN("flow " << m_flowId << ": ignoring " << h);
-            continue;
-        }
-        NS_LOG_LOGIC("flow " << m_flowId << " got " << h);
-        switch (h.GetType())
-        {
-        case RdmaHeader::ACK:
-            OnAck(h.GetSequence());
-            break;
-        case RdmaHeader::NACK:
-            OnAck(h.GetSequence());
-            // A NACK provoked by a packet sent before our latest rewind is stale: that rewind
-            // already covers it.
-            if (!m_finished && !GenerationNewer(m_generation, h.GetGeneration()))
-            {
-                Rewind(h.GetSequence());
-            }
-            break;
-        case RdmaHeader::CNP:
-            OnCnp();
-            break;
-        case RdmaHeader::DATA:
-            break;
-        }
+        break;
+    case RdmaHeader::CNP:
+        OnCnp();
+        break;
+    case RdmaHeader::DATA:
+        break;
     }
 }
 
@@ -859,12 +956,10 @@ RdmaReceiver::StartApplication()
 {
     NS_LOG_FUNCTION(this);
     NS_ABORT_MSG_IF(m_total == 0, "RdmaReceiver started without Setup");
-    m_socket = RdmaNodeState::Take(GetNode(), m_local, m_port);
-    NS_ABORT_MSG_IF(!m_socket, "RdmaReceiver: cannot bind " << m_local << ":" << m_port
-                                                            << " on node " << GetNode()->GetId());
-    m_socket->SetIpTos(0);
-    m_socket->SetIpRecvTos(true);
-    m_socket->SetRecvCallback(MakeCallback(&RdmaReceiver::HandleRead, this));
+    m_demux = RdmaNodeState::Demux(GetNode());
+    NS_ABORT_MSG_IF(!m_demux->Bind(m_local, m_port, MakeCallback(&RdmaReceiver::Receive, this)),
+                    "RdmaReceiver: " << m_local << ":" << m_port << " on node "
+                                     << GetNode()->GetId() << " is held by a running flow");
 }
 
 void
@@ -877,50 +972,36 @@ RdmaReceiver::StopApplication()
 void
 RdmaReceiver::Close()
 {
-    if (m_socket)
+    if (m_demux)
     {
-        RdmaNodeState::Give(GetNode(), m_local, m_port, m_socket);
-        m_socket = nullptr;
+        m_demux->Unbind(m_local, m_port);
+        m_demux = nullptr;
     }
 }
 
 void
-RdmaReceiver::HandleRead(Ptr<Socket> socket)
+RdmaReceiver::Receive(Ptr<Packet> p, const Ipv4Header& ip)
 {
-    Ptr<Packet> p;
-    Address from;
-    while ((p = socket->RecvFrom(from)))
+    if (p->GetSize() < RdmaHeader::SIZE)
     {
-        if (p->GetSize() < RdmaHeader::SIZE)
-        {
-            continue;
-        }
-        bool ce = false;
-        SocketIpTosTag tos;
-        if (p->RemovePacketTag(tos))
-        {
-            ce = (tos.GetTos() & kEcnMask) == kEcnCe;
-        }
-        RdmaHeader h;
-        p->RemoveHeader(h);
-        if (h.GetType() != RdmaHeader::DATA || h.GetFlowId() != m_flowId)
-        {
-            NS_LOG_WARN("flow " << m_flowId << ": ignoring " << h);
-            continue;
-        }
-        m_rxTrace(p, ce);
-        OnData(h, p->GetSize(), ce);
-        if (!m_socket)
-        {
-            break; // closed from a callback
-        }
+        return;
     }
+    const bool ce = ip.GetEcn() == Ipv4Header::ECN_CE;
+    RdmaHeader h;
+    p->RemoveHeader(h);
+    if (h.GetType() != RdmaHeader::DATA || h.GetFlowId() != m_flowId)
+    {
+        NS_LOG_WARN("flow " << m_flowId << ": ignoring " << h);
+        return;
+    }
+    m_rxTrace(p, ce);
+    OnData(h, p->GetSize(), ce);
 }
 
 void
 RdmaReceiver::SendControl(RdmaHeader::Type type, uint64_t sequence, uint16_t generation)
 {
-    if (!m_socket)
+    if (!m_demux)
     {
         return;
     }
@@ -929,7 +1010,7 @@ RdmaReceiver::SendControl(RdmaHeader::Type type, uint64_t sequence, uint16_t gen
     h.SetGeneration(generation);
     p->AddHeader(h);
     NS_LOG_LOGIC("flow " << m_flowId << " sends " << h);
-    m_socket->SendTo(p, 0, InetSocketAddress(m_remote, m_port));
+    m_demux->Send(p, m_local, m_remote, m_port, 0);
 }
 
 void

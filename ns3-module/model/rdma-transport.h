@@ -16,7 +16,8 @@
 #include "ns3/object-factory.h"
 #include "ns3/object.h"
 #include "ns3/ptr.h"
-#include "ns3/socket.h"
+#include "ns3/ipv4-header.h"
+#include "ns3/packet.h"
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
@@ -90,6 +91,7 @@ private:
 };
 
 class RdmaReceiver;
+class RdmaUdpDemux;
 
 /**
  * \ingroup eidolon
@@ -125,7 +127,7 @@ public:
     /// Must be called before the application starts.
     void Setup(Ipv4Address local, Ipv4Address remote, uint16_t port, uint64_t bytes,
                DataRate lineRate, uint32_t flowId);
-    /// Called (once) when every packet is acknowledged; the sender has closed its socket then.
+    /// Called (once) when every packet is acknowledged; the sender has given up its port then.
     void SetFinishedCallback(Callback<void> cb);
 
     uint32_t GetFlowId() const { return m_flowId; }
@@ -164,7 +166,7 @@ private:
 
     void SendNext();
     void ScheduleSend();
-    void HandleRead(Ptr<Socket> socket);
+    void Receive(Ptr<Packet> p, const Ipv4Header& ip);
     void OnAck(uint64_t nextExpected);
     void Rewind(uint64_t to);
     void OnCnp();
@@ -199,7 +201,7 @@ private:
     uint64_t m_total; //!< packets
     uint32_t m_flowId;
     DataRate m_lineRate;
-    Ptr<Socket> m_socket;
+    Ptr<RdmaUdpDemux> m_demux; //!< the node's RDMA ports, while this end holds its port
     Callback<void> m_onFinished;
 
     // go-back-N
@@ -264,7 +266,7 @@ public:
                uint32_t payloadSize, uint32_t flowId);
     /// Fires once, with Simulator::Now(), when every byte has arrived in order.
     void SetCompleteCallback(Callback<void, Time> cb);
-    /// Closes the socket (the sender has everything acknowledged).
+    /// Gives up the port (the sender has everything acknowledged).
     void Close();
 
     uint32_t GetFlowId() const { return m_flowId; }
@@ -292,7 +294,7 @@ protected:
 private:
     void StartApplication() override;
     void StopApplication() override;
-    void HandleRead(Ptr<Socket> socket);
+    void Receive(Ptr<Packet> p, const Ipv4Header& ip);
     void OnData(const RdmaHeader& header, uint32_t payload, bool ce);
     void SendControl(RdmaHeader::Type type, uint64_t sequence, uint16_t generation);
 
@@ -306,7 +308,7 @@ private:
     uint64_t m_bytes;
     uint64_t m_total;
     uint32_t m_flowId;
-    Ptr<Socket> m_socket;
+    Ptr<RdmaUdpDemux> m_demux; //!< the node's RDMA ports, while this end holds its port
     Callback<void, Time> m_onComplete;
 
     uint64_t m_expected;
@@ -352,14 +354,15 @@ public:
     ~RdmaFlow() override;
 
     /**
-     * Runs an RdmaReceiver on `receiver` (socket bound to receiverAddress:port) and an
-     * RdmaSender on `sender` (socket bound to senderAddress:port) and starts the flow at the
+     * Runs an RdmaReceiver on `receiver` (receiverAddress:port) and an RdmaSender on `sender`
+     * (senderAddress:port), both on UDP port `port` as RoCE v2 queue pairs, and starts the flow at the
      * absolute simulation time `start` (now, if `start` is in the past). `onComplete` (may be null)
      * fires once with Simulator::Now() when the receiver has every byte in order. The applications
      * take their attributes from the defaults
      * (Config::SetDefault("ns3::eidolon::RdmaSender::PayloadSize", ...)). The port must be free on
      * both addresses until the flow is done (both ends close when the sender has everything
-     * acknowledged; their sockets stay bound, idle, for the next flow on that address and port).
+     * acknowledged). A flow end binds no ns-3 socket: the node's UDP datagrams for RDMA ports
+     * are delivered by a hash of address and port, the others by UdpL4Protocol as before.
      */
     static Ptr<RdmaFlow> Start(Ptr<Node> sender, Ptr<Node> receiver, Ipv4Address receiverAddress,
                                Ipv4Address senderAddress, uint16_t port, uint64_t bytes,

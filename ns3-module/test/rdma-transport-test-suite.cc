@@ -247,6 +247,7 @@ public:
     void DcqcnRateStateMachineFollowsThePaper();
     void PortIsReusableAfterAFlowAndCallbacksFireOnce();
     void FlowsLeaveNothingOnTheirNodes();
+    void OtherUdpTrafficOnTheNodesIsUntouched();
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -609,7 +610,7 @@ RdmaTransportTestCase::DcqcnRateStateMachineFollowsThePaper()
         1e-12, "");
 }
 
-// A flow's sockets are free once it is done (idle, kept bound for the next flow), so the same port
+// A flow's ports are free once it is done, so the same port
 // carries the next flow between the same hosts; onComplete fires once per flow.
 void
 RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce()
@@ -681,6 +682,58 @@ RdmaTransportTestCase::FlowsLeaveNothingOnTheirNodes()
     NS_TEST_EXPECT_MSG_EQ(b->GetSender(), nullptr, "disposed with its sender's node");
 }
 
+// The transport takes IP protocol 17 over from UdpL4Protocol on the nodes it runs on (its demux
+// delivers RDMA ports by a hash); every other datagram still goes to ns-3's UDP. While a flow runs
+// on port 4000 from h0 to h1, and after it, a UDP socket on h1's port 5000 gets the 3 datagrams a
+// socket on h0 sends it, from its own address and port, in order; a datagram sent to the finished
+// flow's port is dropped there (no socket sees it, and the RDMA ends are gone).
+void
+RdmaTransportTestCase::OtherUdpTrafficOnTheNodesIsUntouched()
+{
+    SimulatorGuard guard;
+    const DataRate rate("10Gb/s");
+    Star s = MakeStar(2, rate, rate, Bottleneck::Fifo);
+    Completion done;
+    Ptr<RdmaFlow> f = RdmaFlow::Start(s.hosts.Get(0), s.hosts.Get(1), s.addr[1], s.addr[0], 4000,
+                                      1000000, rate, Time(0), done.Cb());
+    Ptr<Socket> server = Socket::CreateSocket(s.hosts.Get(1), UdpSocketFactory::GetTypeId());
+    NS_TEST_ASSERT_MSG_EQ(server->Bind(InetSocketAddress(Ipv4Address::GetAny(), 5000)), 0, "");
+    std::vector<uint32_t> sizes;
+    Address from;
+    server->SetRecvCallback(Callback<void, Ptr<Socket>>([&](Ptr<Socket> sock) {
+        while (Ptr<Packet> p = sock->RecvFrom(from))
+        {
+            sizes.push_back(p->GetSize());
+        }
+    }));
+    Ptr<Socket> client = Socket::CreateSocket(s.hosts.Get(0), UdpSocketFactory::GetTypeId());
+    NS_TEST_ASSERT_MSG_EQ(client->Bind(InetSocketAddress(s.addr[0], 6000)), 0, "");
+    // 1 MB at 10 Gb/s takes ~0.8 ms: two datagrams while the flow runs, one after it.
+    for (auto [at, size] : {std::pair<Time, uint32_t>{MicroSeconds(100), 100},
+                            {MicroSeconds(400), 200},
+                            {MilliSeconds(3), 300}})
+    {
+        Simulator::Schedule(at, [&client, &s, size]() {
+            client->SendTo(Create<Packet>(size), 0, InetSocketAddress(s.addr[1], 5000));
+        });
+    }
+    uint32_t strays = 0;
+    Simulator::Schedule(MilliSeconds(4), [&]() {
+        NS_TEST_EXPECT_MSG_EQ(f->GetReceiver()->GetBytesReceived(), 1000000u, "");
+        strays = f->GetReceiver()->GetBytesReceived();
+        client->SendTo(Create<Packet>(50), 0, InetSocketAddress(s.addr[1], 4000));
+    });
+    Simulator::Run();
+    NS_TEST_EXPECT_MSG_EQ(done.calls.size(), 1u, "");
+    NS_TEST_ASSERT_MSG_EQ(sizes.size(), 3u, "every datagram to port 5000 arrived");
+    NS_TEST_EXPECT_MSG_EQ(sizes[0], 100u, "");
+    NS_TEST_EXPECT_MSG_EQ(sizes[1], 200u, "");
+    NS_TEST_EXPECT_MSG_EQ(sizes[2], 300u, "");
+    NS_TEST_EXPECT_MSG_EQ(InetSocketAddress::ConvertFrom(from).GetIpv4(), s.addr[0], "");
+    NS_TEST_EXPECT_MSG_EQ(InetSocketAddress::ConvertFrom(from).GetPort(), 6000u, "");
+    NS_TEST_EXPECT_MSG_EQ(f->GetReceiver()->GetBytesReceived(), strays, "the stray is dropped");
+}
+
 namespace
 {
 class RdmaTransportTestSuite : public TestSuite
@@ -705,6 +758,8 @@ public:
              &RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce},
             {"flows_leave_nothing_on_their_nodes",
              &RdmaTransportTestCase::FlowsLeaveNothingOnTheirNodes},
+            {"other_udp_traffic_on_the_nodes_is_untouched",
+             &RdmaTransportTestCase::OtherUdpTrafficOnTheNodesIsUntouched},
         };
         for (const auto& [name, check] : checks)
         {
