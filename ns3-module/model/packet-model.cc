@@ -145,13 +145,7 @@ public:
                 Simulator::ScheduleNow([r]() { r->Close(); });
             }));
         }
-        if (m_listening)
-        {
-            m_listening->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
-                                           MakeNullCallback<void, Ptr<Socket>, const Address&>());
-            m_listening->Close();
-        }
-        m_listening = nullptr;
+        StopListening();
         m_accepted = nullptr;
         m_sending = nullptr;
     }
@@ -162,6 +156,20 @@ private:
         Ptr<SegmentConnection> self(this);
         m_accepted = s;
         s->SetRecvCallback(Callback<void, Ptr<Socket>>([self](Ptr<Socket> r) { self->Read(r); }));
+        // One connection a port: the listener has done its work. Closed now, its endpoint leaves
+        // the node's list, which ns-3's TCP searches, one by one, for every segment it receives.
+        StopListening();
+    }
+
+    void StopListening()
+    {
+        if (m_listening)
+        {
+            m_listening->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                           MakeNullCallback<void, Ptr<Socket>, const Address&>());
+            m_listening->Close();
+            m_listening = nullptr;
+        }
     }
 
     void Read(Ptr<Socket> s)
@@ -204,9 +212,7 @@ private:
     /// Both ends close and forget their callbacks (which hold this object).
     void Close()
     {
-        m_listening->Close();
-        m_listening->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
-                                       MakeNullCallback<void, Ptr<Socket>, const Address&>());
+        StopListening();
         if (m_accepted)
         {
             m_accepted->Close();
@@ -218,7 +224,6 @@ private:
                                           MakeNullCallback<void, Ptr<Socket>>());
             m_sending->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
         }
-        m_listening = nullptr;
         m_accepted = nullptr;
         m_sending = nullptr;
     }
