@@ -397,6 +397,42 @@ BOOST_AUTO_TEST_CASE(late_chains_are_exact_and_only_late_communication_is_a_viol
     BOOST_TEST(report.lateLocalRecords == 1u);
 }
 
+// A rank's clock after a sync is the end ns-3 gave it, in picoseconds, which the wire's ticks
+// (2^-10 ns) round by up to half a tick (0.49 ps). Communication it issues from there, a fraction
+// of a picosecond before ns-3's present, starts at the same instant: no violation. 10 ps before it
+// is one: each of the transfer's two records (10 ps each), and its flow, which starts before what
+// the flow model has committed (three in all).
+BOOST_AUTO_TEST_CASE(a_start_a_tick_rounding_before_the_present_is_no_violation)
+{
+    TwoRankRun run;
+    sim::Simulation& simulation = run.simulation;
+    RecordingSink& sink = run.sink;
+    simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 1 << 20));
+    simulation.Batch(1, SendRecvBatch(1, 1, 1, 0, 1 << 20));
+    simulation.Sync(0, 1, SyncOn(1, {1}, 1, 0));
+    simulation.Sync(1, 1, SyncOn(2, {1}, 1, 0));
+    simulation.Step();
+    BOOST_REQUIRE(sink.syncs.size() == 2u);
+    const double end = sink.syncs[0].second.ends(0).end_ns();
+    BOOST_TEST(end > 0);
+    BOOST_TEST(sim::NowNs() == end);
+
+    simulation.Batch(0, SendRecvBatch(0, 2, 2, end - 0.0004, 1 << 20));
+    simulation.Batch(1, SendRecvBatch(1, 2, 2, end - 0.0004, 1 << 20));
+    BOOST_TEST(simulation.Report(1.0).causalityViolations == 0u);
+
+    simulation.Sync(0, 2, SyncOn(3, {2}, 2, end));
+    simulation.Sync(1, 2, SyncOn(4, {2}, 2, end));
+    simulation.Step();
+    BOOST_REQUIRE(sink.syncs.size() == 4u);
+    const double end2 = sink.syncs[2].second.ends(0).end_ns();
+    simulation.Batch(0, SendRecvBatch(0, 3, 3, end2 - 0.01, 1 << 20));
+    simulation.Batch(1, SendRecvBatch(1, 3, 3, end2 - 0.01, 1 << 20));
+    const sim::RunReport report = simulation.Report(1.0);
+    BOOST_TEST(report.causalityViolations == 3u);
+    BOOST_TEST(report.causalityViolationNs == 0.02, boost::test_tools::tolerance(1e-6));
+}
+
 // A query (cudaEventQuery: SyncRequest.query) asks whether ops have ended by the caller's clock,
 // and the caller goes on from that clock either way. So its process is not blocked: its clock
 // holds the horizon, ns-3 never runs past it to answer, and the answer (-1: not ended) comes once
