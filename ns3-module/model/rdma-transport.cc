@@ -44,10 +44,8 @@ NS_OBJECT_ENSURE_REGISTERED(RdmaFlow);
 
 namespace
 {
-/// Low two bits of the IPv4 TOS byte (RFC 3168).
-constexpr uint8_t kEcnMask = 0x03;
+/// ECT(0) in the low two bits of the IPv4 TOS byte (RFC 3168): an ECN-capable packet.
 constexpr uint8_t kEcnEct0 = 0x02;
-constexpr uint8_t kEcnCe = 0x03;
 /// IPv4 (20) + UDP (8) headers in front of the RdmaHeader.
 constexpr uint32_t kIpUdpHeaders = 20 + 8;
 
