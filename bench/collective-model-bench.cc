@@ -8,6 +8,7 @@
 // the GPUs of a node starting 25 us apart (one process issuing its 8 GPUs' groups one after the
 // other, as nccl-tests' -g 8), so that the transfers start and end in waves and the flow model
 // re-solves its one large component some 200 times, as in a live run.
+#include "bench-clock.h"
 #include "ns3/cluster-helper.h"
 #include "ns3/collective-model.h"
 #include "ns3/network-model.h"
@@ -17,26 +18,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <sys/resource.h>
 
 using namespace ns3;
 using namespace ns3::eidolon;
 
 namespace
 {
-double
-WallSince(std::chrono::steady_clock::time_point since)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-long
-PeakRssMb()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss / 1024;
-}
+using ::eidolon::bench::PeakRssMb;
+using ::eidolon::bench::WallSince;
 
 enum class Posting
 {

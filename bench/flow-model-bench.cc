@@ -1,5 +1,6 @@
 // Benchmarks of the flow model; prints a table. Not a test: figures depend on the machine.
 //   flow-model-bench [--quick]
+#include "bench-clock.h"
 #include "ns3/cluster-helper.h"
 #include "ns3/collective-helper.h"
 #include "ns3/flow-model.h"
@@ -11,26 +12,14 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
-#include <sys/resource.h>
 
 using namespace ns3;
 using namespace ns3::eidolon;
 
 namespace
 {
-double
-Seconds(std::chrono::steady_clock::time_point since)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-long
-PeakRssMb()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss / 1024;
-}
+using ::eidolon::bench::PeakRssMb;
+using ::eidolon::bench::WallSince;
 
 void
 RingAllReduce(const std::string& topologyName, uint32_t channels, uint64_t bytes,
@@ -39,7 +28,7 @@ RingAllReduce(const std::string& topologyName, uint32_t channels, uint64_t bytes
     auto t0 = std::chrono::steady_clock::now();
     ClusterHelper cluster;
     Ptr<Topology> topo = cluster.ReadTopology(topologyName);
-    double load = Seconds(t0);
+    double load = WallSince(t0);
     auto t1 = std::chrono::steady_clock::now();
     Ptr<NetworkModel> net = cluster.Install(topo);
     CollectiveHelper coll(net);
@@ -47,7 +36,7 @@ RingAllReduce(const std::string& topologyName, uint32_t channels, uint64_t bytes
     coll.RingAllReduce(CollectiveHelper::RailAlignedRings(*topo, channels), bytes, Time(0),
                        [&done](Time at) { done = at; }, mode);
     Simulator::Run();
-    double wall = Seconds(t1);
+    double wall = WallSince(t1);
     auto st = net->GetStats();
     double busbw = double(bytes) / done.GetSeconds() *
                    CollectiveHelper::AllReduceBusFactor(topo->GpuCount()) / 1e9;
@@ -96,7 +85,7 @@ Churn(uint32_t active, uint32_t group, uint64_t events)
         }
         net.Commit(t);
     }
-    double wall = Seconds(t0);
+    double wall = WallSince(t0);
     std::printf("| churn | %7u active flows in components of %u | %8llu departures+arrivals | "
                 "%7.3f us per event | live slots %7zu | history %6zu entries |\n",
                 active, group, (unsigned long long)(2 * done), wall / double(2 * done) * 1e6,
@@ -126,11 +115,11 @@ Rollback(uint32_t depth, uint32_t width)
     size_t entries = net.HistoryEntries();
     auto t0 = std::chrono::steady_clock::now();
     net.RollbackTo(end - int64_t(depth) * 1000);
-    double undo = Seconds(t0);
+    double undo = WallSince(t0);
     size_t left = net.HistoryEntries();
     t0 = std::chrono::steady_clock::now();
     net.AdvanceTo(end);
-    double replay = Seconds(t0);
+    double replay = WallSince(t0);
     (void)from;
     std::printf("| rollback | depth %6u events, component %4u flows | %9zu undo entries undone | "
                 "undo %9.3f ms | replay %9.3f ms |\n",

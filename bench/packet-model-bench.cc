@@ -5,6 +5,7 @@
 // first 2 or 4 nodes of dgx-h100-4node, carried by the flow model (the reference), the packet
 // model's RDMA transport (UDP + DCQCN) and DCTCP: the simulated time, the wall seconds, the ns-3
 // events processed and the process's peak RSS so far.
+#include "bench-clock.h"
 #include "ns3/cluster-helper.h"
 #include "ns3/collective-model.h"
 #include "ns3/config.h"
@@ -17,20 +18,14 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <sys/resource.h>
 
 using namespace ns3;
 using namespace ns3::eidolon;
 
 namespace
 {
-long
-PeakRssMb()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss / 1024;
-}
+using ::eidolon::bench::PeakRssMb;
+using ::eidolon::bench::WallSince;
 
 /// One all-reduce of `bytes` on the GPUs of the first `nodes` nodes; `transport` empty: the flow
 /// model.
@@ -63,8 +58,7 @@ AllReduce(Ptr<Topology> topo, uint32_t nodes, uint64_t bytes, const std::string&
     model->Start(call, std::vector<Time>(call.gpus.size(), Seconds(0)),
                  [&last](uint32_t) { last = std::max(last, Simulator::Now()); });
     Simulator::Run();
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall = WallSince(t0);
     std::printf("| all_reduce %5.0f MiB | %2u x 8 GPUs | %-12s | virtual %8.2f us | wall %7.2f s "
                 "| %10llu events | peak RSS %5ld MiB |\n",
                 double(bytes) / 1048576.0, nodes,
