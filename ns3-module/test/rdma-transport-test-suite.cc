@@ -610,8 +610,8 @@ RdmaTransportTestCase::DcqcnRateStateMachineFollowsThePaper()
         1e-12, "");
 }
 
-// A flow's ports are free once it is done, so the same port
-// carries the next flow between the same hosts; onComplete fires once per flow.
+// A flow's ports are free once it is done, so the same port carries the next flow between the
+// same hosts; onComplete fires once per flow.
 void
 RdmaTransportTestCase::PortIsReusableAfterAFlowAndCallbacksFireOnce()
 {
