@@ -83,13 +83,16 @@ public:
         return tid;
     }
 
-    explicit RdmaUdpDemux(Ptr<Node> node)
-        : m_udp(node->GetObject<UdpL4Protocol>())
-        , m_ipv4(node->GetObject<Ipv4L3Protocol>())
+    /// A demux for `node`, put in UdpL4Protocol's place in its Ipv4L3Protocol.
+    static Ptr<RdmaUdpDemux> Install(Ptr<Node> node)
     {
-        NS_ABORT_MSG_IF(!m_udp || !m_ipv4,
+        Ptr<RdmaUdpDemux> demux = CreateObject<RdmaUdpDemux>();
+        demux->m_udp = node->GetObject<UdpL4Protocol>();
+        demux->m_ipv4 = node->GetObject<Ipv4L3Protocol>();
+        NS_ABORT_MSG_IF(!demux->m_udp || !demux->m_ipv4,
                         "RDMA transport: node " << node->GetId() << " has no IPv4/UDP stack");
-        m_ipv4->Insert(this); // takes protocol 17 over from UdpL4Protocol
+        demux->m_ipv4->Insert(demux); // takes protocol 17 over from UdpL4Protocol
+        return demux;
     }
 
     /// Delivers datagrams to local:port to `handler`; false if a running flow end holds it.
@@ -231,7 +234,7 @@ public:
         {
             state = CreateObject<RdmaNodeState>();
             node->AggregateObject(state);
-            state->m_demux = Create<RdmaUdpDemux>(node);
+            state->m_demux = RdmaUdpDemux::Install(node);
         }
         return state;
     }
@@ -258,6 +261,7 @@ private:
     Ptr<RdmaUdpDemux> m_demux;
 };
 
+NS_OBJECT_ENSURE_REGISTERED(RdmaUdpDemux);
 NS_OBJECT_ENSURE_REGISTERED(RdmaNodeState);
 
 // ------------------------------------------------------------------------------------ RdmaHeader
