@@ -54,12 +54,12 @@ constexpr uint16_t kNoPacingRatio = 60000;
 
 /// One segment's TCP connection, without ns-3 applications (a node keeps its applications for the
 /// whole run, and with them every socket they ever had: a live run opens millions of
-/// connections). The receiver listens on the segment's port from the start; the sender connects
-/// at the segment's start and writes its bytes as the socket takes them (BulkSendApplication's
-/// loop), paced at the flow's rate cap, the GPU side's copy rate (a CTA's share of NVLink,
-/// NCCL's per-channel limits), which a connection must not beat whatever the links allow. Once
-/// the last byte has landed both ends close and drop their callbacks, and nothing of the
-/// connection outlives its sockets' closing.
+/// connections). The receiver listens on the segment's port from the start until it has accepted
+/// the segment's one connection; the sender connects at the segment's start and writes its bytes
+/// as the socket takes them (BulkSendApplication's loop), paced at the flow's rate cap, the GPU
+/// side's copy rate (a CTA's share of NVLink, NCCL's per-channel limits), which a connection must
+/// not beat whatever the links allow. Once the last byte has landed both ends close and drop their
+/// callbacks, and nothing of the connection outlives its sockets' closing.
 class SegmentConnection : public SimpleRefCount<SegmentConnection>
 {
 public:
@@ -133,12 +133,7 @@ public:
     {
         m_done = nullptr;
         m_aborted = true;
-        if (m_sending)
-        {
-            m_sending->SetConnectCallback(MakeNullCallback<void, Ptr<Socket>>(),
-                                          MakeNullCallback<void, Ptr<Socket>>());
-            m_sending->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
-        }
+        ForgetSender();
         if (m_accepted)
         {
             m_accepted->SetRecvCallback(Callback<void, Ptr<Socket>>([](Ptr<Socket> r) {
@@ -148,7 +143,6 @@ public:
         }
         StopListening();
         m_accepted = nullptr;
-        m_sending = nullptr;
     }
 
 private:
@@ -219,14 +213,20 @@ private:
             m_accepted->Close();
             m_accepted->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
         }
+        ForgetSender();
+        m_accepted = nullptr;
+    }
+
+    /// The sending socket calls this object no more (its callbacks hold it), and is let go.
+    void ForgetSender()
+    {
         if (m_sending)
         {
             m_sending->SetConnectCallback(MakeNullCallback<void, Ptr<Socket>>(),
                                           MakeNullCallback<void, Ptr<Socket>>());
             m_sending->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+            m_sending = nullptr;
         }
-        m_accepted = nullptr;
-        m_sending = nullptr;
     }
 
     uint64_t m_bytes;

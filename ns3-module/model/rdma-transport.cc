@@ -8,7 +8,6 @@
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/double.h"
-#include "ns3/inet-socket-address.h"
 #include "ns3/ipv4-header.h"
 #include "ns3/ipv4-interface.h"
 #include "ns3/ipv4-l3-protocol.h"
@@ -19,6 +18,7 @@
 #include "ns3/node.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
+#include "ns3/socket.h"
 #include "ns3/trace-source-accessor.h"
 #include "ns3/udp-header.h"
 #include "ns3/udp-l4-protocol.h"
@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <set>
 #include <unordered_map>
 
