@@ -68,6 +68,8 @@ Simulation::Simulation(const SimOptions& options, std::ostream& log, ReplySink& 
 {
     m_collectives->SetNetworkModel(m_cluster.network);
     m_collectives->SetAttribute("NcclVersion", ns3::UintegerValue(m_options.ncclVersion));
+    m_collectives->TraceConnectWithoutContext("NoAlgorithm",
+                                              ns3::MakeCallback(&Simulation::NoAlgorithm, this));
     AdoptNcclConfig(e::NcclConfig::FromEnvironment(m_options.ncclEnvironment));
     m_timelines.SetListener(this);
     m_timelines.SetExpected(m_options.expectedProcesses);
@@ -138,6 +140,15 @@ Simulation::AdoptNcclConfig(const e::NcclConfig& config)
     if (!warning.empty())
     {
         m_log << "eidolon-sim: warning: " << warning << "\n";
+    }
+}
+
+void
+Simulation::NoAlgorithm(e::CollectiveKind kind, const std::string& message)
+{
+    if (m_warnedNoAlgorithm.insert(kind).second)
+    {
+        m_log << "eidolon-sim: warning: " << message << "\n";
     }
 }
 

@@ -22,6 +22,7 @@
 
 #include <memory>
 #include <ostream>
+#include <set>
 #include <string>
 
 namespace eidolon::sim
@@ -98,6 +99,8 @@ private:
     void AdoptNcclEnvironment(const wire::Hello& hello);
     // Gives the model NCCL's configuration and warns of algorithms it names that are not modelled.
     void AdoptNcclConfig(const ns3::eidolon::NcclConfig& config);
+    // CollectiveModel's NoAlgorithm trace: warns once per function (NCCL would fail the call).
+    void NoAlgorithm(ns3::eidolon::CollectiveKind kind, const std::string& message);
     // The request follows a batch not yet in: keep it for then.
     template<typename Request>
     bool DeferUntilBatch(RankProcess& process, Peer peer, const Request& request);
@@ -122,7 +125,8 @@ private:
     ProgressWatch m_watch;
 
     bool m_ncclConfigFromRanks = false; // the first Hello decided the NCCL_* settings
-    int64_t m_epochs[3] = {0, 0, 0};    // the ranks' virtual time 0 on the real clocks
+    std::set<ns3::eidolon::CollectiveKind> m_warnedNoAlgorithm;
+    int64_t m_epochs[3] = {0, 0, 0}; // the ranks' virtual time 0 on the real clocks
     bool m_finished = false;
     std::string m_error;
 };

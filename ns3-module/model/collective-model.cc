@@ -24,6 +24,7 @@
 #include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/string.h"
+#include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -181,7 +182,14 @@ CollectiveModel::GetTypeId()
                           "across 4 x 8 H100 (doc/collective-model.md); 0: no limit. A "
                           "topology's network_transport.ll_proxy_rate takes its place.",
                           DoubleValue(3.0e9), MakeDoubleAccessor(&CollectiveModel::m_llNetSendRate),
-                          MakeDoubleChecker<double>(0));
+                          MakeDoubleChecker<double>(0))
+            .AddTraceSource("NoAlgorithm",
+                            "A call NCCL_ALGO / NCCL_PROTO leave no algorithm/protocol, which the "
+                            "emulated NCCL fails (2.19-2.23 run Ring instead, untraced): the "
+                            "call's function and what NCCL says and does. The model runs it as "
+                            "NCCL chooses without the variables.",
+                            MakeTraceSourceAccessor(&CollectiveModel::m_noAlgorithm),
+                            "ns3::eidolon::CollectiveModel::NoAlgorithmTracedCallback");
     return tid;
 }
 
@@ -409,7 +417,12 @@ CollectiveModel::Choose(const CollectiveCall& call) const
 CollectivePlan
 CollectiveModel::ChooseFor(const CollectiveCall& call, const NcclCommInfo& comm) const
 {
-    return nccl::SelectPlan(call, comm, GetCostSettings(), m_warnedFallbacks);
+    CollectivePlan plan = nccl::SelectPlan(call, comm, GetCostSettings());
+    if (plan.envOutcome == NcclEnvOutcome::Unavailable && !m_noAlgorithm.IsEmpty())
+    {
+        m_noAlgorithm(call.kind, nccl::NoAlgorithmMessage(call, comm, GetCostSettings(), plan));
+    }
+    return plan;
 }
 
 double

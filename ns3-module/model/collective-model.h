@@ -16,6 +16,7 @@
 #include "ns3/callback.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
 #include <map>
@@ -241,6 +242,18 @@ struct NcclCostTable
     double timeUs[7][3] = {};
 };
 
+/// How NCCL_ALGO and NCCL_PROTO bore on a call's plan.
+enum class NcclEnvOutcome
+{
+    Applied,    //!< the plan is NCCL's choice among what they allow
+    RingBackup, //!< they allow nothing for the call, and NCCL 2.19-2.23 then runs Ring
+    /// They allow nothing for the call, and the emulated NCCL fails it ("no algorithm/protocol
+    /// available": ncclInvalidUsage, 2.18 ncclInternalError). The plan is NCCL's choice without
+    /// them, so the run goes on where the real program would stop (CollectiveModel's
+    /// NoAlgorithm trace says so).
+    Unavailable,
+};
+
 /// The choice for one call, with NCCL's own time estimate (for reports; the simulated time comes
 /// from the flows).
 struct CollectivePlan
@@ -252,6 +265,7 @@ struct CollectivePlan
     /// the threads of a small one-channel ring op): its copy rate scales with it.
     double threadShare = 1;
     double ncclEstimateUs = 0;
+    NcclEnvOutcome envOutcome = NcclEnvOutcome::Applied;
 };
 
 /// One collective whose ranks start one by one (CollectiveModel::Begin): the model learns each
@@ -325,6 +339,9 @@ public:
     /// nccl-tests' bus bandwidth factor for `kind` on n ranks (busbw = algbw x factor).
     static double BusBandwidthFactor(CollectiveKind kind, uint32_t n);
 
+    /// Signature of the NoAlgorithm trace: the call's function and what NCCL would say and do.
+    typedef void (*NoAlgorithmTracedCallback)(CollectiveKind kind, const std::string& message);
+
 protected:
     void DoDispose() override;
 
@@ -374,7 +391,8 @@ private:
     /// Attribute values the cache was built with (attributes may change after a lookup).
     mutable std::vector<double> m_commCacheKey;
     mutable std::string m_commCacheVendor;
-    mutable uint64_t m_warnedFallbacks = 0;
+    /// A call whose NCCL_ALGO / NCCL_PROTO leave it no algorithm/protocol: fired per such call.
+    TracedCallback<CollectiveKind, const std::string&> m_noAlgorithm;
 };
 
 } // namespace eidolon

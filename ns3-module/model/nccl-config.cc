@@ -366,8 +366,9 @@ NcclConfig::UnmodelledWarning(bool topologySharp) const
             : "the topology has no SHARP switches (a `sharp:` block, doc/topology.md), and NCCL "
               "itself needs a CollNet plugin and SHARP switches for it";
     return "NCCL_ALGO='" + algo + "' asks for " + names.str() + ", which cannot run here (" + why +
-           "): those calls run as NCCL chooses without CollNet (Ring/Tree/NVLS), so their times "
-           "are not CollNet's";
+           "): those calls run without CollNet (what else NCCL_ALGO allows; where it allows "
+           "nothing else, NCCL fails the call, or runs Ring in 2.19-2.23), so their times are "
+           "not CollNet's";
 }
 
 const std::vector<std::string>&

@@ -523,6 +523,13 @@ void
 ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings,
              bool applyEnv, NcclCostTable& table)
 {
+    ComputeCosts(call, comm, settings, ParseEnableMasks(settings.config, applyEnv), table);
+}
+
+void
+ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings,
+             const EnableMasks& masks, NcclCostTable& table)
+{
     const TuningTables& t = GetTuningTables(settings.ncclVersion);
     const int coll = FuncOf(call.kind);
     for (int a = 0; a < kAlgos; ++a)
@@ -576,7 +583,7 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
             table.latencyUs[a][p] = Latency(in, g, a, p);
         }
     }
-    ApplyEnableRules(in, comm, ParseEnableMasks(settings.config, applyEnv), table);
+    ApplyEnableRules(in, comm, masks, table);
     EstimateTimes(in, comm, call.bytes, table);
 }
 

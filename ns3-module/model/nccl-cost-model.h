@@ -9,6 +9,7 @@
 #define EIDOLON_NCCL_COST_MODEL_H
 
 #include "collective-model.h"
+#include "nccl-config.h"
 
 #include <cstdint>
 
@@ -35,6 +36,10 @@ struct CostSettings
 /// get an empty table (every time negative).
 void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm,
                   const CostSettings& settings, bool applyEnv, NcclCostTable& table);
+
+/// The same table with NCCL_ALGO / NCCL_PROTO's place taken by `masks`.
+void ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm,
+                  const CostSettings& settings, const EnableMasks& masks, NcclCostTable& table);
 
 /// The latency (us) the timing adds to the data movement of `plan`: NCCL's own latency formula
 /// for the algorithm/protocol, except where the data movement runs otherwise than the estimate

@@ -6,12 +6,15 @@
  */
 #include "nccl-selection.h"
 
+#include "nccl-config.h"
 #include "nccl-indices.h"
+#include "nccl-tuning-tables.h"
 
 #include "ns3/log.h"
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 
 namespace ns3
 {
@@ -45,11 +48,32 @@ PickFastest(const NcclCostTable& table, int* bestA, int* bestP, double* best)
     }
     return *bestA >= 0;
 }
+
+/// NCCL 2.19-2.23's backup when the environment leaves a call nothing: Ring at the bandwidths it
+/// had before the enable rules (tuning.cc `ringbdw`): every protocol up to 2.21, LL128 even where
+/// NCCL's platform rule keeps it off; from 2.22 the protocols NCCL_PROTO and that rule leave.
+EnableMasks
+RingBackupMasks(const CostSettings& settings, const TuningTables& t)
+{
+    EnableMasks m = ParseEnableMasks(settings.config, t.ringBackupKeepsProto);
+    for (int f = 0; f < kFuncs; ++f)
+    {
+        for (int a = 0; a < kAlgos; ++a)
+        {
+            m.algo[f][a] = a == kRing;
+        }
+        if (!t.ringBackupKeepsProto)
+        {
+            std::fill(std::begin(m.proto[f]), std::end(m.proto[f]), true);
+            m.protoNamed[f] = true;
+        }
+    }
+    return m;
+}
 } // namespace
 
 CollectivePlan
-SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings,
-           uint64_t& fallbacks)
+SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings)
 {
     CollectivePlan plan;
     if (call.kind == CollectiveKind::SendRecv)
@@ -76,21 +100,21 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
     double best = std::numeric_limits<double>::infinity();
     if (!PickFastest(table, &bestA, &bestP, &best))
     {
-        // Nothing the environment allows can run here (e.g. NCCL_ALGO=CollNetDirect without
-        // SHARP switches or NCCL_COLLNET_ENABLE=1, or NVLS without NVSwitch): fall back to
-        // NCCL's own choice.
-        if ((fallbacks++ % 1000) == 0)
+        // Nothing the environment allows can run here (NCCL_ALGO=Tree for a Broadcast, PAT for an
+        // AllReduce, NVLS with NCCL_PROTO=LL, CollNetDirect without SHARP switches, ...).
+        const TuningTables& t = GetTuningTables(settings.ncclVersion);
+        if (t.ringBackup)
         {
-            NS_LOG_WARN("NCCL_ALGO='" << settings.config.algo << "' NCCL_PROTO='"
-                                      << settings.config.proto
-                                      << "' leave no algorithm/protocol this topology supports for "
-                                      << ToString(call.kind)
-                                      << " (CollNet needs SHARP switches and "
-                                         "NCCL_COLLNET_ENABLE=1, NVLS an NVSwitch and sm90+); "
-                                         "using NCCL's default choice");
+            ComputeCosts(call, comm, settings, RingBackupMasks(settings, t), table);
+            plan.envOutcome = NcclEnvOutcome::RingBackup;
         }
-        ComputeCosts(call, comm, settings, false, table);
-        PickFastest(table, &bestA, &bestP, &best);
+        if (!t.ringBackup || !PickFastest(table, &bestA, &bestP, &best))
+        {
+            // NCCL fails the call; the model runs NCCL's own choice and says so (NoAlgorithm).
+            ComputeCosts(call, comm, settings, false, table);
+            PickFastest(table, &bestA, &bestP, &best);
+            plan.envOutcome = NcclEnvOutcome::Unavailable;
+        }
     }
     if (bestA < 0)
     {
@@ -108,6 +132,49 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
                  << ToString(plan.algorithm) << "/" << ToString(plan.protocol) << " x"
                  << plan.channels << " (NCCL estimate " << plan.ncclEstimateUs << " us)");
     return plan;
+}
+
+std::string
+NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
+                   const CostSettings& settings, const CollectivePlan& plan)
+{
+    const uint32_t v = settings.ncclVersion;
+    const std::string version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) +
+                                "." + std::to_string(v % 100);
+    std::string set;
+    std::string said; // what enqueue.cc appends to its warning
+    auto name = [&](const char* variable, const std::string& value)
+    {
+        if (!value.empty())
+        {
+            set += (set.empty() ? "" : " and ") + std::string(variable) + "='" + value + "'";
+            said += std::string(" ") + variable + " was set to " + value + ".";
+        }
+    };
+    name("NCCL_ALGO", settings.config.algo);
+    name("NCCL_PROTO", settings.config.proto);
+    if (set.empty())
+    {
+        set = "NCCL's enable rules";
+    }
+    // enqueue.cc: 2.18 "Error : no algorithm/protocol available" (ncclInternalError); 2.24+ names
+    // the function and the variables and returns ncclInvalidUsage when either is set; 2.30
+    // capitalises "No".
+    const char* fn = ToString(call.kind);
+    const std::string named = std::string(" for function ") + fn + " with datatype ..." + said;
+    const std::string warn = v < 21900   ? "Error : no algorithm/protocol available"
+                             : v < 23000 ? "Error : no algorithm/protocol available" + named
+                                         : "No algorithm/protocol available" + named;
+    const char* code = v < 21900 || said.empty() ? "ncclInternalError" : "ncclInvalidUsage";
+    std::ostringstream m;
+    m << set << " leave" << (set.find(" and ") == std::string::npos ? "s" : "") << " " << fn
+      << " no algorithm/protocol on a communicator of " << comm.nRanks << " ranks (" << comm.nNodes
+      << (comm.nNodes == 1 ? " node" : " nodes") << "): NCCL " << version
+      << " fails such a call (\"" << warn << "\", " << code
+      << "), where the real program would stop; here it runs as NCCL chooses without them ("
+      << ToString(plan.algorithm) << "/" << ToString(plan.protocol) << " x" << plan.channels
+      << "), so its time is not a real run's";
+    return m.str();
 }
 
 namespace

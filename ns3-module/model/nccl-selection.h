@@ -11,6 +11,7 @@
 #include "nccl-cost-model.h"
 
 #include <cstdint>
+#include <string>
 
 namespace ns3
 {
@@ -19,11 +20,17 @@ namespace eidolon
 namespace nccl
 {
 
-/// NCCL's plan for `call` on `comm`. Where the environment leaves nothing this topology supports,
-/// NCCL's own choice (a warning every 1000 such calls, counted in `fallbacks`). SendRecv: the
+/// NCCL's plan for `call` on `comm`. Where NCCL_ALGO / NCCL_PROTO leave nothing this call can
+/// run, what the emulated release does (plan.envOutcome): 2.19-2.23 run Ring, the others fail
+/// the call, for which the plan is NCCL's own choice without the variables. SendRecv: the
 /// channels of the largest transfer (each transfer picks its own protocol).
 CollectivePlan SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm,
-                          const CostSettings& settings, uint64_t& fallbacks);
+                          const CostSettings& settings);
+
+/// What the emulated NCCL says and does for a call of plan.envOutcome Unavailable (NCCL's
+/// warning, its error code), and what the model runs instead.
+std::string NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
+                               const CostSettings& settings, const CollectivePlan& plan);
 
 /// Channels NCCL gives a collective of the chosen algorithm/protocol.
 int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,

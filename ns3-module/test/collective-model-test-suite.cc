@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -105,6 +106,7 @@ public:
     void TreeAcrossTwoNodes();
     void TwoConcurrentAllreducesShareTheLinks();
     void EnvironmentOverrides();
+    void NoAlgorithmIsWhatTheReleaseDoes();
     void InvalidEnvironmentNamesTheVariable();
     void UnreadVariablesAreNamed();
     void SendrecvRanksEndWhenTheirOwnTransfersDo();
@@ -810,6 +812,106 @@ CollectiveModelTestCase::EnvironmentOverrides()
     auto fb = collnet.model->Choose(big);
     NS_TEST_EXPECT_MSG_NE(fb.algorithm, NcclAlgorithm::CollNetDirect, "");
     NS_TEST_EXPECT_MSG_NE(fb.algorithm, NcclAlgorithm::CollNetChain, "");
+}
+
+// NCCL_ALGO / NCCL_PROTO that leave a call nothing (Tree for a Broadcast, PAT for an AllReduce,
+// NVLS with LL): NCCL 2.18 and 2.24+ fail the call (enqueue.cc, "no algorithm/protocol
+// available"), which the model runs as NCCL's own choice and reports on the NoAlgorithm trace;
+// 2.19-2.23 run Ring instead (`ringbdw`), with any protocol up to 2.21 (NVIDIA/nccl#1304: Tree +
+// Simple ran a Broadcast as Ring/LL) and NCCL_PROTO's from 2.22.
+void
+CollectiveModelTestCase::NoAlgorithmIsWhatTheReleaseDoes()
+{
+    auto bench = [](uint32_t version, const std::map<std::string, std::string>& env)
+    {
+        auto b = std::make_unique<Bench>("dgx-h100-1node", env);
+        b->model->SetAttribute("NcclVersion", UintegerValue(version));
+        return b;
+    };
+    std::vector<std::pair<CollectiveKind, std::string>> said;
+    auto listen = [&](Bench& b)
+    {
+        b.model->TraceConnectWithoutContext("NoAlgorithm",
+                                            Callback<void, CollectiveKind, const std::string&>(
+                                                [&](CollectiveKind kind, const std::string& message)
+                                                { said.emplace_back(kind, message); }));
+    };
+    auto has = [](const std::string& text, const std::string& part)
+    { return text.find(part) != std::string::npos; };
+
+    // 2.30.7, PAT for an AllReduce (PAT gathers and scatters only): NCCL's own choice runs, and the
+    // trace names the variable, the function and NCCL's ncclInvalidUsage.
+    auto pat = bench(23007, {{"NCCL_ALGO", "PAT"}});
+    auto plain = bench(23007, {});
+    listen(*pat);
+    const CollectiveCall ar = pat->Call(CollectiveKind::AllReduce, uint64_t(kGiB));
+    const CollectivePlan p = pat->model->Choose(ar);
+    const CollectivePlan d = plain->model->Choose(ar);
+    NS_TEST_EXPECT_MSG_EQ(int(p.envOutcome), int(NcclEnvOutcome::Unavailable), "");
+    NS_TEST_EXPECT_MSG_EQ(int(d.envOutcome), int(NcclEnvOutcome::Applied), "");
+    NS_TEST_EXPECT_MSG_EQ(int(p.algorithm), int(d.algorithm), "");
+    NS_TEST_EXPECT_MSG_EQ(int(p.protocol), int(d.protocol), "");
+    NS_TEST_EXPECT_MSG_EQ(p.channels, d.channels, "");
+    NS_TEST_ASSERT_MSG_EQ(said.size(), 1u, "one trace per such call");
+    NS_TEST_EXPECT_MSG_EQ(int(said[0].first), int(CollectiveKind::AllReduce), "");
+    NS_TEST_EXPECT_MSG_EQ(has(said[0].second, "NCCL_ALGO='PAT'"), true, said[0].second);
+    NS_TEST_EXPECT_MSG_EQ(
+        has(said[0].second, "No algorithm/protocol available for function AllReduce"), true,
+        said[0].second);
+    NS_TEST_EXPECT_MSG_EQ(has(said[0].second, "ncclInvalidUsage"), true, said[0].second);
+    pat->model->Choose(ar);
+    NS_TEST_EXPECT_MSG_EQ(said.size(), 2u, "");
+
+    // NVLS is Simple only: with NCCL_PROTO=LL an AllReduce has nothing either.
+    said.clear();
+    auto nvlsLl = bench(23007, {{"NCCL_ALGO", "NVLS"}, {"NCCL_PROTO", "LL"}});
+    listen(*nvlsLl);
+    NS_TEST_EXPECT_MSG_EQ(int(nvlsLl->model->Choose(ar).envOutcome),
+                          int(NcclEnvOutcome::Unavailable), "");
+    NS_TEST_EXPECT_MSG_EQ(said.size(), 1u, "");
+
+    // Tree for a Broadcast (Ring only): 2.24.3 and 2.18.5 fail it (2.18 without naming the
+    // function, ncclInternalError), and an AllReduce of the same settings runs Tree.
+    const CollectiveCall bc = plain->Call(CollectiveKind::Broadcast, 64 << 10);
+    for (uint32_t v : {22403u, 21805u})
+    {
+        said.clear();
+        auto tree = bench(v, {{"NCCL_ALGO", "Tree"}});
+        listen(*tree);
+        NS_TEST_EXPECT_MSG_EQ(int(tree->model->Choose(bc).envOutcome),
+                              int(NcclEnvOutcome::Unavailable), v);
+        NS_TEST_ASSERT_MSG_EQ(said.size(), 1u, v);
+        NS_TEST_EXPECT_MSG_EQ(int(said[0].first), int(CollectiveKind::Broadcast), v);
+        NS_TEST_EXPECT_MSG_EQ(has(said[0].second, v == 22403u
+                                                      ? "Error : no algorithm/protocol available "
+                                                        "for function Broadcast"
+                                                      : "Error : no algorithm/protocol available"),
+                              true, said[0].second);
+        NS_TEST_EXPECT_MSG_EQ(
+            has(said[0].second, v == 22403u ? "ncclInvalidUsage" : "ncclInternalError"), true,
+            said[0].second);
+        const CollectivePlan t = tree->model->Choose(ar);
+        NS_TEST_EXPECT_MSG_EQ(int(t.envOutcome), int(NcclEnvOutcome::Applied), v);
+        NS_TEST_EXPECT_MSG_EQ(int(t.algorithm), int(NcclAlgorithm::Tree), v);
+    }
+
+    // 2.21.5 and 2.22.3: NCCL_ALGO=Tree NCCL_PROTO=Simple, a 64 KiB Broadcast runs Ring, untraced.
+    // 2.21 takes any protocol: the one a Ring-only choice takes, LL at this size (a 64 KiB chain
+    // is latency: LL's 0.6 us hops against Simple's 2+ us); 2.22 keeps Simple.
+    for (uint32_t v : {22105u, 22203u})
+    {
+        said.clear();
+        auto treeSimple = bench(v, {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}});
+        listen(*treeSimple);
+        const CollectivePlan b = treeSimple->model->Choose(bc);
+        NS_TEST_EXPECT_MSG_EQ(int(b.envOutcome), int(NcclEnvOutcome::RingBackup), v);
+        NS_TEST_EXPECT_MSG_EQ(int(b.algorithm), int(NcclAlgorithm::Ring), v);
+        NS_TEST_EXPECT_MSG_EQ(said.size(), 0u, v);
+        const CollectivePlan ring = bench(v, {{"NCCL_ALGO", "Ring"}})->model->Choose(bc);
+        NS_TEST_EXPECT_MSG_EQ(int(ring.protocol), int(NcclProtocol::LL), v);
+        NS_TEST_EXPECT_MSG_EQ(int(b.protocol),
+                              int(v < 22200u ? NcclProtocol::LL : NcclProtocol::Simple), v);
+    }
 }
 
 // A variable that changes NCCL's behaviour and that the model does not read is named, never
@@ -1809,6 +1911,7 @@ public:
             {"tree_across_two_nodes", &C::TreeAcrossTwoNodes},
             {"two_concurrent_allreduces_share_the_links", &C::TwoConcurrentAllreducesShareTheLinks},
             {"environment_overrides", &C::EnvironmentOverrides},
+            {"no_algorithm_is_what_the_release_does", &C::NoAlgorithmIsWhatTheReleaseDoes},
             {"invalid_environment_names_the_variable", &C::InvalidEnvironmentNamesTheVariable},
             {"unread_variables_are_named", &C::UnreadVariablesAreNamed},
             {"sendrecv_ranks_end_when_their_own_transfers_do",

@@ -839,3 +839,53 @@ BOOST_AUTO_TEST_CASE(a_broadcast_root_goes_on_before_its_receiver_has_started)
     BOOST_TEST(run.sink.syncs[2].second.ends(0).end_ns() == 1e6 + 6600.0);
     BOOST_TEST(run.sink.failures.empty());
 }
+
+// NCCL_ALGO=Tree leaves a Broadcast nothing (NCCL broadcasts on rings only), and NCCL 2.30 fails
+// such a call. The rank went on already, so the model runs it as NCCL's own choice, and the
+// simulator says so once per function however many such calls come; an AllReduce under the same
+// setting runs Tree and is not mentioned.
+BOOST_AUTO_TEST_CASE(a_call_nccl_fails_for_its_nccl_algo_is_said_once_and_still_runs)
+{
+    sim::SimOptions options = Options();
+    options.ncclEnvironment = {{"NCCL_ALGO", "Tree"}};
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    for (int rank : {0, 1})
+    {
+        wire::Batch batch = JoinBatch(rank, 0);
+        for (uint64_t id : {1, 2})
+        {
+            AddP2p(batch, rank, id, 1, wire::COMM_BROADCAST, 4096, 0);
+            wire::CommOp* op = batch.mutable_records(batch.records_size() - 1)
+                                   ->mutable_communication()
+                                   ->mutable_ops(0);
+            op->set_peer(-1);
+            op->set_root(0);
+        }
+        AddP2p(batch, rank, 3, 1, wire::COMM_ALL_REDUCE, 4096, 0);
+        batch.mutable_records(batch.records_size() - 1)
+            ->mutable_communication()
+            ->mutable_ops(0)
+            ->set_peer(-1);
+        simulation.Batch(rank, batch);
+    }
+    simulation.Sync(0, 1, SyncOn(1, {3}, 1, 0));
+    simulation.Sync(1, 2, SyncOn(2, {3}, 1, 0));
+    for (int i = 0; i < 20 && sink.syncs.size() < 2; ++i)
+    {
+        simulation.Step();
+    }
+    BOOST_REQUIRE(sink.syncs.size() == 2u);
+    BOOST_TEST(sink.syncs[0].second.ends(0).end_ns() > 0.0);
+    const std::string text = log.str();
+    const std::string said = "NCCL_ALGO='Tree' leaves Broadcast no algorithm/protocol";
+    const size_t first = text.find(said);
+    BOOST_TEST(first != std::string::npos, text);
+    BOOST_TEST(text.find(said, first + 1) == std::string::npos, text);
+    BOOST_TEST(text.find("ncclInvalidUsage") != std::string::npos, text);
+    BOOST_TEST(text.find("AllReduce") == std::string::npos, text);
+    BOOST_TEST(sink.failures.empty());
+}
