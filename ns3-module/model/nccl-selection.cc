@@ -11,6 +11,7 @@
 #include "nccl-tuning-tables.h"
 
 #include "ns3/log.h"
+#include "ns3/nccl-version.h"
 
 #include <algorithm>
 #include <limits>
@@ -139,8 +140,7 @@ NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
                    const CostSettings& settings, const CollectivePlan& plan)
 {
     const uint32_t v = settings.ncclVersion;
-    const std::string version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) +
-                                "." + std::to_string(v % 100);
+    const std::string version = ::eidolon::spec::FormatNcclVersion(v);
     std::string set;
     std::string said; // what enqueue.cc appends to its warning
     auto name = [&](const char* variable, const std::string& value)
