@@ -1,6 +1,6 @@
 // Benchmarks of the collective model (NCCL's schedules as flows); prints a table. Not a test:
 // figures depend on the machine.
-//   collective-model-bench [--quick]
+//   collective-model-bench [--quick | --staggered N]   (--staggered N: that row alone, N ranks)
 // Rows: an alltoall (every rank sends bytes/n to every rank, NCCL's grouped send/recv) on the
 // first N GPUs of dgx-h100-128node, wall seconds to simulate it: posted as one call with every
 // transfer (a whole group), and as one call per transfer, which is how the simulator posts the
@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace ns3;
@@ -110,6 +111,12 @@ main(int argc, char** argv)
     Time::SetResolution(Time::PS);
     bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     Ptr<Topology> topo = ClusterHelper().ReadTopology("dgx-h100-128node");
+    if (argc > 2 && std::strcmp(argv[1], "--staggered") == 0)
+    {
+        Alltoall(topo, uint32_t(std::strtoul(argv[2], nullptr, 10)), uint64_t(1) << 30,
+                 Posting::Staggered);
+        return 0;
+    }
     for (uint32_t ranks : {64u, 128u, 256u, 1024u})
     {
         if (quick && ranks > 128)

@@ -52,15 +52,67 @@ FairShareProblem::Use(uint32_t resource, uint32_t weight)
 
 namespace
 {
-/// Min-heap order: smaller share first, then lower resource index (determinism).
-struct LevelAfter
-{
-    template<class L> bool operator()(const L& a, const L& b) const
-    {
-        return a.share > b.share || (a.share == b.share && a.resource > b.resource);
-    }
-};
+constexpr uint32_t kNotInHeap = ~uint32_t(0);
 } // namespace
+
+bool
+FairShareSolver::Before(uint32_t a, uint32_t b) const
+{
+    // Lower level first, then the lower resource index (determinism).
+    return m_level[a] < m_level[b] || (m_level[a] == m_level[b] && a < b);
+}
+
+void
+FairShareSolver::Place(uint32_t i, uint32_t r)
+{
+    m_heap[i] = r;
+    m_heapPos[r] = i;
+}
+
+void
+FairShareSolver::Fix(uint32_t i)
+{
+    const uint32_t r = m_heap[i];
+    while (i > 0 && Before(r, m_heap[(i - 1) / 2]))
+    {
+        Place(i, m_heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    const uint32_t n = uint32_t(m_heap.size());
+    while (true)
+    {
+        uint32_t child = 2 * i + 1;
+        if (child >= n)
+        {
+            break;
+        }
+        if (child + 1 < n && Before(m_heap[child + 1], m_heap[child]))
+        {
+            ++child;
+        }
+        if (!Before(m_heap[child], r))
+        {
+            break;
+        }
+        Place(i, m_heap[child]);
+        i = child;
+    }
+    Place(i, r);
+}
+
+void
+FairShareSolver::Remove(uint32_t r)
+{
+    const uint32_t i = m_heapPos[r];
+    const uint32_t last = m_heap.back();
+    m_heap.pop_back();
+    m_heapPos[r] = kNotInHeap;
+    if (last != r)
+    {
+        Place(i, last);
+        Fix(i);
+    }
+}
 
 uint32_t
 FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
@@ -70,9 +122,9 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
     rates.assign(nFlows, 0.0);
     m_remaining.assign(nRes, 0.0);
     m_weight.assign(nRes, 0);
-    m_version.assign(nRes, 0);
     m_frozen.assign(nFlows, 0);
     m_lastTouch.assign(nRes, 0);
+    m_levelWeight.assign(nRes, 0);
     m_overcommitted = false;
     std::copy(p.capacity.begin(), p.capacity.end(), m_remaining.begin());
 
@@ -88,8 +140,8 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
     }
     m_resFlows.resize(m_resBegin[nRes]);
     {
-        std::vector<uint32_t>& fill = m_version; // reuse as insertion cursor, reset below
-        std::copy(m_resBegin.begin(), m_resBegin.end() - 1, fill.begin());
+        std::vector<uint32_t>& fill = m_heapPos; // the insertion cursor; the heap's below
+        fill.assign(m_resBegin.begin(), m_resBegin.end() - 1);
         for (uint32_t f = 0; f < nFlows; ++f)
         {
             for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
@@ -97,7 +149,6 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
                 m_resFlows[fill[p.useResource[k]]++] = f;
             }
         }
-        std::fill(m_version.begin(), m_version.end(), 0);
     }
 
     // Reservations first: fixed-rate flows take their rate off every resource they cross.
@@ -131,6 +182,11 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
               [](const Cap& a, const Cap& b)
               { return a.cap < b.cap || (a.cap == b.cap && a.flow < b.flow); });
 
+    // The shared resources' levels (remaining capacity over unfrozen weight) in an indexed
+    // min-heap: a level only rises as flows freeze, so a resource's entry moves in place and the
+    // heap never holds more than one entry a resource.
+    m_level.assign(nRes, 0.0);
+    m_heapPos.assign(nRes, kNotInHeap);
     m_heap.clear();
     for (uint32_t r = 0; r < nRes; ++r)
     {
@@ -140,11 +196,20 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
         }
         if (m_weight[r] > 0)
         {
-            m_heap.push_back({std::max(0.0, m_remaining[r]) / double(m_weight[r]), r, 0});
+            m_level[r] = std::max(0.0, m_remaining[r]) / double(m_weight[r]);
+            m_heapPos[r] = uint32_t(m_heap.size());
+            m_heap.push_back(r);
         }
     }
-    std::make_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
+    for (uint32_t i = uint32_t(m_heap.size()); i-- > 0;)
+    {
+        Fix(i);
+    }
 
+    // A level freezes its flows at one share and takes share x (their summed integer weight) off
+    // each resource they cross, once: the result is then the same in whatever order the flows
+    // were given (a subtraction per flow rounded differently with the order), so a caller need not
+    // sort them. Flows capped at the same rate are one level for the same reason.
     uint32_t levels = 0;
     size_t nextCap = 0;
     auto freeze = [&](uint32_t f, double share)
@@ -154,14 +219,13 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
         for (uint32_t k = p.flowBegin[f]; k < p.flowBegin[f + 1]; ++k)
         {
             const uint32_t r = p.useResource[k];
-            m_remaining[r] -= double(p.useWeight[k]) * share;
-            m_weight[r] -= p.useWeight[k];
-            ++m_version[r];
             if (m_lastTouch[r] != levels)
             {
                 m_lastTouch[r] = levels;
+                m_levelWeight[r] = 0;
                 m_touched.push_back(r);
             }
+            m_levelWeight[r] += p.useWeight[k];
         }
     };
     while (true)
@@ -170,52 +234,53 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
         {
             ++nextCap; // frozen at a shared level below its cap
         }
-        // The lowest live shared level (stale entries: the resource changed since its push).
-        while (!m_heap.empty() && (m_heap.front().version != m_version[m_heap.front().resource] ||
-                                   m_weight[m_heap.front().resource] == 0))
-        {
-            std::pop_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
-            m_heap.pop_back();
-        }
         const bool capFirst = nextCap < m_caps.size() &&
-                              (m_heap.empty() || m_caps[nextCap].cap < m_heap.front().share);
+                              (m_heap.empty() || m_caps[nextCap].cap < m_level[m_heap.front()]);
         if (!capFirst && m_heap.empty())
         {
             break;
         }
         ++levels;
-        // Freeze every unfrozen flow of the bottleneck at the common level; every resource they
-        // cross gets one new heap entry once all are frozen (its level after the last release,
-        // which is the only entry that would not be stale).
+        // Freeze every unfrozen flow of the bottleneck (or of the cap) at the common level; then
+        // every resource they cross moves to its level after the release.
         m_touched.clear();
-        uint32_t bottleneck = nRes; // none: a cap
+        double share;
         if (capFirst)
         {
-            const Cap cap = m_caps[nextCap++];
-            freeze(cap.flow, cap.cap);
+            share = m_caps[nextCap].cap;
+            for (; nextCap < m_caps.size() && m_caps[nextCap].cap == share; ++nextCap)
+            {
+                if (!m_frozen[m_caps[nextCap].flow])
+                {
+                    freeze(m_caps[nextCap].flow, share);
+                }
+            }
         }
         else
         {
-            std::pop_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
-            const Level top = m_heap.back();
-            m_heap.pop_back();
-            bottleneck = top.resource;
-            for (uint32_t i = m_resBegin[top.resource]; i < m_resBegin[top.resource + 1]; ++i)
+            const uint32_t bottleneck = m_heap.front();
+            share = m_level[bottleneck];
+            for (uint32_t i = m_resBegin[bottleneck]; i < m_resBegin[bottleneck + 1]; ++i)
             {
                 const uint32_t f = m_resFlows[i];
                 if (!m_frozen[f])
                 {
-                    freeze(f, top.share);
+                    freeze(f, share);
                 }
             }
         }
         for (uint32_t r : m_touched)
         {
-            if (m_weight[r] > 0 && r != bottleneck)
+            m_remaining[r] -= double(m_levelWeight[r]) * share;
+            m_weight[r] -= m_levelWeight[r];
+            if (m_weight[r] == 0)
             {
-                m_heap.push_back(
-                    {std::max(0.0, m_remaining[r]) / double(m_weight[r]), r, m_version[r]});
-                std::push_heap(m_heap.begin(), m_heap.end(), LevelAfter{});
+                Remove(r); // the bottleneck itself, and any resource left without shared flows
+            }
+            else
+            {
+                m_level[r] = std::max(0.0, m_remaining[r]) / double(m_weight[r]);
+                Fix(m_heapPos[r]);
             }
         }
     }

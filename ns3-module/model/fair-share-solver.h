@@ -48,10 +48,13 @@ struct FairShareProblem
  *
  * All shared flows grow together; the resource whose remaining capacity per unit of unfrozen weight
  * is smallest saturates first and freezes its flows at that level; repeat. A heap over resources
- * keyed by that level makes a solve O(U log R) for U uses and R resources; rate caps, levels that
+ * keyed by that level (indexed: an entry moves as its level rises) makes a solve O(U log R) for U
+ * uses and R resources; rate caps, levels that
  * never move, are one sorted list beside it (a heap entry each made a live alltoall's solves of
  * 10^5 capped flows spend most of their time in the heap). Ties go to the lower
- * resource index, so the result depends only on the problem, never on the order it was built in.
+ * resource index, and a level takes its flows' summed integer weight times the share off each
+ * resource once, so the result depends only on the problem, never on the order its resources'
+ * flows or its shared flows were given in (fixed rates are taken off flow by flow, in order).
  * The solver keeps its work arrays between calls so that repeated solves do not allocate.
  */
 class FairShareSolver
@@ -66,20 +69,22 @@ public:
 
 private:
     std::vector<double> m_remaining;
-    std::vector<uint64_t> m_weight; //!< unfrozen weight per resource (integers: exact)
-    std::vector<uint32_t> m_version;
+    std::vector<uint64_t> m_weight;   //!< unfrozen weight per resource (integers: exact)
     std::vector<uint32_t> m_resBegin; //!< reverse CSR: flows of each resource
     std::vector<uint32_t> m_resFlows;
     std::vector<uint8_t> m_frozen;
-    std::vector<uint32_t> m_lastTouch; //!< per resource: the last level that released it
-    std::vector<uint32_t> m_touched;   //!< resources released by the current level
-    struct Level
-    {
-        double share;
-        uint32_t resource;
-        uint32_t version;
-    };
-    std::vector<Level> m_heap;
+    std::vector<uint32_t> m_lastTouch;   //!< per resource: the last level that released it
+    std::vector<uint32_t> m_touched;     //!< resources released by the current level
+    std::vector<uint64_t> m_levelWeight; //!< per touched resource: weight the level froze there
+    std::vector<double> m_level;         //!< per resource in the heap: remaining / unfrozen weight
+    std::vector<uint32_t> m_heap;        //!< resources with unfrozen flows, a min-heap by Before
+    std::vector<uint32_t> m_heapPos;     //!< per resource: its index in m_heap
+    /// Heap order: lower level, then lower resource index.
+    bool Before(uint32_t a, uint32_t b) const;
+    void Place(uint32_t i, uint32_t r);
+    /// Restores the heap around index i after its resource's level changed.
+    void Fix(uint32_t i);
+    void Remove(uint32_t r);
     struct Cap
     {
         double cap;

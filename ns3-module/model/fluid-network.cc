@@ -13,10 +13,10 @@ namespace eidolon
 {
 
 FluidNetwork::FluidNetwork(std::vector<double> capacity)
-    : m_capacity(std::move(capacity)),
-      m_channelFlows(m_capacity.size()),
-      m_channelMark(m_capacity.size(), 0),
-      m_localChannel(m_capacity.size(), 0)
+    : m_capacity(std::move(capacity))
+    , m_channelFlows(m_capacity.size())
+    , m_channelMark(m_capacity.size(), 0)
+    , m_localChannel(m_capacity.size(), 0)
 {
     for (size_t c = 0; c < m_capacity.size(); ++c)
     {
@@ -365,9 +365,14 @@ void
 FluidNetwork::Resolve(int64_t t, const std::vector<uint32_t>& seeds)
 {
     // Connected component of the touched channels: channels -> flows on them -> their channels...
+    // The problem is built as the flows are found, in one pass over their uses: the solver's
+    // rates do not depend on the order of the shared flows. Its uses name global channels until
+    // every channel of the component is known and numbered in canonical (index) order.
     ++m_mark;
     m_component.clear();
     m_componentChannels.clear();
+    m_problem.Clear();
+    bool anyPinned = false;
     for (uint32_t c : seeds)
     {
         if (m_channelMark[c] != m_mark)
@@ -386,13 +391,17 @@ FluidNetwork::Resolve(int64_t t, const std::vector<uint32_t>& seeds)
             }
             m_flowMark[e.slot] = m_mark;
             m_component.push_back(e.slot);
-            for (const Use& u : m_flows[e.slot].uses)
+            const Flow& f = m_flows[e.slot];
+            anyPinned = anyPinned || f.pinned;
+            m_problem.AddFlow(f.rateCap);
+            for (const Use& u : f.uses)
             {
                 if (m_channelMark[u.channel] != m_mark)
                 {
                     m_channelMark[u.channel] = m_mark;
                     m_componentChannels.push_back(u.channel);
                 }
+                m_problem.Use(u.channel, u.weight);
             }
         }
     }
@@ -400,26 +409,43 @@ FluidNetwork::Resolve(int64_t t, const std::vector<uint32_t>& seeds)
     {
         ++m_stats.resolves;
         m_stats.flowsResolved += m_component.size();
-        // Canonical order: flows by id, channels by index. The solve is then a function of the
-        // set of flows alone, which is what makes rollback and replay exact.
-        std::sort(m_component.begin(), m_component.end(),
-                  [this](uint32_t a, uint32_t b) { return m_flows[a].id < m_flows[b].id; });
         std::sort(m_componentChannels.begin(), m_componentChannels.end());
-        m_problem.Clear();
         for (uint32_t c : m_componentChannels)
         {
             m_localChannel[c] = m_problem.AddResource(m_capacity[c]);
         }
-        bool anyPinned = false;
-        for (uint32_t slot : m_component)
+        for (uint32_t& r : m_problem.useResource)
         {
-            const Flow& f = m_flows[slot];
-            m_problem.AddFlow(f.rateCap);
-            for (const Use& u : f.uses)
+            r = m_localChannel[r];
+        }
+        if (anyPinned)
+        {
+            // Pinned flows are reserved flow by flow, which rounds with the order: canonical
+            // order, flows by id, makes the solve a function of the set of flows alone, which is
+            // what makes rollback and replay exact. (Ids sorted beside their slots: a comparison
+            // that looked each id up in m_flows missed the cache.)
+            m_componentOrder.clear();
+            for (uint32_t slot : m_component)
             {
-                m_problem.Use(m_localChannel[u.channel], u.weight);
+                m_componentOrder.emplace_back(m_flows[slot].id, slot);
             }
-            anyPinned = anyPinned || f.pinned;
+            std::sort(m_componentOrder.begin(), m_componentOrder.end());
+            m_component.clear();
+            m_problem.Clear();
+            for (uint32_t c : m_componentChannels)
+            {
+                m_problem.AddResource(m_capacity[c]);
+            }
+            for (const auto& [id, slot] : m_componentOrder)
+            {
+                const Flow& f = m_flows[slot];
+                m_component.push_back(slot);
+                m_problem.AddFlow(f.rateCap);
+                for (const Use& u : f.uses)
+                {
+                    m_problem.Use(m_localChannel[u.channel], u.weight);
+                }
+            }
         }
         m_solver.Solve(m_problem, m_rates);
         if (anyPinned)
@@ -457,7 +483,8 @@ FluidNetwork::Resolve(int64_t t, const std::vector<uint32_t>& seeds)
             {
                 continue; // unchanged: its drain prediction stands, nothing to log
             }
-            m_undo.push_back({t, slot, UndoKind::Updated, f.rate, f.remaining, f.lastUpdate, f.drain});
+            m_undo.push_back(
+                {t, slot, UndoKind::Updated, f.rate, f.remaining, f.lastUpdate, f.drain});
             f.remaining = std::max(0.0, f.remaining - f.rate * double(t - f.lastUpdate) / 1e9);
             f.lastUpdate = t;
             f.rate = rate;

@@ -229,6 +229,7 @@ private:
     FairShareProblem m_problem;
     std::vector<double> m_rates;
     std::vector<uint32_t> m_component;
+    std::vector<std::pair<FlowId, uint32_t>> m_componentOrder; //!< (id, slot), sorted per solve
     std::vector<uint32_t> m_componentChannels;
     std::vector<uint32_t> m_channelMark;
     std::vector<uint32_t> m_flowMark;
