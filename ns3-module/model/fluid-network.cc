@@ -87,18 +87,19 @@ FluidNetwork::Add(FlowId id, FlowInput in)
     Flow& f = m_flows[slot];
     f.id = id;
     std::sort(in.path.begin(), in.path.end());
+    f.useBegin = uint32_t(m_uses.size());
     for (uint32_t c : in.path)
     {
-        if (!f.uses.empty() && f.uses.back().channel == c)
+        if (f.useCount > 0 && m_uses.back().channel == c)
         {
-            ++f.uses.back().weight;
+            ++m_uses.back().weight;
         }
         else
         {
-            f.uses.push_back({c, 1});
+            m_uses.push_back({c, 1, 0});
+            ++f.useCount;
         }
     }
-    f.slots.assign(f.uses.size(), 0);
     f.bytes = in.bytes;
     f.rateCap = in.rateCap;
     f.start = in.start;
@@ -224,7 +225,7 @@ FluidNetwork::ChannelLoad(uint32_t channel) const
     for (const ChannelEntry& e : m_channelFlows.at(channel))
     {
         const Flow& f = m_flows[e.slot];
-        load += f.rate * f.uses[e.use].weight;
+        load += f.rate * m_uses[f.useBegin + e.use].weight;
     }
     return load;
 }
@@ -238,11 +239,12 @@ FluidNetwork::HistoryBytes() const
 void
 FluidNetwork::Attach(uint32_t slot)
 {
-    Flow& f = m_flows[slot];
-    for (uint32_t i = 0; i < f.uses.size(); ++i)
+    const Flow& f = m_flows[slot];
+    for (uint32_t i = 0; i < f.useCount; ++i)
     {
-        auto& list = m_channelFlows[f.uses[i].channel];
-        f.slots[i] = uint32_t(list.size());
+        Use& u = m_uses[f.useBegin + i];
+        auto& list = m_channelFlows[u.channel];
+        u.position = uint32_t(list.size());
         list.push_back({slot, i});
     }
 }
@@ -250,14 +252,15 @@ FluidNetwork::Attach(uint32_t slot)
 void
 FluidNetwork::Detach(uint32_t slot)
 {
-    Flow& f = m_flows[slot];
-    for (uint32_t i = 0; i < f.uses.size(); ++i)
+    const Flow& f = m_flows[slot];
+    for (uint32_t i = 0; i < f.useCount; ++i)
     {
-        auto& list = m_channelFlows[f.uses[i].channel];
-        uint32_t pos = f.slots[i];
+        const Use& u = m_uses[f.useBegin + i];
+        auto& list = m_channelFlows[u.channel];
+        const uint32_t pos = u.position;
         ChannelEntry moved = list.back();
         list[pos] = moved;
-        m_flows[moved.slot].slots[moved.use] = pos;
+        m_uses[m_flows[moved.slot].useBegin + moved.use].position = pos;
         list.pop_back();
     }
 }
@@ -333,9 +336,9 @@ FluidNetwork::ProcessBatch(int64_t t)
     for (auto [id, slot] : batch)
     {
         Flow& f = m_flows[slot];
-        for (const Use& u : f.uses)
+        for (uint32_t k = f.useBegin; k < f.useBegin + f.useCount; ++k)
         {
-            seeds.push_back(u.channel);
+            seeds.push_back(m_uses[k].channel);
         }
         if (f.status == Status::Pending)
         {
@@ -348,7 +351,7 @@ FluidNetwork::ProcessBatch(int64_t t)
             Attach(slot);
             ++m_activeCount;
             m_stats.peakActive = std::max<uint64_t>(m_stats.peakActive, m_activeCount);
-            if (f.uses.empty() || f.bytes <= 0)
+            if (f.useCount == 0 || f.bytes <= 0)
             {
                 Complete(slot, t); // nothing to carry, or nowhere to carry it: done at once
             }
@@ -394,8 +397,9 @@ FluidNetwork::Resolve(int64_t t, const std::vector<uint32_t>& seeds)
             const Flow& f = m_flows[e.slot];
             anyPinned = anyPinned || f.pinned;
             m_problem.AddFlow(f.rateCap);
-            for (const Use& u : f.uses)
+            for (uint32_t k = f.useBegin; k < f.useBegin + f.useCount; ++k)
             {
+                const Use& u = m_uses[k];
                 if (m_channelMark[u.channel] != m_mark)
                 {
                     m_channelMark[u.channel] = m_mark;
@@ -441,9 +445,9 @@ FluidNetwork::Resolve(int64_t t, const std::vector<uint32_t>& seeds)
                 const Flow& f = m_flows[slot];
                 m_component.push_back(slot);
                 m_problem.AddFlow(f.rateCap);
-                for (const Use& u : f.uses)
+                for (uint32_t k = f.useBegin; k < f.useBegin + f.useCount; ++k)
                 {
-                    m_problem.Use(m_localChannel[u.channel], u.weight);
+                    m_problem.Use(m_localChannel[m_uses[k].channel], m_uses[k].weight);
                 }
             }
         }
@@ -562,9 +566,36 @@ FluidNetwork::Retire(uint32_t slot)
 {
     Flow& f = m_flows[slot];
     m_index.erase(f.id);
+    m_deadUses += f.useCount;
     f = Flow{};
     f.status = Status::Retired;
     m_freeSlots.push_back(slot);
+    if (m_deadUses > m_uses.size() / 2 + 4096)
+    {
+        CompactUses();
+    }
+}
+
+void
+FluidNetwork::CompactUses()
+{
+    // The live flows' uses, slot by slot, into a fresh arena (channel lists refer to a flow's
+    // uses by index, so nothing else moves).
+    std::vector<Use> live;
+    live.reserve(m_uses.size() - m_deadUses);
+    for (Flow& f : m_flows)
+    {
+        if (f.status == Status::Retired)
+        {
+            continue;
+        }
+        const uint32_t begin = uint32_t(live.size());
+        live.insert(live.end(), m_uses.begin() + f.useBegin,
+                    m_uses.begin() + f.useBegin + f.useCount);
+        f.useBegin = begin;
+    }
+    m_uses.swap(live);
+    m_deadUses = 0;
 }
 
 void

@@ -36,8 +36,8 @@ namespace eidolon
  * everything at or after t, so the engine is in the state "all events before t processed"; the
  * events from t on are then replayed by AdvanceTo. Commit(t) drops the log before t (no flow will
  * ever start earlier) and retires finished flows, which keeps memory bounded. Events at one instant
- * are processed as one batch in flow-id order, and each re-solve sees its flows sorted by id, so the
- * outcome depends only on the set of flows, not on the order they were added or on rollbacks.
+ * are processed as one batch in flow-id order, and each re-solve sees its flows sorted by id, so
+ * the outcome depends only on the set of flows, not on the order they were added or on rollbacks.
  */
 class FluidNetwork
 {
@@ -72,7 +72,8 @@ public:
         uint64_t rollbacks = 0;
         uint64_t undoneEntries = 0;
         uint64_t causalityViolations = 0;
-        int64_t violationNs = 0; //!< sum over violations of how much later the flow would have drained
+        int64_t violationNs =
+            0; //!< sum over violations of how much later the flow would have drained
         uint64_t peakActive = 0;
     };
 
@@ -129,22 +130,26 @@ public:
     std::function<void(int64_t, const std::vector<uint32_t>&)> onRatesChanged;
 
 private:
+    /// One channel a flow crosses, in the flows' shared use arena (m_uses).
     struct Use
     {
         uint32_t channel;
-        uint32_t weight;
+        uint32_t weight;   //!< how many times the flow crosses it
+        uint32_t position; //!< the flow's index in the channel's list while attached
     };
+    /// A flow. What a re-solve reads of it (its uses, cap, pin) comes first: a re-solve of a
+    /// large component visits every flow and misses the cache once per line it touches.
     struct Flow
     {
-        FlowId id = 0;
-        std::vector<Use> uses;       //!< distinct channels with multiplicity, sorted by channel
-        std::vector<uint32_t> slots; //!< position of this flow in each use's channel list
-        double bytes = 0;
+        uint32_t useBegin = 0; //!< its uses: m_uses[useBegin, useBegin + useCount), by channel
+        uint32_t useCount = 0;
         double rateCap = 0;
+        bool pinned = false;
+        Status status = Status::Pending;
+        FlowId id = 0;
+        double bytes = 0;
         int64_t start = 0;
         int64_t latencyNs = 0;
-        Status status = Status::Pending;
-        bool pinned = false;
         bool violated = false;
         int64_t pinnedDrain = kNever;
         double rate = 0;
@@ -190,6 +195,11 @@ private:
     std::vector<std::vector<ChannelEntry>> m_channelFlows;
     std::vector<Flow> m_flows;
     std::vector<uint32_t> m_freeSlots;
+    /// Every flow's uses, a flow's contiguous (one allocation for all; the live flows' are
+    /// compacted once retired flows' dead ranges outnumber them).
+    std::vector<Use> m_uses;
+    size_t m_deadUses = 0;
+    void CompactUses();
     std::unordered_map<FlowId, uint32_t> m_index;
     /// Event queue: pending flows keyed by start, active flows by drain. A binary heap with lazy
     /// deletion: an entry is live only while its stamp equals its flow's (every re-key stamps
@@ -218,8 +228,8 @@ private:
     std::deque<UndoEntry> m_undo;
     std::deque<FlowId> m_completionLog;
     size_t m_completionBase = 0;
-    size_t m_retireCursor = 0;          //!< absolute index of the first completion not yet retired
-    std::vector<uint32_t> m_lingering;  //!< drained before the horizon but finishing after it
+    size_t m_retireCursor = 0;         //!< absolute index of the first completion not yet retired
+    std::vector<uint32_t> m_lingering; //!< drained before the horizon but finishing after it
     size_t m_activeCount = 0;
     int64_t m_now = -1;
     int64_t m_committed = std::numeric_limits<int64_t>::min();
