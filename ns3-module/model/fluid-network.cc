@@ -596,6 +596,7 @@ FluidNetwork::CompactUses()
     }
     m_uses.swap(live);
     m_deadUses = 0;
+    ++m_stats.useCompactions;
 }
 
 void

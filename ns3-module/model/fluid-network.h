@@ -75,6 +75,7 @@ public:
         int64_t violationNs =
             0; //!< sum over violations of how much later the flow would have drained
         uint64_t peakActive = 0;
+        uint64_t useCompactions = 0; //!< times the retired flows' use storage was reclaimed
     };
 
     /// capacity[c]: bytes/s of directed channel c.

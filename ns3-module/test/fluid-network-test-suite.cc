@@ -50,6 +50,7 @@ public:
     void LateFlowRollsBackAndReplays();
     void ShuffledInsertionWithRollbacksMatchesTimeOrder();
     void CommitTrimsHistoryAndRetiresFlows();
+    void LiveFlowsKeepTheirChannelsAsRetiredOnesAreReclaimed();
     void PinnedFlowKeepsItsTime();
     void BadInputIsRefused();
 
@@ -257,6 +258,33 @@ FluidNetworkTestCase::CommitTrimsHistoryAndRetiresFlows()
 }
 
 void
+FluidNetworkTestCase::LiveFlowsKeepTheirChannelsAsRetiredOnesAreReclaimed()
+{
+    // Five channels of 1 GB/s. 6000 back-to-back flows of 1000 B on channels 0, 1, 2 (1 us each:
+    // flow i from i us to i + 1 us), and L, 10 MB on channels 3 and 4 from 0 (10 ms alone). The
+    // commit at 5 ms retires flows 0..4998, whose uses then outnumber the live ones: the flows'
+    // use storage is reclaimed while L and flows 4999..5999 run. M, 2 MB on channel 4 from 6 ms,
+    // must then share channel 4 with L: at 6 ms L has 4 MB left; both at 0.5 GB/s, M drains at
+    // 6 + 4 = 10 ms, L with 2 MB left then runs alone and drains at 12 ms. (Were L's channels
+    // lost, M would drain at 8 ms.)
+    FluidNetwork net({1e9, 1e9, 1e9, 1e9, 1e9});
+    for (uint32_t i = 0; i < 6000; ++i)
+    {
+        net.Add(i, Flow({0, 1, 2}, 1000, int64_t(i) * 1000));
+    }
+    net.Add(100000, Flow({3, 4}, 10e6, 0));
+    net.AdvanceTo(5000000);
+    net.Commit(5000000);
+    NS_TEST_EXPECT_MSG_EQ((net.GetStatus(4000) == FluidNetwork::Status::Retired), true, "");
+    NS_TEST_EXPECT_MSG_EQ(net.GetStats().useCompactions, 1u, "");
+    net.Add(200000, Flow({4}, 2e6, 6000000));
+    net.AdvanceTo(FluidNetwork::kNever);
+    NS_TEST_EXPECT_MSG_EQ(net.DrainTime(5999), 6000000, "");
+    NS_TEST_EXPECT_MSG_EQ(net.DrainTime(200000), 10000000, "");
+    NS_TEST_EXPECT_MSG_EQ(net.DrainTime(100000), 12000000, "");
+}
+
+void
 FluidNetworkTestCase::PinnedFlowKeepsItsTime()
 {
     // 1 GB/s channel. A (1 GB) alone drains at 1 s; the caller sees that and pins it. B (1 GB)
@@ -309,6 +337,8 @@ public:
              &FluidNetworkTestCase::ShuffledInsertionWithRollbacksMatchesTimeOrder},
             {"commit_trims_history_and_retires_flows",
              &FluidNetworkTestCase::CommitTrimsHistoryAndRetiresFlows},
+            {"live_flows_keep_their_channels_as_retired_ones_are_reclaimed",
+             &FluidNetworkTestCase::LiveFlowsKeepTheirChannelsAsRetiredOnesAreReclaimed},
             {"pinned_flow_keeps_its_time", &FluidNetworkTestCase::PinnedFlowKeepsItsTime},
             {"bad_input_is_refused", &FluidNetworkTestCase::BadInputIsRefused},
         };
