@@ -69,8 +69,8 @@ FairShareSolver::Place(uint32_t i, uint32_t r)
     m_heapPos[r] = i;
 }
 
-void
-FairShareSolver::Fix(uint32_t i)
+uint32_t
+FairShareSolver::SiftUp(uint32_t i)
 {
     const uint32_t r = m_heap[i];
     while (i > 0 && Before(r, m_heap[(i - 1) / 2]))
@@ -78,6 +78,14 @@ FairShareSolver::Fix(uint32_t i)
         Place(i, m_heap[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
+    Place(i, r);
+    return i;
+}
+
+void
+FairShareSolver::SiftDown(uint32_t i)
+{
+    const uint32_t r = m_heap[i];
     const uint32_t n = uint32_t(m_heap.size());
     while (true)
     {
@@ -98,6 +106,12 @@ FairShareSolver::Fix(uint32_t i)
         i = child;
     }
     Place(i, r);
+}
+
+void
+FairShareSolver::Fix(uint32_t i)
+{
+    SiftDown(SiftUp(i));
 }
 
 void
@@ -201,9 +215,9 @@ FairShareSolver::Solve(const FairShareProblem& p, std::vector<double>& rates)
             m_heap.push_back(r);
         }
     }
-    for (uint32_t i = uint32_t(m_heap.size()); i-- > 0;)
+    for (uint32_t i = uint32_t(m_heap.size()) / 2; i-- > 0;)
     {
-        Fix(i);
+        SiftDown(i); // bottom-up: every subtree below i is a heap already
     }
 
     // A level freezes its flows at one share and takes share x (their summed integer weight) off

@@ -82,6 +82,10 @@ private:
     /// Heap order: lower level, then lower resource index.
     bool Before(uint32_t a, uint32_t b) const;
     void Place(uint32_t i, uint32_t r);
+    /// Moves the entry at i up while it goes before its parent; returns where it ends.
+    uint32_t SiftUp(uint32_t i);
+    /// Moves the entry at i down while a child goes before it.
+    void SiftDown(uint32_t i);
     /// Restores the heap around index i after its resource's level changed.
     void Fix(uint32_t i);
     void Remove(uint32_t r);
