@@ -2,6 +2,7 @@
 // definitions and the figures of test/gpu-emu/gpus/TEST-GPU.yaml, worked out by hand.
 #define BOOST_TEST_MODULE spec
 #include "spec/gpu-spec.h"
+#include "spec/nccl-env.h"
 #include "spec/nccl-version.h"
 #include "spec/spec-units.h"
 
@@ -11,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 
 using namespace eidolon::spec;
 
@@ -215,6 +218,63 @@ BOOST_AUTO_TEST_CASE(nccl_version_from_the_environment)
     setenv(kNcclVersionVariable, "two", 1);
     BOOST_CHECK_THROW(NcclVersionFromEnvironment(), SpecError);
     unsetenv(kNcclVersionVariable);
+}
+
+// NCCL_ALGO / NCCL_PROTO as NCCL parses them, and what each release does with a call they leave
+// nothing it implements (enqueue.cc, tuning.cc of 2.18.5, 2.21.5, 2.22.3, 2.24.3, 2.30.7).
+BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
+{
+    constexpr int kBroadcast = 0, kAllGather = 2, kAllReduce = 4;
+    // Grammar: a list for all, per-function lists (the others keep everything), '^', "collnet".
+    NcclEnableMasks m = ParseNcclEnableMasks("tree", "");
+    BOOST_TEST((m.algo[kAllReduce][0] && !m.algo[kAllReduce][1] && !m.algo[kBroadcast][1]));
+    m = ParseNcclEnableMasks("allreduce:tree", "^LL128");
+    BOOST_TEST((m.algo[kBroadcast][1] && !m.algo[kAllReduce][1]));
+    BOOST_TEST((m.proto[kAllReduce][0] && !m.proto[kAllReduce][1] && m.protoNamed[kBroadcast]));
+    m = ParseNcclEnableMasks("collnet", "");
+    BOOST_TEST((m.algo[kAllReduce][2] && m.algo[kAllReduce][3] && !m.algo[kAllReduce][1]));
+    BOOST_CHECK_THROW(ParseNcclEnableMasks("ring,bogus", ""), std::invalid_argument);
+    BOOST_CHECK_THROW(ParseNcclEnableMasks("sideways:ring", ""), std::invalid_argument);
+
+    // What each function has: PAT gathers from 2.23, NVLS is Simple only.
+    BOOST_TEST(!NcclImplements(23007, kBroadcast, 0, 2));
+    BOOST_TEST(NcclImplements(23007, kAllGather, 6, 2));
+    BOOST_TEST(!NcclImplements(22105, kAllGather, 6, 2));
+    BOOST_TEST(!NcclImplements(23007, kAllReduce, 6, 2));
+    BOOST_TEST(!NcclImplements(23007, kAllReduce, 4, 0));
+
+    auto error = [](uint32_t v, int f, const std::string& algo, const std::string& proto)
+    {
+        return NcclNoAlgorithmError(v, f, ParseNcclEnableMasks(algo, proto), algo, proto,
+                                    "ncclFloat32");
+    };
+    // Tree for a Broadcast: 2.24 names it all (ncclInvalidUsage), 2.30 says "No ...", 2.18 says
+    // less (ncclInternalError); 2.21 and 2.22 run Ring.
+    auto e = error(22403, kBroadcast, "Tree", "");
+    BOOST_TEST_REQUIRE(e.has_value());
+    BOOST_TEST(e->code == 5);
+    BOOST_TEST(e->message == "Error : no algorithm/protocol available for function Broadcast with "
+                             "datatype ncclFloat32. NCCL_ALGO was set to Tree.");
+    e = error(23007, kBroadcast, "Tree", "Simple");
+    BOOST_TEST_REQUIRE(e.has_value());
+    BOOST_TEST(e->message == "No algorithm/protocol available for function Broadcast with datatype "
+                             "ncclFloat32. NCCL_ALGO was set to Tree. NCCL_PROTO was set to "
+                             "Simple.");
+    e = error(21805, kBroadcast, "Tree", "");
+    BOOST_TEST_REQUIRE(e.has_value());
+    BOOST_TEST((e->code == 3 && e->message == "Error : no algorithm/protocol available"));
+    BOOST_TEST(!error(22105, kBroadcast, "Tree", "").has_value());
+    BOOST_TEST(!error(22203, kBroadcast, "Tree", "Simple").has_value());
+    // Ring's backup keeps NCCL_PROTO from 2.22: with no protocol left, 2.22 fails and 2.21 runs.
+    BOOST_TEST(error(22203, kBroadcast, "Tree", "^LL,LL128,Simple").has_value());
+    BOOST_TEST(!error(22105, kBroadcast, "Tree", "^LL,LL128,Simple").has_value());
+    // PAT for an AllReduce, NVLS with LL: nothing; NVLS alone, PAT for an AllGather, a prefix
+    // for another function: something the topology may run (the model decides), so no error here.
+    BOOST_TEST(error(23007, kAllReduce, "PAT", "").has_value());
+    BOOST_TEST(error(23007, kAllReduce, "NVLS", "LL").has_value());
+    BOOST_TEST(!error(23007, kAllReduce, "NVLS", "").has_value());
+    BOOST_TEST(!error(23007, kAllGather, "PAT", "").has_value());
+    BOOST_TEST(!error(23007, kBroadcast, "allreduce:tree", "").has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

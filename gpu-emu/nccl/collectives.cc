@@ -5,6 +5,8 @@
 // pointers only on request.
 #include "nccl-common.h"
 
+#include <iterator>
+
 using namespace eidolon::gpu;
 using namespace eidolon::gpu::nccl;
 
@@ -91,6 +93,36 @@ CheckArgs(const ncclComm* comm, const OpArgs& args)
 namespace
 {
 
+/// ncclDatatypeToString's names.
+const char*
+TypeName(int type)
+{
+    static const char* const kNames[] = {"ncclInt8",     "ncclUint8",      "ncclInt32",
+                                         "ncclUint32",   "ncclInt64",      "ncclUint64",
+                                         "ncclFloat16",  "ncclFloat32",    "ncclFloat64",
+                                         "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
+    return type >= 0 && type < int(std::size(kNames)) ? kNames[type] : "unknown";
+}
+
+/// NCCL's function index (spec/nccl-env.h) of a collective.
+int
+FunctionOf(CommOpKind kind)
+{
+    switch (kind)
+    {
+    case CommOpKind::Broadcast:
+        return 0;
+    case CommOpKind::Reduce:
+        return 1;
+    case CommOpKind::AllGather:
+        return 2;
+    case CommOpKind::ReduceScatter:
+        return 3;
+    default:
+        return 4;
+    }
+}
+
 ncclResult_t
 Collective(CommOpKind kind, const void* sendbuff, void* recvbuff, size_t count, int type,
            const int* redop, const int* root, ncclComm_t comm, cudaStream_t stream,
@@ -106,6 +138,16 @@ Collective(CommOpKind kind, const void* sendbuff, void* recvbuff, size_t count, 
     if (ncclResult_t rc = CheckArgs(comm, args))
     {
         return GroupError(rc);
+    }
+    const int function = FunctionOf(kind);
+    if (comm->member.nranks > 1 && comm->noAlgorithm[function])
+    {
+        // NCCL_ALGO / NCCL_PROTO leave this function nothing NCCL implements: NCCL's error.
+        const spec::NcclCallError error =
+            spec::NcclNoAlgorithmText(uint32_t(EmulatedVersionCode()), function, comm->ncclAlgo,
+                                      comm->ncclProto, TypeName(type));
+        return GroupError(
+            Fail(ncclResult_t(error.code), std::string(name) + ":noalgorithm", error.message));
     }
     CommOp op;
     op.kind = kind;

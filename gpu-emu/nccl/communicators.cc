@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <unordered_set>
 
 using namespace eidolon::gpu;
@@ -184,6 +185,40 @@ CheckPtr(const void* pointer, const char* api, const char* name)
     return ncclSuccess;
 }
 
+namespace
+{
+// NCCL_ALGO / NCCL_PROTO as NCCL reads them at init (tuning.cc): the functions they leave nothing
+// the emulated release implements on any topology, whose calls NCCL fails. (A value NCCL cannot
+// parse is the simulator's to refuse: it names the variable when the process joins.)
+void
+NoteUnavailableFunctions(ncclComm* comm)
+{
+    const char* algo = std::getenv("NCCL_ALGO");
+    const char* proto = std::getenv("NCCL_PROTO");
+    comm->ncclAlgo = algo ? algo : "";
+    comm->ncclProto = proto ? proto : "";
+    if (comm->ncclAlgo.empty() && comm->ncclProto.empty())
+    {
+        return;
+    }
+    try
+    {
+        const spec::NcclEnableMasks masks =
+            spec::ParseNcclEnableMasks(comm->ncclAlgo, comm->ncclProto);
+        for (int f = 0; f < spec::kNcclFuncs; ++f)
+        {
+            comm->noAlgorithm[f] =
+                spec::NcclNoAlgorithmError(uint32_t(EmulatedVersionCode()), f, masks,
+                                           comm->ncclAlgo, comm->ncclProto, "")
+                    .has_value();
+        }
+    }
+    catch (const std::invalid_argument&)
+    {
+    }
+}
+} // namespace
+
 ncclResult_t
 CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* api, ncclComm** out)
 {
@@ -197,6 +232,7 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
     }
     auto* comm = new ncclComm();
     comm->member = member;
+    NoteUnavailableFunctions(comm);
     comm->blocking = blocking;
     comm->pending = !blocking;
     Live().insert(comm);

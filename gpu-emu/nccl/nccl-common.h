@@ -9,6 +9,8 @@
 
 #include <nccl.h>
 
+#include "nccl-env.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -37,6 +39,11 @@ struct ncclComm
     std::vector<eidolon::gpu::Stream*> streams; // streams it placed work on (finalize waits)
     std::vector<struct ncclRegistration*> registrations; // ncclCommRegister handles
     std::vector<ncclWindow_t> windows;                   // ncclCommWindowRegister windows
+    // Per NCCL function (spec/nccl-env.h order): NCCL_ALGO / NCCL_PROTO, read at init as NCCL
+    // does, leave it nothing the emulated release implements, so NCCL fails its calls.
+    bool noAlgorithm[eidolon::spec::kNcclFuncs] = {};
+    std::string ncclAlgo;  // NCCL_ALGO at init
+    std::string ncclProto; // NCCL_PROTO at init
 };
 
 // A buffer registered with ncclCommRegister (bookkeeping only); its handle points at this.

@@ -3,7 +3,8 @@
  *
  * eidolon: NCCL's environment variables (NCCL_ALGO, NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS,
  * NCCL_NVLS_ENABLE, NCCL_NVLS_NCHANNELS, NCCL_PAT_ENABLE) read and checked as NCCL parses them
- * (src/graph/tuning.cc parseList and friends, restated).
+ * (src/graph/tuning.cc parseList and friends, restated; NCCL_ALGO / NCCL_PROTO in
+ * spec/nccl-env.cc, which gpu-emu reads too).
  */
 #include "nccl-config.h"
 
@@ -27,174 +28,7 @@ using namespace nccl;
 
 namespace
 {
-
-std::string
-Lower(std::string s)
-{
-    for (char& ch : s)
-    {
-        ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    }
-    return s;
-}
-
-std::string
-Trim(const std::string& s)
-{
-    size_t a = s.find_first_not_of(" \t\r\n");
-    if (a == std::string::npos)
-    {
-        return "";
-    }
-    size_t b = s.find_last_not_of(" \t\r\n");
-    return s.substr(a, b - a + 1);
-}
-
-std::vector<std::string>
-Split(const std::string& s, char sep)
-{
-    std::vector<std::string> out;
-    std::string cur;
-    for (char ch : s)
-    {
-        if (ch == sep)
-        {
-            out.push_back(cur);
-            cur.clear();
-        }
-        else
-        {
-            cur += ch;
-        }
-    }
-    out.push_back(cur);
-    return out;
-}
-
-/// One NCCL list ("ring,tree", "^LL128"): tokens compared case-insensitively; '^' inverts.
-/// NCCL skips empty tokens. An unknown token is an error (newer NCCL refuses it too).
-void
-ParseList(const std::string& var, const std::string& text, const char* const names[], int n,
-          bool* enable)
-{
-    std::string s = Trim(text);
-    bool def = false;
-    bool set = true;
-    if (!s.empty() && s[0] == '^')
-    {
-        def = true;
-        set = false;
-        s = s.substr(1);
-    }
-    for (int i = 0; i < n; ++i)
-    {
-        enable[i] = def;
-    }
-    for (const std::string& raw : Split(s, ','))
-    {
-        std::string tok = Lower(Trim(raw));
-        if (tok.empty())
-        {
-            continue;
-        }
-        bool matched = false;
-        for (int i = 0; i < n; ++i)
-        {
-            if (tok == Lower(names[i]))
-            {
-                enable[i] = set;
-                matched = true;
-            }
-        }
-        if (!matched && names == kAlgoNames && tok == "collnet")
-        {
-            enable[kCollNetDirect] = enable[kCollNetChain] = set;
-            matched = true;
-        }
-        if (!matched)
-        {
-            std::ostringstream known;
-            for (int i = 0; i < n; ++i)
-            {
-                known << (i ? ", " : "") << names[i];
-            }
-            throw std::invalid_argument(var + "='" + text + "': unknown name '" + Trim(raw) +
-                                        "' (known: " + known.str() + ")");
-        }
-    }
-}
-
-/// NCCL_ALGO / NCCL_PROTO: a list for every function, or "func:list;func:list" (functions not
-/// named keep everything enabled). mask[f][i].
-template<int N>
-void
-ParseFunctionLists(const std::string& var, const std::string& text, const char* const names[],
-                   bool mask[kFuncs][N], bool* named = nullptr)
-{
-    for (int f = 0; f < kFuncs; ++f)
-    {
-        for (int i = 0; i < N; ++i)
-        {
-            mask[f][i] = true;
-        }
-        if (named)
-        {
-            named[f] = false;
-        }
-    }
-    if (Trim(text).empty())
-    {
-        return;
-    }
-    if (text.find(':') == std::string::npos)
-    {
-        bool one[N];
-        ParseList(var, text, names, N, one);
-        for (int f = 0; f < kFuncs; ++f)
-        {
-            std::copy(one, one + N, mask[f]);
-            if (named)
-            {
-                named[f] = true;
-            }
-        }
-        return;
-    }
-    for (const std::string& part : Split(text, ';'))
-    {
-        if (Trim(part).empty())
-        {
-            continue;
-        }
-        size_t colon = part.find(':');
-        if (colon == std::string::npos)
-        {
-            throw std::invalid_argument(var + "='" + text + "': '" + Trim(part) +
-                                        "' is not of the form function:list");
-        }
-        std::string fn = Lower(Trim(part.substr(0, colon)));
-        int f = -1;
-        for (int i = 0; i < kFuncs; ++i)
-        {
-            if (fn == Lower(kFuncNames[i]))
-            {
-                f = i;
-            }
-        }
-        if (f < 0)
-        {
-            throw std::invalid_argument(var + "='" + text + "': unknown function '" +
-                                        Trim(part.substr(0, colon)) +
-                                        "' (known: Broadcast, Reduce, AllGather, ReduceScatter, "
-                                        "AllReduce)");
-        }
-        ParseList(var, part.substr(colon + 1), names, N, mask[f]);
-        if (named)
-        {
-            named[f] = true;
-        }
-    }
-}
+namespace spec = ::eidolon::spec;
 
 /// NCCL_P2P_LEVEL (graph/paths.cc ncclGetLevel): a path type name (topoPathTypeStr, in NCCL's
 /// order from 2.27, which added C2C and P2C) or an old-style number, 0-5 = LOC, PIX, PXB, PHB,
@@ -204,7 +38,7 @@ ParseP2pLevel(const std::string& text)
 {
     static const char* const kNames[] = {"LOC", "NVL", "NVB", "C2C", "PIX",
                                          "PXB", "P2C", "PXN", "PHB", "SYS"};
-    const std::string s = Trim(text);
+    const std::string s = spec::NcclTrim(text);
     for (int i = 0; i < int(std::size(kNames)); ++i)
     {
         if (s == kNames[i])
@@ -228,7 +62,7 @@ ParseP2pLevel(const std::string& text)
 int
 ParseInt(const std::string& var, const std::string& text, int lo, int hi)
 {
-    std::string s = Trim(text);
+    std::string s = spec::NcclTrim(text);
     size_t used = 0;
     long long v = 0;
     try
@@ -259,11 +93,7 @@ namespace nccl
 EnableMasks
 ParseEnableMasks(const NcclConfig& config, bool applyEnv)
 {
-    EnableMasks m;
-    ParseFunctionLists<kAlgos>("NCCL_ALGO", applyEnv ? config.algo : "", kAlgoNames, m.algo);
-    ParseFunctionLists<kProtos>("NCCL_PROTO", applyEnv ? config.proto : "", kProtoNames, m.proto,
-                                m.protoNamed);
-    return m;
+    return spec::ParseNcclEnableMasks(applyEnv ? config.algo : "", applyEnv ? config.proto : "");
 }
 
 } // namespace nccl
@@ -271,10 +101,7 @@ ParseEnableMasks(const NcclConfig& config, bool applyEnv)
 void
 NcclConfig::Validate() const
 {
-    bool algoMask[kFuncs][kAlgos];
-    bool protoMask[kFuncs][kProtos];
-    ParseFunctionLists<kAlgos>("NCCL_ALGO", algo, kAlgoNames, algoMask);
-    ParseFunctionLists<kProtos>("NCCL_PROTO", proto, kProtoNames, protoMask);
+    spec::ParseNcclEnableMasks(algo, proto); // throws, naming the variable
     if (minChannels < -1 || minChannels > kMaxChannels)
     {
         throw std::invalid_argument("NCCL_MIN_NCHANNELS=" + std::to_string(minChannels) +
@@ -329,15 +156,15 @@ NcclConfig::UnmodelledWarning(bool topologySharp) const
     {
         return "";
     }
-    if (Trim(algo).empty())
+    if (spec::NcclTrim(algo).empty())
     {
         return "";
     }
-    bool mask[kFuncs][kAlgos];
-    ParseFunctionLists<kAlgos>("NCCL_ALGO", algo, kAlgoNames, mask);
+    const spec::NcclEnableMasks masks = spec::ParseNcclEnableMasks(algo, "");
+    const auto& mask = masks.algo;
     // What the variable asks for, function by function; an inverted list ("^ring") names what it
     // removes, so only explicitly listed algorithms count.
-    std::string lowered = Lower(algo);
+    std::string lowered = spec::NcclLower(algo);
     std::ostringstream names;
     int found = 0;
     for (int a : {kCollNetDirect, kCollNetChain})
@@ -347,7 +174,7 @@ NcclConfig::UnmodelledWarning(bool topologySharp) const
         {
             enabled = enabled || mask[f][a];
         }
-        bool listed = lowered.find(Lower(kAlgoNames[a])) != std::string::npos ||
+        bool listed = lowered.find(spec::NcclLower(kAlgoNames[a])) != std::string::npos ||
                       (lowered.find("collnet") != std::string::npos &&
                        lowered.find("collnetdirect") == std::string::npos &&
                        lowered.find("collnetchain") == std::string::npos);
@@ -422,9 +249,9 @@ NcclConfig::UnreadVariablesWarning(const std::map<std::string, std::string>& env
     for (const char* name : kUnread)
     {
         auto it = env.find(name);
-        if (it != env.end() && !Trim(it->second).empty())
+        if (it != env.end() && !spec::NcclTrim(it->second).empty())
         {
-            set.push_back(std::string(name) + "=" + Trim(it->second));
+            set.push_back(std::string(name) + "=" + spec::NcclTrim(it->second));
         }
     }
     if (set.empty())
@@ -448,7 +275,7 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
     auto get = [&](const char* name, std::string* out)
     {
         auto it = env.find(name);
-        if (it == env.end() || Trim(it->second).empty())
+        if (it == env.end() || spec::NcclTrim(it->second).empty())
         {
             return false;
         }

@@ -11,6 +11,8 @@
 #include "collective-model.h"
 #include "nccl-indices.h"
 
+#include "ns3/nccl-env.h"
+
 namespace ns3
 {
 namespace eidolon
@@ -18,15 +20,8 @@ namespace eidolon
 namespace nccl
 {
 
-/// What NCCL_ALGO and NCCL_PROTO leave enabled, per function (NCCL's orders).
-struct EnableMasks
-{
-    bool algo[kFuncs][kAlgos];
-    bool proto[kFuncs][kProtos];
-    /// NCCL_PROTO names the function: its list then decides LL128 even where NCCL's platform
-    /// rule would keep it off.
-    bool protoNamed[kFuncs];
-};
+/// What NCCL_ALGO and NCCL_PROTO leave enabled, per function (NCCL's orders; spec/nccl-env.h).
+using EnableMasks = ::eidolon::spec::NcclEnableMasks;
 
 /// The masks of `config`; with `applyEnv` false, NCCL's defaults (everything enabled, nothing
 /// named), as NCCL's own choice without the environment.

@@ -120,19 +120,7 @@ GraphOf(const NcclCommInfo& comm, int a)
 bool
 Supported(const TuningTables& t, int coll, int a)
 {
-    switch (coll)
-    {
-    case kBroadcast:
-    case kReduce:
-        return a == kRing;
-    case kAllGather:
-    case kReduceScatter:
-        return a == kRing || (t.agRsNvls && a == kNvls) ||
-               (t.agRsCollNetDirect && a == kCollNetDirect) || (t.modern && a == kPat);
-    case kAllReduce:
-        return a != kPat;
-    }
-    return false;
+    return ::eidolon::spec::NcclImplements(t.version, coll, a, kSimple);
 }
 
 /// CollNetDirect AllReduce at full speed needs a NIC per GPU: NCCL divides the bus bandwidth by
@@ -555,9 +543,7 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
         const NcclCommInfo::Graph& g = GraphOf(comm, a);
         for (int p = 0; p < kProtos; ++p)
         {
-            if ((a == kNvls || a == kNvlsTree || a == kPat || a == kCollNetDirect ||
-                 a == kCollNetChain) &&
-                p != kSimple)
+            if (!::eidolon::spec::NcclImplements(t.version, coll, a, p))
             {
                 continue;
             }

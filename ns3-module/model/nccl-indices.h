@@ -11,6 +11,8 @@
 
 #include "collective-model.h"
 
+#include "ns3/nccl-env.h"
+
 #include <cstdint>
 
 namespace ns3
@@ -32,11 +34,13 @@ constexpr int kBroadcast = 0, kReduce = 1, kAllGather = 2, kReduceScatter = 3, k
 /// Hardware classes of the latency table: the path type inside a node, and the network.
 constexpr int kHwNvlink = 0, kHwPci = 1, kHwNet = 2;
 
-inline const char* const kAlgoNames[kAlgos] = {
-    "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
-inline const char* const kProtoNames[kProtos] = {"LL", "LL128", "Simple"};
-inline const char* const kFuncNames[kFuncs] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                               "AllReduce"};
+/// The names NCCL prints and parses (spec/nccl-env.h, shared with gpu-emu).
+inline const char* const* const kAlgoNames = ::eidolon::spec::kNcclAlgoNames;
+inline const char* const* const kProtoNames = ::eidolon::spec::kNcclProtoNames;
+inline const char* const* const kFuncNames = ::eidolon::spec::kNcclFuncNames;
+static_assert(kAlgos == ::eidolon::spec::kNcclAlgos && kProtos == ::eidolon::spec::kNcclProtos &&
+                  kFuncs == ::eidolon::spec::kNcclFuncs,
+              "one NCCL order for the model and spec/nccl-env.h");
 
 constexpr int kMaxChannels = 64; //!< MAXCHANNELS
 

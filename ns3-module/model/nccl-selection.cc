@@ -142,13 +142,11 @@ NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
     const uint32_t v = settings.ncclVersion;
     const std::string version = ::eidolon::spec::FormatNcclVersion(v);
     std::string set;
-    std::string said; // what enqueue.cc appends to its warning
     auto name = [&](const char* variable, const std::string& value)
     {
         if (!value.empty())
         {
             set += (set.empty() ? "" : " and ") + std::string(variable) + "='" + value + "'";
-            said += std::string(" ") + variable + " was set to " + value + ".";
         }
     };
     name("NCCL_ALGO", settings.config.algo);
@@ -157,15 +155,12 @@ NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
     {
         set = "NCCL's enable rules";
     }
-    // enqueue.cc: 2.18 "Error : no algorithm/protocol available" (ncclInternalError); 2.24+ names
-    // the function and the variables and returns ncclInvalidUsage when either is set; 2.30
-    // capitalises "No".
+    // NCCL's own warning and code (enqueue.cc), the datatype left open: the model does not know it.
+    const ::eidolon::spec::NcclCallError nccl = ::eidolon::spec::NcclNoAlgorithmText(
+        v, FuncOf(call.kind), settings.config.algo, settings.config.proto, "<its datatype>");
     const char* fn = ToString(call.kind);
-    const std::string named = std::string(" for function ") + fn + " with datatype ..." + said;
-    const std::string warn = v < 21900   ? "Error : no algorithm/protocol available"
-                             : v < 23000 ? "Error : no algorithm/protocol available" + named
-                                         : "No algorithm/protocol available" + named;
-    const char* code = v < 21900 || said.empty() ? "ncclInternalError" : "ncclInvalidUsage";
+    const std::string& warn = nccl.message;
+    const char* code = nccl.code == 5 ? "ncclInvalidUsage" : "ncclInternalError";
     std::ostringstream m;
     m << set << " leave" << (set.find(" and ") == std::string::npos ? "s" : "") << " " << fn
       << " no algorithm/protocol on a communicator of " << comm.nRanks << " ranks (" << comm.nNodes

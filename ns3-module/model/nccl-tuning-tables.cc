@@ -123,10 +123,8 @@ SetClassicFlags(TuningTables& t, uint32_t release)
     t.release = release;
     t.modern = false;
     t.ringLLHalf = release >= kRelease221;
-    // tuning.cc's function/algorithm filter: 2.18 Ring only for AllGather and ReduceScatter,
-    // 2.19 adds NVLS, 2.20 CollNetDirect (2.20's table serves 2.19 too: the version decides).
-    t.agRsNvls = t.version >= 21900;
-    t.agRsCollNetDirect = t.version >= 22000;
+    // tuning.cc's function/algorithm filter (2.18 Ring only for AllGather and ReduceScatter,
+    // 2.19 adds NVLS, 2.20 CollNetDirect) is spec::NcclImplements, by version.
     t.nvlsEfficiencyModel = false;
     t.nvlsTreeCorrection = false;
     t.ll128Blackwell = false;

@@ -37,8 +37,6 @@ struct TuningTables
     /// rank per node, Tree only for AllReduce in the bandwidth caps, no ppn<2 LL128 discount.
     bool modern = true;
     bool ringLLHalf = true;          //!< ring LL bus bandwidth x1/2 (2.21+; before: x1/4 or x1/3)
-    bool agRsNvls = true;            //!< AllGather/ReduceScatter may use NVLS (2.19+)
-    bool agRsCollNetDirect = true;   //!< AllGather/ReduceScatter may use CollNetDirect (2.20+)
     bool nvlsEfficiencyModel = true; //!< NVLS bandwidth from the NVLS efficiency (2.28+)
     bool nvlsTreeCorrection = true;  //!< tree size correction on Blackwell NVLSTree (2.29+)
     bool ll128Blackwell = true;      //!< LL128 on by default on sm100 (2.27+)

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -410,4 +411,35 @@ BOOST_AUTO_TEST_CASE(config_ctas_travel_with_the_communicator)
         BOOST_TEST(ncclCommInitRankConfig(&refused, 2, id, 0, &bad) == ncclInvalidArgument);
         BOOST_TEST(refused == nullptr);
     }
+}
+
+// NCCL_ALGO=Tree leaves Broadcast nothing NCCL implements (it broadcasts on rings only): NCCL 2.24+
+// fails the call with ncclInvalidUsage and its own warning, and places nothing; an AllReduce runs
+// Tree and is placed. NCCL reads the variable at init, so it is set before the communicators are
+// made. NCCL 2.21 runs such a call on Ring instead, so nothing fails there.
+BOOST_AUTO_TEST_CASE(a_call_nccl_algo_leaves_nothing_fails_as_in_nccl)
+{
+    ::setenv("NCCL_ALGO", "Tree", 1);
+    ::setenv("EIDOLON_NCCL_VERSION", "2.24.3", 1);
+    std::vector<ncclComm_t> comms = InitAll(2);
+    g_sink->records.clear();
+    BOOST_TEST(ncclBroadcast(nullptr, nullptr, 5, ncclFloat, 0, comms[0], nullptr) ==
+               ncclInvalidUsage);
+    BOOST_TEST(std::string(ncclGetLastError(comms[0])) ==
+               "Error : no algorithm/protocol available for function Broadcast with datatype "
+               "ncclFloat32. NCCL_ALGO was set to Tree.");
+    BOOST_TEST(ncclAllGather(nullptr, nullptr, 5, ncclBfloat16, comms[1], nullptr) ==
+               ncclInvalidUsage);
+    BOOST_TEST(g_sink->records.empty());
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 5, ncclFloat, ncclSum, comms[0], nullptr) ==
+               ncclSuccess);
+    BOOST_TEST(g_sink->records.size() == 1u);
+    DestroyAll(comms);
+
+    ::setenv("EIDOLON_NCCL_VERSION", "2.21.5", 1);
+    comms = InitAll(2);
+    BOOST_TEST(ncclBroadcast(nullptr, nullptr, 5, ncclFloat, 0, comms[0], nullptr) == ncclSuccess);
+    DestroyAll(comms);
+    ::unsetenv("NCCL_ALGO");
+    ::unsetenv("EIDOLON_NCCL_VERSION");
 }
