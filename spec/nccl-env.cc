@@ -171,6 +171,18 @@ NcclImplements(uint32_t version, int f, int a, int p)
     return false;
 }
 
+bool
+NcclRingBackup(uint32_t version)
+{
+    return version >= 21900 && version < 22400;
+}
+
+bool
+NcclRingBackupKeepsProto(uint32_t version)
+{
+    return version >= 22200;
+}
+
 NcclCallError
 NcclNoAlgorithmText(uint32_t version, int f, const std::string& algo, const std::string& proto,
                     const std::string& datatype)
@@ -209,11 +221,11 @@ NcclNoAlgorithmError(uint32_t version, int f, const NcclEnableMasks& masks, cons
             }
         }
     }
-    if (version >= 21900 && version < 22400)
+    if (NcclRingBackup(version))
     {
         // Ring's backup: any protocol up to 2.21, NCCL_PROTO's from 2.22.
         const bool* allowed = masks.proto[f];
-        if (version < 22200 ||
+        if (!NcclRingBackupKeepsProto(version) ||
             std::any_of(allowed, allowed + kNcclProtos, [](bool b) { return b; }))
         {
             return std::nullopt;

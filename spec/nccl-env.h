@@ -53,6 +53,13 @@ NcclEnableMasks ParseNcclEnableMasks(const std::string& algo, const std::string&
 /// but PAT; NVLS, NVLSTree, CollNet and PAT with Simple only.
 bool NcclImplements(uint32_t version, int f, int a, int p);
 
+/// Whether NCCL `version` runs a call its variables leave nothing on Ring instead of failing it
+/// (2.19-2.23: tuning.cc `ringbdw`, enqueue.cc's backup).
+bool NcclRingBackup(uint32_t version);
+/// Whether that backup keeps to the protocols NCCL_PROTO (and LL128's platform rule) leave
+/// (2.22+; 2.19-2.21 ran any protocol, NVIDIA/nccl#1304).
+bool NcclRingBackupKeepsProto(uint32_t version);
+
 /// NCCL's answer to a call of function `f` for which the masks leave nothing it implements.
 struct NcclCallError
 {

@@ -8,7 +8,6 @@
 
 #include "nccl-config.h"
 #include "nccl-indices.h"
-#include "nccl-tuning-tables.h"
 
 #include "ns3/log.h"
 #include "ns3/nccl-version.h"
@@ -54,16 +53,17 @@ PickFastest(const NcclCostTable& table, int* bestA, int* bestP, double* best)
 /// had before the enable rules (tuning.cc `ringbdw`): every protocol up to 2.21, LL128 even where
 /// NCCL's platform rule keeps it off; from 2.22 the protocols NCCL_PROTO and that rule leave.
 EnableMasks
-RingBackupMasks(const CostSettings& settings, const TuningTables& t)
+RingBackupMasks(const CostSettings& settings)
 {
-    EnableMasks m = ParseEnableMasks(settings.config, t.ringBackupKeepsProto);
+    const bool keepsProto = ::eidolon::spec::NcclRingBackupKeepsProto(settings.ncclVersion);
+    EnableMasks m = ParseEnableMasks(settings.config, keepsProto);
     for (int f = 0; f < kFuncs; ++f)
     {
         for (int a = 0; a < kAlgos; ++a)
         {
             m.algo[f][a] = a == kRing;
         }
-        if (!t.ringBackupKeepsProto)
+        if (!keepsProto)
         {
             std::fill(std::begin(m.proto[f]), std::end(m.proto[f]), true);
             m.protoNamed[f] = true;
@@ -103,13 +103,13 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
     {
         // Nothing the environment allows can run here (NCCL_ALGO=Tree for a Broadcast, PAT for an
         // AllReduce, NVLS with NCCL_PROTO=LL, CollNetDirect without SHARP switches, ...).
-        const TuningTables& t = GetTuningTables(settings.ncclVersion);
-        if (t.ringBackup)
+        const bool ringBackup = ::eidolon::spec::NcclRingBackup(settings.ncclVersion);
+        if (ringBackup)
         {
-            ComputeCosts(call, comm, settings, RingBackupMasks(settings, t), table);
+            ComputeCosts(call, comm, settings, RingBackupMasks(settings), table);
             plan.envOutcome = NcclEnvOutcome::RingBackup;
         }
-        if (!t.ringBackup || !PickFastest(table, &bestA, &bestP, &best))
+        if (!ringBackup || !PickFastest(table, &bestA, &bestP, &best))
         {
             // NCCL fails the call; the model runs NCCL's own choice and says so (NoAlgorithm).
             ComputeCosts(call, comm, settings, false, table);

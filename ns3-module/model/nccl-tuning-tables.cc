@@ -276,8 +276,6 @@ GetTuningTables(uint32_t version)
                          : version >= 22100 ? Release221Tables(version)
                          : version >= 21900 ? Release220Tables(version)
                                             : Release218Tables(version);
-        t.ringBackup = version >= 21900 && version < 22400;
-        t.ringBackupKeepsProto = version >= 22200;
         cache = std::make_unique<TuningTables>(t);
     }
     return *cache;

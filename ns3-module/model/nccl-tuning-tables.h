@@ -40,13 +40,6 @@ struct TuningTables
     bool nvlsEfficiencyModel = true; //!< NVLS bandwidth from the NVLS efficiency (2.28+)
     bool nvlsTreeCorrection = true;  //!< tree size correction on Blackwell NVLSTree (2.29+)
     bool ll128Blackwell = true;      //!< LL128 on by default on sm100 (2.27+)
-    /// A call NCCL_ALGO / NCCL_PROTO leave no algorithm/protocol for runs Ring, NCCL's "backup"
-    /// with the ring's bandwidths from before the enable rules (2.19-2.23: tuning.cc `ringbdw`,
-    /// enqueue.cc); other releases fail the call ("no algorithm/protocol available").
-    bool ringBackup = false;
-    /// The backup keeps what NCCL_PROTO (and LL128's platform rule) disable (2.22+; 2.19-2.21
-    /// ran any protocol, NVIDIA/nccl#1304).
-    bool ringBackupKeepsProto = false;
     double baseLat[kAlgos][kProtos] = {};
     double hwLat[3][kAlgos][kProtos] = {};
     double llMaxBw[4][3] = {};
