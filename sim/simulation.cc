@@ -136,10 +136,14 @@ void
 Simulation::AdoptNcclConfig(const e::NcclConfig& config)
 {
     m_collectives->SetConfig(config);
-    std::string warning = config.UnmodelledWarning(m_topology->sharp.present);
-    if (!warning.empty())
+    for (const std::string& warning :
+         {config.ReadingWarning(m_options.ncclVersion),
+          config.UnmodelledWarning(m_options.ncclVersion, m_topology->sharp.present)})
     {
-        m_log << "eidolon-sim: warning: " << warning << "\n";
+        if (!warning.empty())
+        {
+            m_log << "eidolon-sim: warning: " << warning << "\n";
+        }
     }
 }
 

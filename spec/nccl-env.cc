@@ -3,6 +3,8 @@
  */
 #include "nccl-env.h"
 
+#include "nccl-version.h"
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -15,17 +17,55 @@ namespace spec
 
 namespace
 {
-constexpr int kRing = 1, kCollNetDirect = 2, kCollNetChain = 3, kNvls = 4, kNvlsTree = 5, kPat = 6;
+constexpr int kTree = 0, kRing = 1, kCollNetDirect = 2, kCollNetChain = 3, kNvls = 4, kNvlsTree = 5,
+              kPat = 6;
 constexpr int kSimple = 2;
 constexpr int kBroadcast = 0, kReduce = 1, kAllGather = 2, kReduceScatter = 3, kAllReduce = 4;
+constexpr int kInvalidUsage = 5;
 
-/// One NCCL list ("ring,tree", "^LL128"): tokens compared case-insensitively; '^' inverts.
-/// NCCL skips empty tokens. An unknown token is an error (newer NCCL refuses it too).
-void
-ParseList(const std::string& var, const std::string& text, const char* const names[], int n,
-          bool* enable)
+bool
+SameName(const std::string& a, const char* b)
 {
-    std::string s = NcclTrim(text);
+    return NcclLower(a) == NcclLower(b); // strcasecmp
+}
+
+/// The non-empty pieces of `s` between `sep`, as strtok_r gives them, each with its offset.
+std::vector<std::pair<size_t, std::string>>
+Tokens(const std::string& s, char sep)
+{
+    std::vector<std::pair<size_t, std::string>> out;
+    size_t at = 0;
+    while (at <= s.size())
+    {
+        size_t end = s.find(sep, at);
+        if (end == std::string::npos)
+        {
+            end = s.size();
+        }
+        if (end > at)
+        {
+            out.emplace_back(at, s.substr(at, end - at));
+        }
+        at = end + 1;
+    }
+    return out;
+}
+
+/// The algorithm names NCCL `version` knows (ncclAlgoStr): PAT from 2.23.
+int
+AlgoNameCount(uint32_t version)
+{
+    return version >= 22300 ? kNcclAlgos : kNcclAlgos - 1;
+}
+
+/// 2.18-2.23 (tuning.cc parseList(str, elems, nelems, list)): one comma list for every function;
+/// a leading '^' inverts it; a name is compared whole, case aside, and one it does not know is
+/// skipped without a word (so is "allreduce:tree": function lists came with 2.24).
+void
+ReadFlatList(const std::string& var, const std::string& text, const char* const names[], int n,
+             int known, bool* enable, std::vector<std::string>* ignored)
+{
+    std::string s = text;
     bool def = false;
     bool set = true;
     if (!s.empty() && s[0] == '^')
@@ -35,117 +75,191 @@ ParseList(const std::string& var, const std::string& text, const char* const nam
         s = s.substr(1);
     }
     std::fill(enable, enable + n, def);
-    for (const std::string& raw : NcclSplit(s, ','))
+    for (const auto& [at, tok] : Tokens(s, ','))
     {
-        std::string tok = NcclLower(NcclTrim(raw));
-        if (tok.empty())
-        {
-            continue;
-        }
         bool matched = false;
-        for (int i = 0; i < n; ++i)
+        for (int i = 0; i < known; ++i)
         {
-            if (tok == NcclLower(names[i]))
+            if (SameName(tok, names[i]))
             {
                 enable[i] = set;
                 matched = true;
             }
         }
-        if (!matched && names == kNcclAlgoNames && tok == "collnet")
-        {
-            enable[kCollNetDirect] = enable[kCollNetChain] = set;
-            matched = true;
-        }
         if (!matched)
         {
-            std::ostringstream known;
-            for (int i = 0; i < n; ++i)
-            {
-                known << (i ? ", " : "") << names[i];
-            }
-            throw std::invalid_argument(var + "='" + text + "': unknown name '" + NcclTrim(raw) +
-                                        "' (known: " + known.str() + ")");
+            ignored->push_back(var + ": '" + tok + "'");
         }
     }
 }
 
-/// NCCL_ALGO / NCCL_PROTO: a list for every function, or "func:list;func:list" (functions not
-/// named keep everything enabled). mask[f][i].
+/// 2.24+ (tuning.cc parseList with prefixes): "list" for every function, or "func:list;..."
+/// where the first entry alone may lack the prefix (it then sets every function, and the
+/// prefixed ones after it override theirs); a list sets every element of its functions, '^'
+/// inverting it. An unknown element or function fails communicator creation: the error returned.
+/// named[f]: the variable set function f's list (NCCL_PROTO: LL128 no longer "auto").
+template<int N>
+std::optional<std::string>
+ReadFunctionLists(const std::string& text, const char* const names[], bool mask[kNcclFuncs][N],
+                  bool named[kNcclFuncs])
+{
+    for (const auto& [entryAt, entry] : Tokens(text, ';'))
+    {
+        std::vector<std::pair<size_t, std::string>> parts = Tokens(entry, ':');
+        std::string prefix;
+        std::string list;
+        bool prefixed = parts.size() >= 2; // NCCL reads two pieces; a third is never looked at
+        if (prefixed)
+        {
+            prefix = parts[0].second;
+            list = parts[1].second;
+        }
+        else
+        {
+            if (entryAt != 0)
+            {
+                return "All entries except the first must have a prefix: \"" + text + "\"";
+            }
+            list = parts.empty() ? "" : parts[0].second;
+        }
+        bool unset = false;
+        bool set = true;
+        if (!list.empty() && list[0] == '^')
+        {
+            unset = true;
+            set = false;
+            list = list.substr(1);
+        }
+        bool foundPrefix = false;
+        for (int f = 0; f < kNcclFuncs; ++f)
+        {
+            if (prefixed && !SameName(prefix, kNcclFuncNames[f]))
+            {
+                continue;
+            }
+            foundPrefix = true;
+            std::fill(mask[f], mask[f] + N, unset);
+            named[f] = true;
+            for (const auto& [at, elem] : Tokens(list, ','))
+            {
+                int e = 0;
+                while (e < N && !SameName(elem, names[e]))
+                {
+                    ++e;
+                }
+                if (e == N)
+                {
+                    return "Unrecognized element token \"" + elem + "\" when parsing \"" + text +
+                           "\"";
+                }
+                mask[f][e] = set;
+            }
+        }
+        if (!foundPrefix)
+        {
+            return "Unrecognized prefix token \"" + prefix + "\" when parsing \"" + text + "\"";
+        }
+    }
+    return std::nullopt;
+}
+
 template<int N>
 void
-ParseFunctionLists(const std::string& var, const std::string& text, const char* const names[],
-                   bool mask[kNcclFuncs][N], bool* named = nullptr)
+EnableAll(bool mask[kNcclFuncs][N])
 {
     for (int f = 0; f < kNcclFuncs; ++f)
     {
         std::fill(mask[f], mask[f] + N, true);
-        if (named)
-        {
-            named[f] = false;
-        }
-    }
-    if (NcclTrim(text).empty())
-    {
-        return;
-    }
-    if (text.find(':') == std::string::npos)
-    {
-        bool one[N];
-        ParseList(var, text, names, N, one);
-        for (int f = 0; f < kNcclFuncs; ++f)
-        {
-            std::copy(one, one + N, mask[f]);
-            if (named)
-            {
-                named[f] = true;
-            }
-        }
-        return;
-    }
-    for (const std::string& part : NcclSplit(text, ';'))
-    {
-        if (NcclTrim(part).empty())
-        {
-            continue;
-        }
-        size_t colon = part.find(':');
-        if (colon == std::string::npos)
-        {
-            throw std::invalid_argument(var + "='" + text + "': '" + NcclTrim(part) +
-                                        "' is not of the form function:list");
-        }
-        std::string fn = NcclLower(NcclTrim(part.substr(0, colon)));
-        int f = -1;
-        for (int i = 0; i < kNcclFuncs; ++i)
-        {
-            if (fn == NcclLower(kNcclFuncNames[i]))
-            {
-                f = i;
-            }
-        }
-        if (f < 0)
-        {
-            throw std::invalid_argument(var + "='" + text + "': unknown function '" +
-                                        NcclTrim(part.substr(0, colon)) +
-                                        "' (known: Broadcast, Reduce, AllGather, ReduceScatter, "
-                                        "AllReduce)");
-        }
-        ParseList(var, part.substr(colon + 1), names, N, mask[f]);
-        if (named)
-        {
-            named[f] = true;
-        }
     }
 }
 } // namespace
 
-NcclEnableMasks
-ParseNcclEnableMasks(const std::string& algo, const std::string& proto)
+NcclEnvReading
+ReadNcclAlgoProto(uint32_t version, const std::string& algo, const std::string& proto)
 {
-    NcclEnableMasks m;
-    ParseFunctionLists<kNcclAlgos>("NCCL_ALGO", algo, kNcclAlgoNames, m.algo);
-    ParseFunctionLists<kNcclProtos>("NCCL_PROTO", proto, kNcclProtoNames, m.proto, m.protoNamed);
-    return m;
+    NcclEnvReading r;
+    NcclEnableMasks& m = r.masks;
+    EnableAll<kNcclAlgos>(m.algo);
+    EnableAll<kNcclProtos>(m.proto);
+    std::fill(m.protoNamed, m.protoNamed + kNcclFuncs, false);
+    if (version < 22400)
+    {
+        if (!proto.empty())
+        {
+            ReadFlatList("NCCL_PROTO", proto, kNcclProtoNames, kNcclProtos, kNcclProtos, m.proto[0],
+                         &r.ignored);
+            std::fill(m.protoNamed, m.protoNamed + kNcclFuncs, true);
+        }
+        if (!algo.empty())
+        {
+            ReadFlatList("NCCL_ALGO", algo, kNcclAlgoNames, kNcclAlgos, AlgoNameCount(version),
+                         m.algo[0], &r.ignored);
+            if (AlgoNameCount(version) < kNcclAlgos)
+            {
+                m.algo[0][kPat] = false; // no such algorithm yet
+            }
+        }
+        for (int f = 1; f < kNcclFuncs; ++f)
+        {
+            std::copy(m.proto[0], m.proto[0] + kNcclProtos, m.proto[f]);
+            std::copy(m.algo[0], m.algo[0] + kNcclAlgos, m.algo[f]);
+        }
+        return r;
+    }
+    // NCCL reads NCCL_PROTO first; the first error ends communicator creation.
+    std::optional<std::string> error;
+    if (!proto.empty())
+    {
+        error = ReadFunctionLists<kNcclProtos>(proto, kNcclProtoNames, m.proto, m.protoNamed);
+    }
+    if (!error && !algo.empty())
+    {
+        bool named[kNcclFuncs] = {};
+        error = ReadFunctionLists<kNcclAlgos>(algo, kNcclAlgoNames, m.algo, named);
+    }
+    if (error)
+    {
+        r.masks = ReadNcclAlgoProto(version, "", "").masks; // NCCL's defaults: the run has none
+        r.initError = NcclCallError{kInvalidUsage, *error};
+    }
+    return r;
+}
+
+std::string
+NcclEnvReadingWarning(uint32_t version, const NcclEnvReading& reading, const std::string& algo,
+                      const std::string& proto)
+{
+    const std::string release = FormatNcclVersion(version);
+    if (reading.initError)
+    {
+        std::string set;
+        if (!proto.empty())
+        {
+            set += "NCCL_PROTO='" + proto + "'";
+        }
+        if (!algo.empty())
+        {
+            set += (set.empty() ? "" : ", ") + std::string("NCCL_ALGO='") + algo + "'";
+        }
+        return "NCCL " + release + " cannot read " + set + ": " + reading.initError->message +
+               ". Creating a communicator fails there (ncclInvalidUsage), where the real program "
+               "would stop; collectives that run anyway are timed as NCCL's defaults";
+    }
+    if (reading.ignored.empty())
+    {
+        return "";
+    }
+    std::string names;
+    bool prefixed = false;
+    for (const std::string& one : reading.ignored)
+    {
+        names += (names.empty() ? "" : ", ") + one;
+        prefixed = prefixed || one.find(':', one.find('\'')) != std::string::npos;
+    }
+    return "NCCL " + release + " skips, without a word, what it does not know in NCCL_ALGO / " +
+           "NCCL_PROTO: " + names +
+           (prefixed ? " (function:list entries came with NCCL 2.24)" : "") +
+           "; the rest of the list stands without them";
 }
 
 bool
@@ -207,10 +321,32 @@ NcclNoAlgorithmText(uint32_t version, int f, const std::string& algo, const std:
                                       named};
 }
 
+bool
+NcclCollNetFallback(uint32_t version, bool collnet, int nNodes, bool algo[kNcclAlgos])
+{
+    if (version >= 22400 || collnet)
+    {
+        return false;
+    }
+    const bool nvls = algo[kNvls] && nNodes == 1;
+    const bool nvlsTree = algo[kNvlsTree] && nNodes > 1;
+    if (algo[kRing] || algo[kTree] || nvls || nvlsTree)
+    {
+        return false;
+    }
+    algo[kRing] = algo[kTree] = true;
+    return true;
+}
+
 std::optional<NcclCallError>
 NcclNoAlgorithmError(uint32_t version, int f, const NcclEnableMasks& masks, const std::string& algo,
                      const std::string& proto, const std::string& datatype)
 {
+    if (version < 22400 && !masks.algo[f][kRing] && !masks.algo[f][kTree] &&
+        !masks.algo[f][kNvlsTree])
+    {
+        return std::nullopt; // the CollNet rule may turn Ring and Tree back on: the topology's call
+    }
     for (int a = 0; a < kNcclAlgos; ++a)
     {
         for (int p = 0; p < kNcclProtos; ++p)
@@ -254,27 +390,6 @@ NcclTrim(const std::string& s)
     }
     size_t b = s.find_last_not_of(" \t\r\n");
     return s.substr(a, b - a + 1);
-}
-
-std::vector<std::string>
-NcclSplit(const std::string& s, char sep)
-{
-    std::vector<std::string> out;
-    std::string cur;
-    for (char ch : s)
-    {
-        if (ch == sep)
-        {
-            out.push_back(cur);
-            cur.clear();
-        }
-        else
-        {
-            cur += ch;
-        }
-    }
-    out.push_back(cur);
-    return out;
 }
 
 } // namespace spec

@@ -39,13 +39,39 @@ struct NcclEnableMasks
     bool protoNamed[kNcclFuncs];
 };
 
+/// NCCL's answer to a call (or a communicator's creation) it cannot serve.
+struct NcclCallError
+{
+    int code;            //!< ncclResult_t: 3 (ncclInternalError) or 5 (ncclInvalidUsage)
+    std::string message; //!< what NCCL's WARN says (datatype as `datatype`)
+};
+
+/// NCCL_ALGO and NCCL_PROTO as one NCCL release reads them.
+struct NcclEnvReading
+{
+    NcclEnableMasks masks;
+    /// What 2.18-2.23 skip without a word: names they do not know, compared whole ("tree " is not
+    /// "tree"), and any "function:list" entry (those came with 2.24): "NCCL_ALGO: 'pat'".
+    std::vector<std::string> ignored;
+    /// 2.24+: a value NCCL cannot read fails communicator creation (ncclInvalidUsage, NCCL's
+    /// text); the masks are then NCCL's defaults.
+    std::optional<NcclCallError> initError;
+};
+
 /**
- * NCCL_ALGO and NCCL_PROTO as NCCL parses them: a comma list for every function, or
- * "function:list;function:list" (functions not named keep everything); case-insensitive; '^'
- * inverts a list; "collnet" names both CollNet algorithms. Empty values enable everything.
- * Throws std::invalid_argument naming the variable, its value and the bad part.
+ * NCCL_ALGO and NCCL_PROTO as NCCL `version` reads them when it makes a communicator
+ * (graph/tuning.cc parseList). Up to 2.23: one comma list for every function, '^' inverting it,
+ * names compared whole and case-insensitively, unknown ones skipped (PAT is a name from 2.23).
+ * From 2.24: "list" or "function:list;function:list" (the first entry alone may lack the
+ * function, setting all of them; later entries override), functions not named keep everything;
+ * an unknown name or function fails the communicator's creation. Empty values are unset.
  */
-NcclEnableMasks ParseNcclEnableMasks(const std::string& algo, const std::string& proto);
+NcclEnvReading ReadNcclAlgoProto(uint32_t version, const std::string& algo,
+                                 const std::string& proto);
+
+/// The simulator's warning for a reading with skipped names or an init failure; empty if none.
+std::string NcclEnvReadingWarning(uint32_t version, const NcclEnvReading& reading,
+                                  const std::string& algo, const std::string& proto);
 
 /// Whether NCCL `version` implements algorithm `a` with protocol `p` for function `f` on some
 /// topology (enqueue.cc, tuning.cc): Broadcast and Reduce on Ring only; AllGather and
@@ -60,19 +86,19 @@ bool NcclRingBackup(uint32_t version);
 /// (2.22+; 2.19-2.21 ran any protocol, NVIDIA/nccl#1304).
 bool NcclRingBackupKeepsProto(uint32_t version);
 
-/// NCCL's answer to a call of function `f` for which the masks leave nothing it implements.
-struct NcclCallError
-{
-    int code;            //!< ncclResult_t: 3 (ncclInternalError) or 5 (ncclInvalidUsage)
-    std::string message; //!< what NCCL's WARN says (datatype as `datatype`)
-};
+/// 2.18-2.23 (tuning.cc: "If user has hard set NCCL_ALGO=COLLNET, ignore it"): without CollNet
+/// support, where NCCL_ALGO leaves Ring, Tree, NVLS (already off across nodes) and NVLSTree
+/// (already off on one node) all off, NCCL turns Ring and Tree back on. Applies that rule to one
+/// function's algorithms; true where it fired. 2.24+ have no such rule.
+bool NcclCollNetFallback(uint32_t version, bool collnet, int nNodes, bool algo[kNcclAlgos]);
 
 /**
  * What NCCL `version` does with a call of function `f` (on a communicator of more than one rank)
  * that `masks`, read from NCCL_ALGO = `algo` and NCCL_PROTO = `proto`, leave no pair it implements:
  * 2.19-2.23 run Ring instead (with any protocol up to 2.21, with NCCL_PROTO's from 2.22), so
- * nothing; 2.18 and 2.24+ fail it (enqueue.cc topoGetAlgoInfo). Nothing where a pair is left:
- * whether it runs here is the topology's to say (NVLS, PAT, CollNet), which the model decides.
+ * nothing; 2.18 and 2.24+ fail it (enqueue.cc topoGetAlgoInfo). Nothing where a pair is left,
+ * or where 2.18-2.23's CollNet rule may turn Ring and Tree back on: whether it runs here is the
+ * topology's to say (NVLS, PAT, CollNet support, nodes), which the model decides.
  */
 std::optional<NcclCallError> NcclNoAlgorithmError(uint32_t version, int f,
                                                   const NcclEnableMasks& masks,
@@ -86,10 +112,9 @@ std::optional<NcclCallError> NcclNoAlgorithmError(uint32_t version, int f,
 NcclCallError NcclNoAlgorithmText(uint32_t version, int f, const std::string& algo,
                                   const std::string& proto, const std::string& datatype);
 
-/// Helpers for NCCL's variables: ASCII lower case, surrounding blanks removed, split on `sep`.
+/// Helpers for NCCL's variables: ASCII lower case, surrounding blanks removed.
 std::string NcclLower(std::string s);
 std::string NcclTrim(const std::string& s);
-std::vector<std::string> NcclSplit(const std::string& s, char sep);
 
 } // namespace spec
 } // namespace eidolon

@@ -220,22 +220,97 @@ BOOST_AUTO_TEST_CASE(nccl_version_from_the_environment)
     unsetenv(kNcclVersionVariable);
 }
 
-// NCCL_ALGO / NCCL_PROTO as NCCL parses them, and what each release does with a call they leave
-// nothing it implements (enqueue.cc, tuning.cc of 2.18.5, 2.21.5, 2.22.3, 2.24.3, 2.30.7).
+// NCCL_ALGO / NCCL_PROTO as each release reads them (graph/tuning.cc parseList of 2.18.5, 2.21.5,
+// 2.23.4 and 2.24.3), and what each release does with a call they leave nothing it implements
+// (enqueue.cc, tuning.cc of 2.18.5, 2.21.5, 2.22.3, 2.24.3, 2.30.7).
+BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_as_each_release_reads_them)
+{
+    constexpr int kBroadcast = 0, kAllReduce = 4;
+    constexpr int kTree = 0, kRing = 1, kCollNetDirect = 2, kNvls = 4, kNvlsTree = 5, kPat = 6;
+    constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
+    // 2.24+: a list for all functions, per-function lists (the others keep everything), and a
+    // first entry without a function that the later ones override.
+    NcclEnvReading r = ReadNcclAlgoProto(22403, "tree", "");
+    BOOST_TEST((r.masks.algo[kAllReduce][kTree] && !r.masks.algo[kAllReduce][kRing] &&
+                !r.masks.algo[kBroadcast][kRing] && !r.initError && r.ignored.empty()));
+    r = ReadNcclAlgoProto(22403, "allreduce:tree", "^LL128");
+    BOOST_TEST((r.masks.algo[kBroadcast][kRing] && !r.masks.algo[kAllReduce][kRing]));
+    BOOST_TEST((r.masks.proto[kAllReduce][kLL] && !r.masks.proto[kAllReduce][kLL128] &&
+                r.masks.protoNamed[kBroadcast]));
+    r = ReadNcclAlgoProto(22403, "Ring;AllReduce:tree,NVLS", "allreduce:simple");
+    BOOST_TEST((r.masks.algo[kBroadcast][kRing] && !r.masks.algo[kBroadcast][kTree] &&
+                !r.masks.algo[kAllReduce][kRing] && r.masks.algo[kAllReduce][kTree] &&
+                r.masks.algo[kAllReduce][kNvls]));
+    BOOST_TEST((!r.masks.protoNamed[kBroadcast] && r.masks.protoNamed[kAllReduce] &&
+                !r.masks.proto[kAllReduce][kLL] && r.masks.proto[kAllReduce][kSimple]));
+    // What 2.24+ cannot read fails the communicator's creation, with NCCL's words: no "collnet"
+    // (the names are CollNetDirect and CollNetChain), no blanks, no unknown function, and only
+    // the first entry may lack one. NCCL_PROTO is read first.
+    auto initError = [](const std::string& algo, const std::string& proto)
+    {
+        NcclEnvReading read = ReadNcclAlgoProto(23007, algo, proto);
+        BOOST_TEST(read.masks.algo[kBroadcast][kRing]); // NCCL's defaults
+        return read.initError ? std::to_string(read.initError->code) + " " + read.initError->message
+                              : std::string("none");
+    };
+    BOOST_TEST(initError("collnet", "") ==
+               "5 Unrecognized element token \"collnet\" when parsing \"collnet\"");
+    BOOST_TEST(initError("ring, tree", "") ==
+               "5 Unrecognized element token \" tree\" when parsing \"ring, tree\"");
+    BOOST_TEST(initError("sideways:ring", "") ==
+               "5 Unrecognized prefix token \"sideways\" when parsing \"sideways:ring\"");
+    BOOST_TEST(initError("allreduce:tree;ring", "") ==
+               "5 All entries except the first must have a prefix: \"allreduce:tree;ring\"");
+    BOOST_TEST(initError("bogus", "LL;allreduce:bogus") ==
+               "5 Unrecognized element token \"bogus\" when parsing \"LL;allreduce:bogus\"");
+    BOOST_TEST(initError("ring,,tree;;allreduce:^nvls", "") == "none"); // empty pieces skipped
+
+    // 2.18-2.23: one list for every function; what they do not know is skipped without a word,
+    // "allreduce:tree" included, so that list enables nothing at all. PAT is a name from 2.23.
+    r = ReadNcclAlgoProto(22105, "allreduce:tree", "");
+    BOOST_TEST(!r.initError);
+    BOOST_TEST(r.ignored == std::vector<std::string>{"NCCL_ALGO: 'allreduce:tree'"});
+    BOOST_TEST((!r.masks.algo[kAllReduce][kTree] && !r.masks.algo[kAllReduce][kRing] &&
+                !r.masks.algo[kBroadcast][kRing]));
+    r = ReadNcclAlgoProto(22105, "ring,PAT", "");
+    BOOST_TEST((r.masks.algo[kAllReduce][kRing] && !r.masks.algo[kAllReduce][kPat]));
+    BOOST_TEST(r.ignored == std::vector<std::string>{"NCCL_ALGO: 'PAT'"});
+    r = ReadNcclAlgoProto(22304, "ring,PAT", "");
+    BOOST_TEST((r.masks.algo[kAllReduce][kRing] && r.masks.algo[kAllReduce][kPat]));
+    BOOST_TEST(r.ignored.empty());
+    r = ReadNcclAlgoProto(21805, "^tree", "simple, LL");
+    BOOST_TEST((!r.masks.algo[kBroadcast][kTree] && r.masks.algo[kBroadcast][kRing] &&
+                r.masks.algo[kBroadcast][kNvlsTree]));
+    BOOST_TEST((r.masks.proto[kBroadcast][kSimple] && !r.masks.proto[kBroadcast][kLL] &&
+                !r.masks.proto[kBroadcast][kLL128] && r.masks.protoNamed[kAllReduce]));
+    BOOST_TEST(r.ignored == std::vector<std::string>{"NCCL_PROTO: ' LL'"});
+    BOOST_TEST(NcclEnvReadingWarning(22105, ReadNcclAlgoProto(22105, "allreduce:tree", ""),
+                                     "allreduce:tree", "")
+                   .find("function:list entries came with NCCL 2.24") != std::string::npos);
+
+    // 2.18-2.23's CollNet rule: without CollNet, where Ring, Tree, NVLS (off across nodes) and
+    // NVLSTree (off on one node) are all off, Ring and Tree come back.
+    auto fallback = [](uint32_t v, bool collnet, int nodes, int only)
+    {
+        bool algo[kNcclAlgos] = {};
+        algo[only] = true;
+        bool fired = NcclCollNetFallback(v, collnet, nodes, algo);
+        BOOST_TEST(fired == (algo[kRing] && algo[kTree]));
+        return fired;
+    };
+    BOOST_TEST(fallback(22105, false, 4, kNvls));
+    BOOST_TEST(!fallback(22105, false, 1, kNvls));
+    BOOST_TEST(fallback(22105, false, 1, kNvlsTree));
+    BOOST_TEST(!fallback(22105, false, 4, kNvlsTree));
+    BOOST_TEST(fallback(21805, false, 4, kCollNetDirect));
+    BOOST_TEST(!fallback(21805, true, 4, kCollNetDirect));
+    BOOST_TEST(fallback(22304, false, 4, kPat));
+    BOOST_TEST(!fallback(22403, false, 4, kNvls));
+}
+
 BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
 {
     constexpr int kBroadcast = 0, kAllGather = 2, kAllReduce = 4;
-    // Grammar: a list for all, per-function lists (the others keep everything), '^', "collnet".
-    NcclEnableMasks m = ParseNcclEnableMasks("tree", "");
-    BOOST_TEST((m.algo[kAllReduce][0] && !m.algo[kAllReduce][1] && !m.algo[kBroadcast][1]));
-    m = ParseNcclEnableMasks("allreduce:tree", "^LL128");
-    BOOST_TEST((m.algo[kBroadcast][1] && !m.algo[kAllReduce][1]));
-    BOOST_TEST((m.proto[kAllReduce][0] && !m.proto[kAllReduce][1] && m.protoNamed[kBroadcast]));
-    m = ParseNcclEnableMasks("collnet", "");
-    BOOST_TEST((m.algo[kAllReduce][2] && m.algo[kAllReduce][3] && !m.algo[kAllReduce][1]));
-    BOOST_CHECK_THROW(ParseNcclEnableMasks("ring,bogus", ""), std::invalid_argument);
-    BOOST_CHECK_THROW(ParseNcclEnableMasks("sideways:ring", ""), std::invalid_argument);
-
     // What each function has: PAT gathers from 2.23, NVLS is Simple only.
     BOOST_TEST(!NcclImplements(23007, kBroadcast, 0, 2));
     BOOST_TEST(NcclImplements(23007, kAllGather, 6, 2));
@@ -245,7 +320,7 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
 
     auto error = [](uint32_t v, int f, const std::string& algo, const std::string& proto)
     {
-        return NcclNoAlgorithmError(v, f, ParseNcclEnableMasks(algo, proto), algo, proto,
+        return NcclNoAlgorithmError(v, f, ReadNcclAlgoProto(v, algo, proto).masks, algo, proto,
                                     "ncclFloat32");
     };
     // Tree for a Broadcast: 2.24 names it all (ncclInvalidUsage), 2.30 says "No ...", 2.18 says
@@ -275,6 +350,12 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
     BOOST_TEST(!error(23007, kAllReduce, "NVLS", "").has_value());
     BOOST_TEST(!error(23007, kAllGather, "PAT", "").has_value());
     BOOST_TEST(!error(23007, kBroadcast, "allreduce:tree", "").has_value());
+    // 2.18-2.23: where NCCL_ALGO leaves Ring, Tree and NVLSTree off, the CollNet rule may turn
+    // Ring and Tree back on (the topology decides: the model's part); 2.18 does not know PAT, so
+    // NCCL_ALGO=PAT is a list of nothing.
+    BOOST_TEST(!error(21805, kBroadcast, "CollNetDirect", "").has_value());
+    BOOST_TEST(!error(21805, kBroadcast, "PAT", "").has_value());
+    BOOST_TEST(error(21805, kBroadcast, "Tree,CollNetDirect", "").has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -142,12 +142,16 @@ Collective(CommOpKind kind, const void* sendbuff, void* recvbuff, size_t count, 
     const int function = FunctionOf(kind);
     if (comm->member.nranks > 1 && comm->noAlgorithm[function])
     {
-        // NCCL_ALGO / NCCL_PROTO leave this function nothing NCCL implements: NCCL's error.
+        // NCCL_ALGO / NCCL_PROTO leave this function nothing NCCL implements: NCCL's error, from
+        // where NCCL chooses, the group's end (enqueue.cc): inside a group the call itself
+        // succeeds and ncclGroupEnd fails the whole group.
         const spec::NcclCallError error =
             spec::NcclNoAlgorithmText(uint32_t(EmulatedVersionCode()), function, comm->ncclAlgo,
                                       comm->ncclProto, TypeName(type));
-        return GroupError(
-            Fail(ncclResult_t(error.code), std::string(name) + ":noalgorithm", error.message));
+        const ncclResult_t code =
+            Fail(ncclResult_t(error.code), std::string(name) + ":noalgorithm", error.message);
+        GroupError(code);
+        return InGroup() ? ncclSuccess : code;
     }
     CommOp op;
     op.kind = kind;

@@ -101,7 +101,10 @@ WaitForWork(ApiCall& call, ncclComm* comm, const char* what)
 void
 Release(Emulator& emu, ncclComm* comm)
 {
-    emu.DeregisterComm(comm->member);
+    if (comm->initError == ncclSuccess)
+    {
+        emu.DeregisterComm(comm->member);
+    }
     for (ncclRegistration* registration : comm->registrations)
     {
         delete registration;
@@ -171,6 +174,11 @@ CheckComm(const ncclComm* comm, const char* api)
         return rc;
     }
     const_cast<ncclComm*>(comm)->pending = false;
+    if (comm->initError != ncclSuccess)
+    {
+        return Fail(comm->initError, std::string(api) + ":initfailed",
+                    std::string(api) + " : the communicator's initialization failed");
+    }
     return ncclSuccess;
 }
 
@@ -185,43 +193,34 @@ CheckPtr(const void* pointer, const char* api, const char* name)
     return ncclSuccess;
 }
 
-namespace
-{
-// NCCL_ALGO / NCCL_PROTO as NCCL reads them at init (tuning.cc): the functions they leave nothing
-// the emulated release implements on any topology, whose calls NCCL fails. (A value NCCL cannot
-// parse is the simulator's to refuse: it names the variable when the process joins.)
-void
-NoteUnavailableFunctions(ncclComm* comm)
-{
-    const char* algo = std::getenv("NCCL_ALGO");
-    const char* proto = std::getenv("NCCL_PROTO");
-    comm->ncclAlgo = algo ? algo : "";
-    comm->ncclProto = proto ? proto : "";
-    if (comm->ncclAlgo.empty() && comm->ncclProto.empty())
-    {
-        return;
-    }
-    try
-    {
-        const spec::NcclEnableMasks masks =
-            spec::ParseNcclEnableMasks(comm->ncclAlgo, comm->ncclProto);
-        for (int f = 0; f < spec::kNcclFuncs; ++f)
-        {
-            comm->noAlgorithm[f] =
-                spec::NcclNoAlgorithmError(uint32_t(EmulatedVersionCode()), f, masks,
-                                           comm->ncclAlgo, comm->ncclProto, "")
-                    .has_value();
-        }
-    }
-    catch (const std::invalid_argument&)
-    {
-    }
-}
-} // namespace
-
 ncclResult_t
 CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* api, ncclComm** out)
 {
+    // NCCL reads NCCL_ALGO / NCCL_PROTO while it makes a communicator (init.cc ->
+    // ncclTopoTuneModel): from 2.24 a value it cannot read fails the creation; otherwise the
+    // functions they leave nothing the release implements get NCCL's error at every call.
+    const uint32_t version = uint32_t(EmulatedVersionCode());
+    const char* algo = std::getenv("NCCL_ALGO");
+    const char* proto = std::getenv("NCCL_PROTO");
+    const spec::NcclEnvReading reading =
+        spec::ReadNcclAlgoProto(version, algo ? algo : "", proto ? proto : "");
+    if (reading.initError)
+    {
+        const auto code = ncclResult_t(reading.initError->code);
+        Fail(code, std::string(api) + ":ncclenv", reading.initError->message);
+        if (blocking)
+        {
+            return code;
+        }
+        auto* comm = new ncclComm(); // reported by ncclCommGetAsyncError, as NCCL's async init
+        comm->member = member;
+        comm->blocking = false;
+        comm->pending = true;
+        comm->initError = code;
+        Live().insert(comm);
+        *out = comm;
+        return ncclSuccess;
+    }
     std::string error;
     if (!emu.RegisterComm(member, &error))
     {
@@ -232,7 +231,14 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
     }
     auto* comm = new ncclComm();
     comm->member = member;
-    NoteUnavailableFunctions(comm);
+    comm->ncclAlgo = algo ? algo : "";
+    comm->ncclProto = proto ? proto : "";
+    for (int f = 0; f < spec::kNcclFuncs; ++f)
+    {
+        comm->noAlgorithm[f] = spec::NcclNoAlgorithmError(version, f, reading.masks, comm->ncclAlgo,
+                                                          comm->ncclProto, "")
+                                   .has_value();
+    }
     comm->blocking = blocking;
     comm->pending = !blocking;
     Live().insert(comm);
@@ -767,7 +773,8 @@ NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags)
 }
 
 // ncclInProgress once for a nonblocking communicator whose init, split or finalize was not yet
-// reported; ncclSuccess from then on (deterministic: nothing completes in the background).
+// reported; ncclSuccess from then on (deterministic: nothing completes in the background), or the
+// code of an init NCCL failed.
 NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError)
 {
     ApiCall call(CallKind::Untimed);
@@ -779,7 +786,7 @@ NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asy
     {
         return rc;
     }
-    *asyncError = comm->pending ? ncclInProgress : ncclSuccess;
+    *asyncError = comm->pending ? ncclInProgress : comm->initError;
     comm->pending = false;
     return ncclSuccess;
 }

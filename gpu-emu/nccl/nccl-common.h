@@ -39,6 +39,9 @@ struct ncclComm
     std::vector<eidolon::gpu::Stream*> streams; // streams it placed work on (finalize waits)
     std::vector<struct ncclRegistration*> registrations; // ncclCommRegister handles
     std::vector<ncclWindow_t> windows;                   // ncclCommWindowRegister windows
+    // A nonblocking init that NCCL failed (NCCL_ALGO / NCCL_PROTO it cannot read): never
+    // registered with the simulator; ncclCommGetAsyncError reports the code, other calls fail.
+    ncclResult_t initError = ncclSuccess;
     // Per NCCL function (spec/nccl-env.h order): NCCL_ALGO / NCCL_PROTO, read at init as NCCL
     // does, leave it nothing the emulated release implements, so NCCL fails its calls.
     bool noAlgorithm[eidolon::spec::kNcclFuncs] = {};

@@ -190,6 +190,10 @@ main(int argc, char* argv[])
         std::cerr << "eidolon-collective-sweep: " << e.what() << "\n";
         return 1;
     }
+    if (std::string said = config.ReadingWarning(version); !said.empty())
+    {
+        std::cerr << "eidolon-collective-sweep: warning: " << said << "\n";
+    }
 
     // The communicator: topology device ids by rank.
     std::vector<uint32_t> ranks;

@@ -148,7 +148,8 @@ struct NcclConfig
     static constexpr int kP2pLevelLoc = 0, kP2pLevelNvl = 1, kP2pLevelPix = 4, kP2pLevelPxb = 5,
                          kP2pLevelPhb = 8, kP2pLevelSys = 9;
     /// Reads the variables above from `env` (name -> value); throws std::invalid_argument naming
-    /// the variable on a value NCCL would reject.
+    /// the variable on a value NCCL would reject. NCCL_ALGO and NCCL_PROTO are taken as given:
+    /// how NCCL reads them depends on its release (ReadingWarning).
     static NcclConfig FromEnvironment(const std::map<std::string, std::string>& env);
     /// The names of the variables FromEnvironment reads (what a launcher passes on to the model).
     static const std::vector<std::string>& Variables();
@@ -165,7 +166,11 @@ struct NcclConfig
     /// NCCL_COLLNET_ENABLE=1, which NCCL needs for them), and what runs instead; empty when
     /// there are none. The simulator prints it when the configuration is set, so that such a
     /// name is never ignored in silence.
-    std::string UnmodelledWarning(bool topologySharp = false) const;
+    std::string UnmodelledWarning(uint32_t version, bool topologySharp = false) const;
+    /// A warning for NCCL_ALGO / NCCL_PROTO as NCCL `version` reads them: the names 2.18-2.23 skip
+    /// without a word, or the value 2.24+ cannot read (communicator creation fails there); empty
+    /// when NCCL reads all of it.
+    std::string ReadingWarning(uint32_t version) const;
 };
 
 /// What the model derived about a communicator from the topology: NCCL's topology search as

@@ -91,9 +91,11 @@ namespace nccl
 {
 
 EnableMasks
-ParseEnableMasks(const NcclConfig& config, bool applyEnv)
+ParseEnableMasks(const NcclConfig& config, uint32_t version, bool applyEnv)
 {
-    return spec::ParseNcclEnableMasks(applyEnv ? config.algo : "", applyEnv ? config.proto : "");
+    return spec::ReadNcclAlgoProto(version, applyEnv ? config.algo : "",
+                                   applyEnv ? config.proto : "")
+        .masks;
 }
 
 } // namespace nccl
@@ -101,7 +103,8 @@ ParseEnableMasks(const NcclConfig& config, bool applyEnv)
 void
 NcclConfig::Validate() const
 {
-    spec::ParseNcclEnableMasks(algo, proto); // throws, naming the variable
+    // NCCL_ALGO / NCCL_PROTO are not refused here: how NCCL reads them depends on the release
+    // (ReadingWarning), and where NCCL cannot, the program's communicator creation fails.
     if (minChannels < -1 || minChannels > kMaxChannels)
     {
         throw std::invalid_argument("NCCL_MIN_NCHANNELS=" + std::to_string(minChannels) +
@@ -150,18 +153,28 @@ NcclConfig::Validate() const
 }
 
 std::string
-NcclConfig::UnmodelledWarning(bool topologySharp) const
+NcclConfig::ReadingWarning(uint32_t version) const
+{
+    return spec::NcclEnvReadingWarning(version, spec::ReadNcclAlgoProto(version, algo, proto), algo,
+                                       proto);
+}
+
+std::string
+NcclConfig::UnmodelledWarning(uint32_t version, bool topologySharp) const
 {
     if (topologySharp && collnetEnable == 1)
     {
         return "";
     }
-    if (spec::NcclTrim(algo).empty())
+    if (algo.empty())
     {
         return "";
     }
-    const spec::NcclEnableMasks masks = spec::ParseNcclEnableMasks(algo, "");
-    const auto& mask = masks.algo;
+    const spec::NcclEnvReading reading = spec::ReadNcclAlgoProto(version, algo, "");
+    if (reading.initError)
+    {
+        return ""; // ReadingWarning says it
+    }
     // What the variable asks for, function by function; an inverted list ("^ring") names what it
     // removes, so only explicitly listed algorithms count.
     std::string lowered = spec::NcclLower(algo);
@@ -172,12 +185,9 @@ NcclConfig::UnmodelledWarning(bool topologySharp) const
         bool enabled = false;
         for (int f = 0; f < kFuncs; ++f)
         {
-            enabled = enabled || mask[f][a];
+            enabled = enabled || reading.masks.algo[f][a];
         }
-        bool listed = lowered.find(spec::NcclLower(kAlgoNames[a])) != std::string::npos ||
-                      (lowered.find("collnet") != std::string::npos &&
-                       lowered.find("collnetdirect") == std::string::npos &&
-                       lowered.find("collnetchain") == std::string::npos);
+        bool listed = lowered.find(spec::NcclLower(kAlgoNames[a])) != std::string::npos;
         if (enabled && listed && lowered.find('^') == std::string::npos)
         {
             names << (found++ ? ", " : "") << kAlgoNames[a];
@@ -194,8 +204,9 @@ NcclConfig::UnmodelledWarning(bool topologySharp) const
               "itself needs a CollNet plugin and SHARP switches for it";
     return "NCCL_ALGO='" + algo + "' asks for " + names.str() + ", which cannot run here (" + why +
            "): those calls run without CollNet (what else NCCL_ALGO allows; where it allows "
-           "nothing else, NCCL fails the call, or runs Ring in 2.19-2.23), so their times are "
-           "not CollNet's";
+           "nothing else, NCCL " +
+           (version < 22400 ? "2.18-2.23 turns Ring and Tree back on" : "fails the call") +
+           "), so their times are not CollNet's";
 }
 
 const std::vector<std::string>&

@@ -23,9 +23,10 @@ namespace nccl
 /// What NCCL_ALGO and NCCL_PROTO leave enabled, per function (NCCL's orders; spec/nccl-env.h).
 using EnableMasks = ::eidolon::spec::NcclEnableMasks;
 
-/// The masks of `config`; with `applyEnv` false, NCCL's defaults (everything enabled, nothing
-/// named), as NCCL's own choice without the environment.
-EnableMasks ParseEnableMasks(const NcclConfig& config, bool applyEnv);
+/// The masks of `config` as NCCL `version` reads them (spec::ReadNcclAlgoProto: a value it cannot
+/// read gives its defaults, as the program stops there); with `applyEnv` false, NCCL's defaults
+/// (everything enabled, nothing named), as NCCL's own choice without the environment.
+EnableMasks ParseEnableMasks(const NcclConfig& config, uint32_t version, bool applyEnv);
 
 } // namespace nccl
 } // namespace eidolon

@@ -403,7 +403,8 @@ Latency(const CostInputs& in, const NcclCommInfo::Graph& g, int a, int p)
 /// Enable rules: LL128 platform rule, NVLSTree only across nodes, CollNet (and multi-node NVLS,
 /// which needs it) only with SHARP switches and NCCL_COLLNET_ENABLE=1 (comm.collnet),
 /// CollNetDirect only on NVSwitch nodes, PAT only with one rank per node; then NCCL_ALGO and
-/// NCCL_PROTO. A disabled pair gets bandwidth 0.
+/// NCCL_PROTO (2.18-2.23: Ring and Tree back on where NCCL_ALGO leaves them, NVLS and NVLSTree
+/// nothing and CollNet is off, spec::NcclCollNetFallback). A disabled pair gets bandwidth 0.
 ///
 /// AllGather and ReduceScatter through SHARP across nodes: CollNetDirect (2.20+) and NVLS (2.27+;
 /// before, NVLS gathers and scatters inside one node only: enqueue.cc) need the plugin's
@@ -414,10 +415,13 @@ ApplyEnableRules(const CostInputs& in, const NcclCommInfo& comm, const EnableMas
                  NcclCostTable& table)
 {
     const int coll = in.coll;
+    bool listed[kAlgos];
+    std::copy(std::begin(masks.algo[coll]), std::end(masks.algo[coll]), listed);
+    ::eidolon::spec::NcclCollNetFallback(in.t.version, comm.collnet, in.nNodes, listed);
     for (int a = 0; a < kAlgos; ++a)
     {
         const NcclCommInfo::Graph& g = GraphOf(comm, a);
-        bool algoOn = masks.algo[coll][a];
+        bool algoOn = listed[a];
         if (a == kNvlsTree && in.nNodes == 1)
         {
             algoOn = false;
@@ -511,7 +515,8 @@ void
 ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings,
              bool applyEnv, NcclCostTable& table)
 {
-    ComputeCosts(call, comm, settings, ParseEnableMasks(settings.config, applyEnv), table);
+    ComputeCosts(call, comm, settings,
+                 ParseEnableMasks(settings.config, settings.ncclVersion, applyEnv), table);
 }
 
 void

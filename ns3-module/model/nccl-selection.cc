@@ -56,7 +56,7 @@ EnableMasks
 RingBackupMasks(const CostSettings& settings)
 {
     const bool keepsProto = ::eidolon::spec::NcclRingBackupKeepsProto(settings.ncclVersion);
-    EnableMasks m = ParseEnableMasks(settings.config, keepsProto);
+    EnableMasks m = ParseEnableMasks(settings.config, settings.ncclVersion, keepsProto);
     for (int f = 0; f < kFuncs; ++f)
     {
         for (int a = 0; a < kAlgos; ++a)

@@ -912,6 +912,59 @@ CollectiveModelTestCase::NoAlgorithmIsWhatTheReleaseDoes()
         NS_TEST_EXPECT_MSG_EQ(int(b.protocol),
                               int(v < 22200u ? NcclProtocol::LL : NcclProtocol::Simple), v);
     }
+
+    // 2.18-2.23's CollNet rule (tuning.cc: "If user has hard set NCCL_ALGO=COLLNET, ignore it"):
+    // on 2 nodes without SHARP, NCCL_ALGO=NVLS leaves nothing once NVLS is off across nodes, so
+    // Ring and Tree come back and NCCL chooses between them: the plan of NCCL_ALGO=Ring,Tree,
+    // untraced. 2.18 does not know PAT, so NCCL_ALGO=PAT is a list of nothing, with the same end.
+    // 2.24.3 has no such rule: the call fails. On one node NVLS stays on, so the rule does not
+    // fire and a Broadcast takes 2.21's Ring backup instead.
+    auto across = [](uint32_t version, const std::map<std::string, std::string>& env)
+    {
+        auto b = std::make_unique<Bench>("default", env);
+        b->model->SetAttribute("NcclVersion", UintegerValue(version));
+        return b;
+    };
+    for (auto [v, algo] : std::vector<std::pair<uint32_t, std::string>>{
+             {22105u, "NVLS"}, {21805u, "PAT"}, {21805u, "CollNetChain"}})
+    {
+        said.clear();
+        auto forced = across(v, {{"NCCL_ALGO", algo}});
+        listen(*forced);
+        for (uint64_t bytes : {uint64_t(64 << 10), uint64_t(kGiB)})
+        {
+            const CollectiveCall call = forced->Call(CollectiveKind::AllReduce, bytes);
+            const CollectivePlan got = forced->model->Choose(call);
+            const CollectivePlan want =
+                across(v, {{"NCCL_ALGO", "Ring,Tree"}})->model->Choose(call);
+            NS_TEST_EXPECT_MSG_EQ(int(got.envOutcome), int(NcclEnvOutcome::Applied), algo);
+            NS_TEST_EXPECT_MSG_EQ(int(got.algorithm), int(want.algorithm), algo << " " << bytes);
+            NS_TEST_EXPECT_MSG_EQ(int(got.protocol), int(want.protocol), algo << " " << bytes);
+        }
+        NS_TEST_EXPECT_MSG_EQ(said.size(), 0u, algo);
+    }
+    // NVLSTree stays on across nodes (no rule: NVLSTree runs), and is off on one node, where
+    // the rule fires (Ring or Tree).
+    auto nvlsTree = across(22105u, {{"NCCL_ALGO", "NVLSTree"}});
+    NS_TEST_EXPECT_MSG_EQ(
+        int(nvlsTree->model->Choose(nvlsTree->Call(CollectiveKind::AllReduce, 1 << 20)).algorithm),
+        int(NcclAlgorithm::NvlsTree), "");
+    const CollectivePlan oneNode =
+        bench(22105u, {{"NCCL_ALGO", "NVLSTree"}})
+            ->model->Choose(plain->Call(CollectiveKind::AllReduce, 1 << 20));
+    NS_TEST_EXPECT_MSG_EQ(int(oneNode.envOutcome), int(NcclEnvOutcome::Applied), "");
+    const bool ringOrTree =
+        oneNode.algorithm == NcclAlgorithm::Ring || oneNode.algorithm == NcclAlgorithm::Tree;
+    NS_TEST_EXPECT_MSG_EQ(ringOrTree, true, "");
+    said.clear();
+    auto nvls224 = across(22403u, {{"NCCL_ALGO", "NVLS"}});
+    listen(*nvls224);
+    NS_TEST_EXPECT_MSG_EQ(
+        int(nvls224->model->Choose(nvls224->Call(CollectiveKind::AllReduce, 1 << 20)).envOutcome),
+        int(NcclEnvOutcome::Unavailable), "");
+    NS_TEST_EXPECT_MSG_EQ(said.size(), 1u, "");
+    NS_TEST_EXPECT_MSG_EQ(int(bench(22105u, {{"NCCL_ALGO", "NVLS"}})->model->Choose(bc).envOutcome),
+                          int(NcclEnvOutcome::RingBackup), "");
 }
 
 // A variable that changes NCCL's behaviour and that the model does not read is named, never
@@ -951,14 +1004,22 @@ CollectiveModelTestCase::InvalidEnvironmentNamesTheVariable()
         }
         return "";
     };
-    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_ALGO", "ring,bogus"}}).find("NCCL_ALGO"),
-                          std::string::npos, "");
-    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_ALGO", "ring,bogus"}}).find("bogus"), std::string::npos,
+    // NCCL_ALGO / NCCL_PROTO are NCCL's to read, release by release: never refused here, and
+    // what NCCL would do with them is said (2.24+ fail the communicator's creation; 2.18-2.23
+    // skip the names they do not know).
+    NS_TEST_EXPECT_MSG_EQ(message({{"NCCL_ALGO", "ring,bogus"}}), "", "");
+    NcclConfig read = NcclConfig::FromEnvironment({{"NCCL_ALGO", "ring,bogus"}});
+    std::string said = read.ReadingWarning(22403);
+    NS_TEST_EXPECT_MSG_NE(said.find("Unrecognized element token \"bogus\""), std::string::npos,
+                          said);
+    NS_TEST_EXPECT_MSG_NE(said.find("ncclInvalidUsage"), std::string::npos, said);
+    said = read.ReadingWarning(22105);
+    NS_TEST_EXPECT_MSG_NE(said.find("NCCL_ALGO: 'bogus'"), std::string::npos, said);
+    NS_TEST_EXPECT_MSG_EQ(read.ReadingWarning(22105).find("ncclInvalidUsage"), std::string::npos,
                           "");
-    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_ALGO", "sideways:ring"}}).find("NCCL_ALGO"),
-                          std::string::npos, "");
-    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_PROTO", "LL256"}}).find("NCCL_PROTO"), std::string::npos,
-                          "");
+    NS_TEST_EXPECT_MSG_EQ(
+        NcclConfig::FromEnvironment({{"NCCL_ALGO", "allreduce:tree"}}).ReadingWarning(22403), "",
+        "");
     NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MAX_NCHANNELS", "abc"}}).find("NCCL_MAX_NCHANNELS"),
                           std::string::npos, "");
     NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MAX_NCHANNELS", "0"}}).find("NCCL_MAX_NCHANNELS"),
@@ -971,7 +1032,7 @@ CollectiveModelTestCase::InvalidEnvironmentNamesTheVariable()
     // A hand-built config is checked by SetConfig.
     Ptr<CollectiveModel> m = CreateObject<CollectiveModel>();
     NcclConfig bad;
-    bad.proto = "fast";
+    bad.maxChannels = 0;
     EIDOLON_TEST_EXPECT_THROW(m->SetConfig(bad), std::invalid_argument);
 }
 
@@ -1550,16 +1611,23 @@ void
 CollectiveModelTestCase::CollNetInNcclAlgoIsNamedInAWarning()
 {
     NcclConfig c = NcclConfig::FromEnvironment({{"NCCL_ALGO", "COLLNETCHAIN"}});
-    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning().find("CollNetChain"), std::string::npos,
-                          c.UnmodelledWarning());
-    NS_TEST_EXPECT_MSG_EQ(c.UnmodelledWarning().find("CollNetDirect"), std::string::npos, "");
-    c = NcclConfig::FromEnvironment({{"NCCL_ALGO", "allreduce:collnet,ring"}});
-    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning().find("CollNetDirect, CollNetChain"),
-                          std::string::npos, c.UnmodelledWarning());
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(23007).find("CollNetChain"), std::string::npos,
+                          c.UnmodelledWarning(23007));
+    NS_TEST_EXPECT_MSG_EQ(c.UnmodelledWarning(23007).find("CollNetDirect"), std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(23007).find("fails the call"), std::string::npos, "");
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(22105).find("turns Ring and Tree back on"),
+                          std::string::npos, c.UnmodelledWarning(22105));
+    c = NcclConfig::FromEnvironment({{"NCCL_ALGO", "allreduce:collnetdirect,collnetchain,ring"}});
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(23007).find("CollNetDirect, CollNetChain"),
+                          std::string::npos, c.UnmodelledWarning(23007));
+    // "collnet" is no name NCCL knows: 2.30 cannot read it (ReadingWarning says so).
     NS_TEST_EXPECT_MSG_EQ(
-        NcclConfig::FromEnvironment({{"NCCL_ALGO", "^collnetdirect"}}).UnmodelledWarning(), "", "");
+        NcclConfig::FromEnvironment({{"NCCL_ALGO", "collnet"}}).UnmodelledWarning(23007), "", "");
     NS_TEST_EXPECT_MSG_EQ(
-        NcclConfig::FromEnvironment({{"NCCL_ALGO", "ring,tree"}}).UnmodelledWarning(), "", "");
+        NcclConfig::FromEnvironment({{"NCCL_ALGO", "^collnetdirect"}}).UnmodelledWarning(23007), "",
+        "");
+    NS_TEST_EXPECT_MSG_EQ(
+        NcclConfig::FromEnvironment({{"NCCL_ALGO", "ring,tree"}}).UnmodelledWarning(23007), "", "");
 }
 
 void
@@ -1822,11 +1890,12 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
         NcclAlgorithm::CollNetChain, "");
     NcclConfig c =
         NcclConfig::FromEnvironment({{"NCCL_ALGO", "COLLNETCHAIN"}, {"NCCL_COLLNET_ENABLE", "1"}});
-    NS_TEST_EXPECT_MSG_EQ(c.UnmodelledWarning(true), "", "");
-    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(false).find("no SHARP"), std::string::npos, "");
+    NS_TEST_EXPECT_MSG_EQ(c.UnmodelledWarning(23007, true), "", "");
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(23007, false).find("no SHARP"), std::string::npos,
+                          "");
     c.collnetEnable = 0;
-    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(true).find("NCCL_COLLNET_ENABLE"), std::string::npos,
-                          c.UnmodelledWarning(true));
+    NS_TEST_EXPECT_MSG_NE(c.UnmodelledWarning(23007, true).find("NCCL_COLLNET_ENABLE"),
+                          std::string::npos, c.UnmodelledWarning(23007, true));
 }
 
 std::vector<double>

@@ -443,3 +443,67 @@ BOOST_AUTO_TEST_CASE(a_call_nccl_algo_leaves_nothing_fails_as_in_nccl)
     ::unsetenv("NCCL_ALGO");
     ::unsetenv("EIDOLON_NCCL_VERSION");
 }
+
+// Inside a group, NCCL chooses an algorithm at ncclGroupEnd (enqueue.cc, ncclPrepareTasks): a call
+// NCCL_ALGO leaves nothing returns ncclSuccess and ncclGroupEnd fails the whole group, of which
+// nothing is placed.
+BOOST_AUTO_TEST_CASE(a_grouped_call_nccl_algo_leaves_nothing_fails_its_group_end)
+{
+    ::setenv("NCCL_ALGO", "Tree", 1);
+    ::setenv("EIDOLON_NCCL_VERSION", "2.24.3", 1);
+    std::vector<ncclComm_t> comms = InitAll(2);
+    g_sink->records.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 5, ncclFloat, ncclSum, comms[0], nullptr) ==
+               ncclSuccess);
+    BOOST_TEST(ncclBroadcast(nullptr, nullptr, 5, ncclFloat, 0, comms[0], nullptr) == ncclSuccess);
+    BOOST_TEST(ncclGroupEnd() == ncclInvalidUsage);
+    BOOST_TEST(std::string(ncclGetLastError(comms[0])) ==
+               "Error : no algorithm/protocol available for function Broadcast with datatype "
+               "ncclFloat32. NCCL_ALGO was set to Tree.");
+    BOOST_TEST(g_sink->records.empty());
+    DestroyAll(comms);
+    ::unsetenv("NCCL_ALGO");
+    ::unsetenv("EIDOLON_NCCL_VERSION");
+}
+
+// NCCL reads NCCL_ALGO / NCCL_PROTO while it makes a communicator (init.cc -> ncclTopoTuneModel ->
+// parseList): from 2.24 a name it does not know fails the creation with ncclInvalidUsage and its
+// warning, a nonblocking one through ncclCommGetAsyncError; 2.18-2.23 skip the name and make the
+// communicator. "collnet" is such a name: NCCL's are CollNetDirect and CollNetChain.
+BOOST_AUTO_TEST_CASE(nccl_algo_nccl_cannot_read_fails_the_communicator)
+{
+    ::setenv("NCCL_ALGO", "ring,collnet", 1);
+    ::setenv("EIDOLON_NCCL_VERSION", "2.24.3", 1);
+    g_sink->joined.clear();
+    ncclUniqueId id;
+    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+    ncclComm_t comm = nullptr;
+    BOOST_TEST(ncclCommInitRank(&comm, 1, id, 0) == ncclInvalidUsage);
+    BOOST_TEST(comm == nullptr);
+    BOOST_TEST(std::string(ncclGetLastError(nullptr)) ==
+               "Unrecognized element token \"collnet\" when parsing \"ring,collnet\"");
+    BOOST_TEST(g_sink->joined.empty());
+
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+    BOOST_TEST(ncclCommInitRankConfig(&comm, 1, id, 0, &config) == ncclInProgress);
+    BOOST_TEST_REQUIRE(comm != nullptr);
+    ncclResult_t async = ncclSuccess;
+    BOOST_TEST(ncclCommGetAsyncError(comm, &async) == ncclSuccess);
+    BOOST_TEST(async == ncclInProgress);
+    BOOST_TEST(ncclCommGetAsyncError(comm, &async) == ncclSuccess);
+    BOOST_TEST(async == ncclInvalidUsage);
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 5, ncclFloat, ncclSum, comm, nullptr) ==
+               ncclInvalidUsage);
+    BOOST_TEST(ncclCommAbort(comm) == ncclSuccess);
+    BOOST_TEST(g_sink->joined.empty());
+
+    ::setenv("EIDOLON_NCCL_VERSION", "2.21.5", 1);
+    std::vector<ncclComm_t> comms = InitAll(2);
+    BOOST_TEST(g_sink->joined.size() == 2u);
+    DestroyAll(comms);
+    ::unsetenv("NCCL_ALGO");
+    ::unsetenv("EIDOLON_NCCL_VERSION");
+}
