@@ -481,15 +481,19 @@ CommunicatorMatcher::TryStartTransfer(size_t slot)
         }
         comm.devicesJoined = comm.gpuOfRank.size();
     }
-    e::CollectiveCall call;
+    e::CollectiveCall& call = m_transferCall;
     call.kind = e::CollectiveKind::SendRecv;
     call.bytes = transfer.sendBytes;
     call.typeSize = 1;
     call.minCtas = comm.minCtas;
     call.maxCtas = comm.maxCtas;
-    call.gpus = comm.devices;
-    call.transfers.push_back(e::CollectiveCall::Transfer{
-        uint32_t(transfer.src), uint32_t(transfer.dst), transfer.sendBytes});
+    if (call.gpus != comm.devices)
+    {
+        call.gpus = comm.devices;
+    }
+    call.transfers.assign(1,
+                          e::CollectiveCall::Transfer{uint32_t(transfer.src),
+                                                      uint32_t(transfer.dst), transfer.sendBytes});
     call.idleRanksTakePart = false; // only the two ranks of this transfer are in the call
     call.tag = transfer.comm * 0x9e3779b97f4a7c15ULL + uint64_t(transfer.src) * 7919 +
                uint64_t(transfer.dst);

@@ -107,6 +107,9 @@ private:
     // each for the rest of the run).
     std::vector<size_t> m_freeTransfers;
     std::vector<ns3::Time> m_transferStarts; // a transfer's call: only its two ranks' are read
+    // A transfer's call, kept between transfers: its GPU list (the communicator's, thousands of
+    // ranks long) is copied only when the communicator changes.
+    ns3::eidolon::CollectiveCall m_transferCall;
     // (comm, src, dst) -> transfers one side has posted and the other not yet, oldest first
     std::map<std::tuple<uint64_t, int, int>, std::deque<size_t>> m_transfers;
 };

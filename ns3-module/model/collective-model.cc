@@ -219,6 +219,7 @@ CollectiveModel::DoDispose()
     m_network = nullptr;
     m_commCache.clear();
     m_commCacheSize = 0;
+    m_lastComm.reset();
     m_deviceLinks.clear();
     Object::DoDispose();
 }
@@ -229,6 +230,7 @@ CollectiveModel::SetNetworkModel(Ptr<NetworkModel> network)
     m_network = network;
     m_commCache.clear();
     m_commCacheSize = 0;
+    m_lastComm.reset();
     m_deviceLinks.clear();
 }
 
@@ -239,6 +241,7 @@ CollectiveModel::SetConfig(const NcclConfig& config)
     m_config = config;
     m_commCache.clear();
     m_commCacheSize = 0;
+    m_lastComm.reset();
 }
 
 Ptr<const Topology>
@@ -372,12 +375,21 @@ CollectiveModel::CommunicatorOf(const std::vector<uint32_t>& gpus, int minCtas, 
         m_commCacheSize = 0;
         m_commCacheKey = key;
         m_commCacheVendor = m_cpuVendor;
+        m_lastComm.reset();
     }
     // The channel bounds are part of the key (two communicators of the same GPUs may differ).
-    auto& byGpus = m_commCache[{minCtas, maxCtas}];
+    const std::pair<int, int> bounds{minCtas, maxCtas};
+    if (m_lastComm && m_lastCommBounds == bounds && m_lastCommGpus == gpus)
+    {
+        return m_lastComm;
+    }
+    auto& byGpus = m_commCache[bounds];
     auto it = byGpus.find(gpus);
     if (it != byGpus.end())
     {
+        m_lastComm = it->second;
+        m_lastCommBounds = bounds;
+        m_lastCommGpus = gpus;
         return it->second;
     }
     Ptr<const Topology> topo = GetTopology();
@@ -396,6 +408,9 @@ CollectiveModel::CommunicatorOf(const std::vector<uint32_t>& gpus, int minCtas, 
         m_commCacheSize = 1;
     }
     byGpus.emplace(gpus, info);
+    m_lastComm = info;
+    m_lastCommBounds = bounds;
+    m_lastCommGpus = gpus;
     return info;
 }
 

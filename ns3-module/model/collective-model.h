@@ -393,6 +393,11 @@ private:
                      std::map<std::vector<uint32_t>, std::shared_ptr<const NcclCommInfo>>>
         m_commCache;
     mutable size_t m_commCacheSize = 0;
+    /// The last communicator looked up, and its key: the transfers of one alltoall all ask for
+    /// the same one, and a map lookup compares the GPU list lexicographically at every level.
+    mutable std::shared_ptr<const NcclCommInfo> m_lastComm;
+    mutable std::pair<int, int> m_lastCommBounds;
+    mutable std::vector<uint32_t> m_lastCommGpus;
     /// Attribute values the cache was built with (attributes may change after a lookup).
     mutable std::vector<double> m_commCacheKey;
     mutable std::string m_commCacheVendor;

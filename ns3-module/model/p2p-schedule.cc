@@ -145,15 +145,25 @@ WarpShare(int works, bool send, bool recv, bool sendSide)
                     : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
 }
 
-/// Completion bookkeeping of a group: each rank ends when its own transfers have.
+/// Completion bookkeeping of a group: each rank ends when its own transfers have. Only the ranks
+/// with transfers are held (rank, outstanding), sorted by rank: the simulator's calls of one
+/// transfer each come from communicators of up to thousands of ranks, and a per-rank array per
+/// call made an alltoall cost ranks^3.
 struct SendRecvJob
 {
     CollectiveModel::DoneCallback done;
-    std::vector<uint32_t> rankOutstanding;
+    std::vector<std::pair<uint32_t, uint32_t>> outstanding;
+
+    uint32_t& Of(uint32_t r)
+    {
+        auto it = std::lower_bound(outstanding.begin(), outstanding.end(),
+                                   std::pair<uint32_t, uint32_t>{r, 0});
+        return it->second;
+    }
 
     void Finish(uint32_t r)
     {
-        if (--rankOutstanding[r] == 0 && !done.IsNull())
+        if (--Of(r) == 0 && !done.IsNull())
         {
             done(r);
         }
@@ -499,28 +509,36 @@ PostSendRecv(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
     const uint32_t n = uint32_t(call.gpus.size());
     auto job = std::make_shared<SendRecvJob>();
     job->done = done;
-    job->rankOutstanding.assign(n, 0);
+    job->outstanding.reserve(2 * call.transfers.size());
     for (const auto& tr : call.transfers)
     {
         NS_ABORT_MSG_UNLESS(tr.srcRank < n && tr.dstRank < n,
                             "CollectiveModel: transfer " << tr.srcRank << "->" << tr.dstRank
                                                          << " outside a comm of " << n << " ranks");
-        if (tr.srcRank == tr.dstRank)
+        job->outstanding.emplace_back(tr.srcRank, 0);
+        job->outstanding.emplace_back(tr.dstRank, 0);
+    }
+    std::sort(job->outstanding.begin(), job->outstanding.end());
+    job->outstanding.erase(std::unique(job->outstanding.begin(), job->outstanding.end()),
+                           job->outstanding.end());
+    for (const auto& tr : call.transfers)
+    {
+        ++job->Of(tr.srcRank);
+        if (tr.dstRank != tr.srcRank)
         {
-            ++job->rankOutstanding[tr.srcRank];
-        }
-        else
-        {
-            ++job->rankOutstanding[tr.srcRank];
-            ++job->rankOutstanding[tr.dstRank];
+            ++job->Of(tr.dstRank);
         }
     }
     // Ranks without a transfer are done when they arrive: one event per distinct arrival time
     // (unless they are not part of the call: the simulator's calls of one transfer each).
     std::map<Time, std::vector<uint32_t>> idle;
-    for (uint32_t r = 0; r < n && call.idleRanksTakePart; ++r)
+    for (uint32_t r = 0, k = 0; r < n && call.idleRanksTakePart; ++r)
     {
-        if (job->rankOutstanding[r] == 0)
+        while (k < job->outstanding.size() && job->outstanding[k].first < r)
+        {
+            ++k;
+        }
+        if (k == job->outstanding.size() || job->outstanding[k].first != r)
         {
             idle[starts[r]].push_back(r);
         }
