@@ -51,6 +51,18 @@ Tokens(const std::string& s, char sep)
     return out;
 }
 
+/// A list's leading '^' (everything but what it names): removed, and whether it was there.
+bool
+TakeInversion(std::string& list)
+{
+    if (list.empty() || list[0] != '^')
+    {
+        return false;
+    }
+    list.erase(0, 1);
+    return true;
+}
+
 /// The algorithm names NCCL `version` knows (ncclAlgoStr): PAT from 2.23.
 int
 AlgoNameCount(uint32_t version)
@@ -66,15 +78,8 @@ ReadFlatList(const std::string& var, const std::string& text, const char* const 
              int known, bool* enable, std::vector<std::string>* ignored)
 {
     std::string s = text;
-    bool def = false;
-    bool set = true;
-    if (!s.empty() && s[0] == '^')
-    {
-        def = true;
-        set = false;
-        s = s.substr(1);
-    }
-    std::fill(enable, enable + n, def);
+    const bool set = !TakeInversion(s);
+    std::fill(enable, enable + n, !set);
     for (const auto& [at, tok] : Tokens(s, ','))
     {
         bool matched = false;
@@ -122,14 +127,8 @@ ReadFunctionLists(const std::string& text, const char* const names[], bool mask[
             }
             list = parts.empty() ? "" : parts[0].second;
         }
-        bool unset = false;
-        bool set = true;
-        if (!list.empty() && list[0] == '^')
-        {
-            unset = true;
-            set = false;
-            list = list.substr(1);
-        }
+        const bool set = !TakeInversion(list);
+        const bool unset = !set;
         bool foundPrefix = false;
         for (int f = 0; f < kNcclFuncs; ++f)
         {

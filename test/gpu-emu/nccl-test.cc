@@ -99,6 +99,25 @@ DestroyAll(const std::vector<ncclComm_t>& comms)
     }
 }
 
+// NCCL_ALGO and the emulated release for one test case, unset again however the case ends (a
+// failed requirement must not leave them to the cases after it).
+struct NcclAlgoForTest
+{
+    NcclAlgoForTest(const char* algo, const char* version)
+    {
+        ::setenv("NCCL_ALGO", algo, 1);
+        Release(version);
+    }
+    NcclAlgoForTest(const NcclAlgoForTest&) = delete;
+    NcclAlgoForTest& operator=(const NcclAlgoForTest&) = delete;
+    void Release(const char* version) { ::setenv("EIDOLON_NCCL_VERSION", version, 1); }
+    ~NcclAlgoForTest()
+    {
+        ::unsetenv("NCCL_ALGO");
+        ::unsetenv("EIDOLON_NCCL_VERSION");
+    }
+};
+
 CommMember
 MemberOf(ncclComm_t comm)
 {
@@ -419,8 +438,7 @@ BOOST_AUTO_TEST_CASE(config_ctas_travel_with_the_communicator)
 // made. NCCL 2.21 runs such a call on Ring instead, so nothing fails there.
 BOOST_AUTO_TEST_CASE(a_call_nccl_algo_leaves_nothing_fails_as_in_nccl)
 {
-    ::setenv("NCCL_ALGO", "Tree", 1);
-    ::setenv("EIDOLON_NCCL_VERSION", "2.24.3", 1);
+    NcclAlgoForTest env("Tree", "2.24.3");
     std::vector<ncclComm_t> comms = InitAll(2);
     g_sink->records.clear();
     BOOST_TEST(ncclBroadcast(nullptr, nullptr, 5, ncclFloat, 0, comms[0], nullptr) ==
@@ -436,12 +454,10 @@ BOOST_AUTO_TEST_CASE(a_call_nccl_algo_leaves_nothing_fails_as_in_nccl)
     BOOST_TEST(g_sink->records.size() == 1u);
     DestroyAll(comms);
 
-    ::setenv("EIDOLON_NCCL_VERSION", "2.21.5", 1);
+    env.Release("2.21.5");
     comms = InitAll(2);
     BOOST_TEST(ncclBroadcast(nullptr, nullptr, 5, ncclFloat, 0, comms[0], nullptr) == ncclSuccess);
     DestroyAll(comms);
-    ::unsetenv("NCCL_ALGO");
-    ::unsetenv("EIDOLON_NCCL_VERSION");
 }
 
 // Inside a group, NCCL chooses an algorithm at ncclGroupEnd (enqueue.cc, ncclPrepareTasks): a call
@@ -449,8 +465,7 @@ BOOST_AUTO_TEST_CASE(a_call_nccl_algo_leaves_nothing_fails_as_in_nccl)
 // nothing is placed.
 BOOST_AUTO_TEST_CASE(a_grouped_call_nccl_algo_leaves_nothing_fails_its_group_end)
 {
-    ::setenv("NCCL_ALGO", "Tree", 1);
-    ::setenv("EIDOLON_NCCL_VERSION", "2.24.3", 1);
+    NcclAlgoForTest env("Tree", "2.24.3");
     std::vector<ncclComm_t> comms = InitAll(2);
     g_sink->records.clear();
     BOOST_TEST(ncclGroupStart() == ncclSuccess);
@@ -463,8 +478,6 @@ BOOST_AUTO_TEST_CASE(a_grouped_call_nccl_algo_leaves_nothing_fails_its_group_end
                "ncclFloat32. NCCL_ALGO was set to Tree.");
     BOOST_TEST(g_sink->records.empty());
     DestroyAll(comms);
-    ::unsetenv("NCCL_ALGO");
-    ::unsetenv("EIDOLON_NCCL_VERSION");
 }
 
 // NCCL reads NCCL_ALGO / NCCL_PROTO while it makes a communicator (init.cc -> ncclTopoTuneModel ->
@@ -473,8 +486,7 @@ BOOST_AUTO_TEST_CASE(a_grouped_call_nccl_algo_leaves_nothing_fails_its_group_end
 // communicator. "collnet" is such a name: NCCL's are CollNetDirect and CollNetChain.
 BOOST_AUTO_TEST_CASE(nccl_algo_nccl_cannot_read_fails_the_communicator)
 {
-    ::setenv("NCCL_ALGO", "ring,collnet", 1);
-    ::setenv("EIDOLON_NCCL_VERSION", "2.24.3", 1);
+    NcclAlgoForTest env("ring,collnet", "2.24.3");
     g_sink->joined.clear();
     ncclUniqueId id;
     BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
@@ -500,10 +512,8 @@ BOOST_AUTO_TEST_CASE(nccl_algo_nccl_cannot_read_fails_the_communicator)
     BOOST_TEST(ncclCommAbort(comm) == ncclSuccess);
     BOOST_TEST(g_sink->joined.empty());
 
-    ::setenv("EIDOLON_NCCL_VERSION", "2.21.5", 1);
+    env.Release("2.21.5");
     std::vector<ncclComm_t> comms = InitAll(2);
     BOOST_TEST(g_sink->joined.size() == 2u);
     DestroyAll(comms);
-    ::unsetenv("NCCL_ALGO");
-    ::unsetenv("EIDOLON_NCCL_VERSION");
 }
