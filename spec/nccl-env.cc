@@ -75,11 +75,12 @@ AlgoNameCount(uint32_t version)
 /// skipped without a word (so is "allreduce:tree": function lists came with 2.24).
 void
 ReadFlatList(const std::string& var, const std::string& text, const char* const names[], int n,
-             int known, bool* enable, std::vector<std::string>* ignored)
+             int known, bool* enable, NcclEnvReading* reading)
 {
     std::string s = text;
     const bool set = !TakeInversion(s);
     std::fill(enable, enable + n, !set);
+    bool anyKnown = false;
     for (const auto& [at, tok] : Tokens(s, ','))
     {
         bool matched = false;
@@ -93,8 +94,13 @@ ReadFlatList(const std::string& var, const std::string& text, const char* const 
         }
         if (!matched)
         {
-            ignored->push_back(var + ": '" + tok + "'");
+            reading->ignored.push_back(var + ": '" + tok + "'");
         }
+        anyKnown = anyKnown || matched;
+    }
+    if (set && !anyKnown)
+    {
+        reading->nothingEnabled.push_back(var);
     }
 }
 
@@ -174,7 +180,7 @@ EnableAll(bool mask[kNcclFuncs][N])
 } // namespace
 
 NcclEnvReading
-ReadNcclAlgoProto(uint32_t version, const std::string& algo, const std::string& proto)
+ReadNcclAlgoProto(uint32_t version, const char* algo, const char* proto)
 {
     NcclEnvReading r;
     NcclEnableMasks& m = r.masks;
@@ -183,16 +189,16 @@ ReadNcclAlgoProto(uint32_t version, const std::string& algo, const std::string& 
     std::fill(m.protoNamed, m.protoNamed + kNcclFuncs, false);
     if (version < 22400)
     {
-        if (!proto.empty())
+        if (proto)
         {
             ReadFlatList("NCCL_PROTO", proto, kNcclProtoNames, kNcclProtos, kNcclProtos, m.proto[0],
-                         &r.ignored);
+                         &r);
             std::fill(m.protoNamed, m.protoNamed + kNcclFuncs, true);
         }
-        if (!algo.empty())
+        if (algo)
         {
             ReadFlatList("NCCL_ALGO", algo, kNcclAlgoNames, kNcclAlgos, AlgoNameCount(version),
-                         m.algo[0], &r.ignored);
+                         m.algo[0], &r);
             if (AlgoNameCount(version) < kNcclAlgos)
             {
                 m.algo[0][kPat] = false; // no such algorithm yet
@@ -207,58 +213,67 @@ ReadNcclAlgoProto(uint32_t version, const std::string& algo, const std::string& 
     }
     // NCCL reads NCCL_PROTO first; the first error ends communicator creation.
     std::optional<std::string> error;
-    if (!proto.empty())
+    if (proto)
     {
         error = ReadFunctionLists<kNcclProtos>(proto, kNcclProtoNames, m.proto, m.protoNamed);
     }
-    if (!error && !algo.empty())
+    if (!error && algo)
     {
         bool named[kNcclFuncs] = {};
         error = ReadFunctionLists<kNcclAlgos>(algo, kNcclAlgoNames, m.algo, named);
     }
     if (error)
     {
-        r.masks = ReadNcclAlgoProto(version, "", "").masks; // NCCL's defaults: the run has none
+        // NCCL's defaults: the run has none.
+        r.masks = ReadNcclAlgoProto(version, nullptr, nullptr).masks;
         r.initError = NcclCallError{kInvalidUsage, *error};
     }
     return r;
 }
 
 std::string
-NcclEnvReadingWarning(uint32_t version, const NcclEnvReading& reading, const std::string& algo,
-                      const std::string& proto)
+NcclEnvReadingWarning(uint32_t version, const NcclEnvReading& reading, const char* algo,
+                      const char* proto)
 {
     const std::string release = FormatNcclVersion(version);
+    auto quoted = [](const char* name, const char* value)
+    { return std::string(name) + "='" + value + "'"; };
     if (reading.initError)
     {
-        std::string set;
-        if (!proto.empty())
+        std::string set = proto ? quoted("NCCL_PROTO", proto) : "";
+        if (algo)
         {
-            set += "NCCL_PROTO='" + proto + "'";
-        }
-        if (!algo.empty())
-        {
-            set += (set.empty() ? "" : ", ") + std::string("NCCL_ALGO='") + algo + "'";
+            set += (set.empty() ? "" : ", ") + quoted("NCCL_ALGO", algo);
         }
         return "NCCL " + release + " cannot read " + set + ": " + reading.initError->message +
                ". Creating a communicator fails there (ncclInvalidUsage), where the real program "
                "would stop; collectives that run anyway are timed as NCCL's defaults";
     }
-    if (reading.ignored.empty())
+    std::string said;
+    if (!reading.ignored.empty())
     {
-        return "";
+        std::string names;
+        bool prefixed = false;
+        for (const std::string& one : reading.ignored)
+        {
+            names += (names.empty() ? "" : ", ") + one;
+            prefixed = prefixed || one.find(':', one.find('\'')) != std::string::npos;
+        }
+        said = "NCCL " + release +
+               " skips, without a word, what it does not know in NCCL_ALGO / NCCL_PROTO: " + names +
+               (prefixed ? " (function:list entries came with NCCL 2.24)" : "") +
+               "; the rest of the list stands without them";
     }
-    std::string names;
-    bool prefixed = false;
-    for (const std::string& one : reading.ignored)
+    for (const std::string& var : reading.nothingEnabled)
     {
-        names += (names.empty() ? "" : ", ") + one;
-        prefixed = prefixed || one.find(':', one.find('\'')) != std::string::npos;
+        const bool isAlgo = var == "NCCL_ALGO";
+        said += (said.empty() ? "" : ". ") + quoted(var.c_str(), isAlgo ? algo : proto) +
+                " enables nothing NCCL " + release + " knows: every " +
+                (isAlgo ? "algorithm is off (where CollNet is off too, NCCL turns Ring and Tree "
+                          "back on)"
+                        : "protocol is off, so no collective has an algorithm/protocol");
     }
-    return "NCCL " + release + " skips, without a word, what it does not know in NCCL_ALGO / " +
-           "NCCL_PROTO: " + names +
-           (prefixed ? " (function:list entries came with NCCL 2.24)" : "") +
-           "; the rest of the list stands without them";
+    return said;
 }
 
 bool

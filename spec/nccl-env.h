@@ -53,6 +53,9 @@ struct NcclEnvReading
     /// What 2.18-2.23 skip without a word: names they do not know, compared whole ("tree " is not
     /// "tree"), and any "function:list" entry (those came with 2.24): "NCCL_ALGO: 'pat'".
     std::vector<std::string> ignored;
+    /// 2.18-2.23: the variables whose list enables nothing the release knows (set but empty,
+    /// or only names it skips), which turns every algorithm (protocol) off: "NCCL_ALGO".
+    std::vector<std::string> nothingEnabled;
     /// 2.24+: a value NCCL cannot read fails communicator creation (ncclInvalidUsage, NCCL's
     /// text); the masks are then NCCL's defaults.
     std::optional<NcclCallError> initError;
@@ -60,18 +63,19 @@ struct NcclEnvReading
 
 /**
  * NCCL_ALGO and NCCL_PROTO as NCCL `version` reads them when it makes a communicator
- * (graph/tuning.cc parseList). Up to 2.23: one comma list for every function, '^' inverting it,
- * names compared whole and case-insensitively, unknown ones skipped (PAT is a name from 2.23).
- * From 2.24: "list" or "function:list;function:list" (the first entry alone may lack the
- * function, setting all of them; later entries override), functions not named keep everything;
- * an unknown name or function fails the communicator's creation. Empty values are unset.
+ * (graph/tuning.cc parseList), each as getenv gives it: null when unset. Up to 2.23: one comma
+ * list for every function, '^' inverting it, names compared whole and case-insensitively, unknown
+ * ones skipped (PAT is a name from 2.23); a variable set to "" is a list of nothing. From 2.24:
+ * "list" or "function:list;function:list" (the first entry alone may lack the function, setting
+ * all of them; later entries override), functions not named keep everything, "" changes nothing;
+ * an unknown name or function fails the communicator's creation.
  */
-NcclEnvReading ReadNcclAlgoProto(uint32_t version, const std::string& algo,
-                                 const std::string& proto);
+NcclEnvReading ReadNcclAlgoProto(uint32_t version, const char* algo, const char* proto);
 
-/// The simulator's warning for a reading with skipped names or an init failure; empty if none.
-std::string NcclEnvReadingWarning(uint32_t version, const NcclEnvReading& reading,
-                                  const std::string& algo, const std::string& proto);
+/// The simulator's warning for a reading with skipped names, lists of nothing or an init failure
+/// (the variables as ReadNcclAlgoProto took them); empty if none.
+std::string NcclEnvReadingWarning(uint32_t version, const NcclEnvReading& reading, const char* algo,
+                                  const char* proto);
 
 /// Whether NCCL `version` implements algorithm `a` with protocol `p` for function `f` on some
 /// topology (enqueue.cc, tuning.cc): Broadcast and Reduce on Ring only; AllGather and

@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_as_each_release_reads_them)
     constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
     // 2.24+: a list for all functions, per-function lists (the others keep everything), and a
     // first entry without a function that the later ones override.
-    NcclEnvReading r = ReadNcclAlgoProto(22403, "tree", "");
+    NcclEnvReading r = ReadNcclAlgoProto(22403, "tree", nullptr);
     BOOST_TEST((r.masks.algo[kAllReduce][kTree] && !r.masks.algo[kAllReduce][kRing] &&
                 !r.masks.algo[kBroadcast][kRing] && !r.initError && r.ignored.empty()));
     r = ReadNcclAlgoProto(22403, "allreduce:tree", "^LL128");
@@ -248,7 +248,9 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_as_each_release_reads_them)
     // the first entry may lack one. NCCL_PROTO is read first.
     auto initError = [](const std::string& algo, const std::string& proto)
     {
-        NcclEnvReading read = ReadNcclAlgoProto(23007, algo, proto);
+        // (an empty `proto` here: NCCL_PROTO unset)
+        NcclEnvReading read =
+            ReadNcclAlgoProto(23007, algo.c_str(), proto.empty() ? nullptr : proto.c_str());
         BOOST_TEST(read.masks.algo[kBroadcast][kRing]); // NCCL's defaults
         return read.initError ? std::to_string(read.initError->code) + " " + read.initError->message
                               : std::string("none");
@@ -267,15 +269,15 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_as_each_release_reads_them)
 
     // 2.18-2.23: one list for every function; what they do not know is skipped without a word,
     // "allreduce:tree" included, so that list enables nothing at all. PAT is a name from 2.23.
-    r = ReadNcclAlgoProto(22105, "allreduce:tree", "");
+    r = ReadNcclAlgoProto(22105, "allreduce:tree", nullptr);
     BOOST_TEST(!r.initError);
     BOOST_TEST(r.ignored == std::vector<std::string>{"NCCL_ALGO: 'allreduce:tree'"});
     BOOST_TEST((!r.masks.algo[kAllReduce][kTree] && !r.masks.algo[kAllReduce][kRing] &&
                 !r.masks.algo[kBroadcast][kRing]));
-    r = ReadNcclAlgoProto(22105, "ring,PAT", "");
+    r = ReadNcclAlgoProto(22105, "ring,PAT", nullptr);
     BOOST_TEST((r.masks.algo[kAllReduce][kRing] && !r.masks.algo[kAllReduce][kPat]));
     BOOST_TEST(r.ignored == std::vector<std::string>{"NCCL_ALGO: 'PAT'"});
-    r = ReadNcclAlgoProto(22304, "ring,PAT", "");
+    r = ReadNcclAlgoProto(22304, "ring,PAT", nullptr);
     BOOST_TEST((r.masks.algo[kAllReduce][kRing] && r.masks.algo[kAllReduce][kPat]));
     BOOST_TEST(r.ignored.empty());
     r = ReadNcclAlgoProto(21805, "^tree", "simple, LL");
@@ -284,9 +286,25 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_as_each_release_reads_them)
     BOOST_TEST((r.masks.proto[kBroadcast][kSimple] && !r.masks.proto[kBroadcast][kLL] &&
                 !r.masks.proto[kBroadcast][kLL128] && r.masks.protoNamed[kAllReduce]));
     BOOST_TEST(r.ignored == std::vector<std::string>{"NCCL_PROTO: ' LL'"});
-    BOOST_TEST(NcclEnvReadingWarning(22105, ReadNcclAlgoProto(22105, "allreduce:tree", ""),
-                                     "allreduce:tree", "")
-                   .find("function:list entries came with NCCL 2.24") != std::string::npos);
+    const std::string said = NcclEnvReadingWarning(
+        22105, ReadNcclAlgoProto(22105, "allreduce:tree", nullptr), "allreduce:tree", nullptr);
+    BOOST_TEST(said.find("function:list entries came with NCCL 2.24") != std::string::npos);
+    BOOST_TEST(said.find("NCCL_ALGO='allreduce:tree' enables nothing NCCL 2.21.5 knows") !=
+               std::string::npos);
+
+    // Set but empty: 2.18-2.23 read a list of nothing (every algorithm, or protocol, off);
+    // 2.24+ change nothing.
+    r = ReadNcclAlgoProto(22105, "", "");
+    BOOST_TEST((!r.masks.algo[kAllReduce][kRing] && !r.masks.algo[kAllReduce][kNvls] &&
+                !r.masks.proto[kAllReduce][kSimple] && r.masks.protoNamed[kAllReduce]));
+    BOOST_TEST(r.nothingEnabled == (std::vector<std::string>{"NCCL_PROTO", "NCCL_ALGO"}));
+    BOOST_TEST(r.ignored.empty());
+    r = ReadNcclAlgoProto(22403, "", "");
+    BOOST_TEST((r.masks.algo[kAllReduce][kRing] && r.masks.algo[kAllReduce][kNvls] &&
+                r.masks.proto[kAllReduce][kSimple] && !r.masks.protoNamed[kAllReduce] &&
+                !r.initError && r.nothingEnabled.empty()));
+    r = ReadNcclAlgoProto(22105, "^", nullptr); // '^' of nothing: everything
+    BOOST_TEST((r.masks.algo[kAllReduce][kRing] && r.nothingEnabled.empty()));
 
     // 2.18-2.23's CollNet rule: without CollNet, where Ring, Tree, NVLS (off across nodes) and
     // NVLSTree (off on one node) are all off, Ring and Tree come back.
@@ -320,8 +338,9 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
 
     auto error = [](uint32_t v, int f, const std::string& algo, const std::string& proto)
     {
-        return NcclNoAlgorithmError(v, f, ReadNcclAlgoProto(v, algo, proto).masks, algo, proto,
-                                    "ncclFloat32");
+        return NcclNoAlgorithmError(
+            v, f, ReadNcclAlgoProto(v, algo.c_str(), proto.empty() ? nullptr : proto.c_str()).masks,
+            algo, proto, "ncclFloat32");
     };
     // Tree for a Broadcast: 2.24 names it all (ncclInvalidUsage), 2.30 says "No ...", 2.18 says
     // less (ncclInternalError); 2.21 and 2.22 run Ring.

@@ -202,8 +202,7 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
     const uint32_t version = uint32_t(EmulatedVersionCode());
     const char* algo = std::getenv("NCCL_ALGO");
     const char* proto = std::getenv("NCCL_PROTO");
-    const spec::NcclEnvReading reading =
-        spec::ReadNcclAlgoProto(version, algo ? algo : "", proto ? proto : "");
+    const spec::NcclEnvReading reading = spec::ReadNcclAlgoProto(version, algo, proto);
     if (reading.initError)
     {
         const auto code = ncclResult_t(reading.initError->code);

@@ -123,8 +123,12 @@ struct CollectiveCall
 /// NCCL version.
 struct NcclConfig
 {
-    std::string algo;      //!< NCCL_ALGO value as NCCL parses it ("" = NCCL's choice)
-    std::string proto;     //!< NCCL_PROTO value ("" = NCCL's choice)
+    std::string algo;  //!< NCCL_ALGO value as NCCL parses it ("" = NCCL's choice)
+    std::string proto; //!< NCCL_PROTO value ("" = NCCL's choice)
+    /// NCCL_ALGO / NCCL_PROTO present even where empty or blank (NCCL 2.18-2.23 read "" as a
+    /// list of nothing); a non-empty value counts as present without it.
+    bool algoSet = false;
+    bool protoSet = false;
     int minChannels = -1;  //!< NCCL_MIN_NCHANNELS (-1 unset)
     int maxChannels = -1;  //!< NCCL_MAX_NCHANNELS (-1 unset)
     int nvlsEnable = -1;   //!< NCCL_NVLS_ENABLE (-1 unset = NCCL's default)

@@ -90,12 +90,24 @@ ParseInt(const std::string& var, const std::string& text, int lo, int hi)
 namespace nccl
 {
 
+const char*
+AlgoVariable(const NcclConfig& config)
+{
+    return config.algoSet || !config.algo.empty() ? config.algo.c_str() : nullptr;
+}
+
+const char*
+ProtoVariable(const NcclConfig& config)
+{
+    return config.protoSet || !config.proto.empty() ? config.proto.c_str() : nullptr;
+}
+
 EnableMasks
 ParseEnableMasks(const NcclConfig& config, uint32_t version, bool applyEnv)
 {
-    return spec::ReadNcclAlgoProto(version, applyEnv ? config.algo : "",
-                                   applyEnv ? config.proto : "")
-        .masks;
+    return applyEnv
+               ? spec::ReadNcclAlgoProto(version, AlgoVariable(config), ProtoVariable(config)).masks
+               : spec::ReadNcclAlgoProto(version, nullptr, nullptr).masks;
 }
 
 } // namespace nccl
@@ -155,8 +167,9 @@ NcclConfig::Validate() const
 std::string
 NcclConfig::ReadingWarning(uint32_t version) const
 {
-    return spec::NcclEnvReadingWarning(version, spec::ReadNcclAlgoProto(version, algo, proto), algo,
-                                       proto);
+    const char* a = nccl::AlgoVariable(*this);
+    const char* p = nccl::ProtoVariable(*this);
+    return spec::NcclEnvReadingWarning(version, spec::ReadNcclAlgoProto(version, a, p), a, p);
 }
 
 std::string
@@ -170,7 +183,8 @@ NcclConfig::UnmodelledWarning(uint32_t version, bool topologySharp) const
     {
         return "";
     }
-    const spec::NcclEnvReading reading = spec::ReadNcclAlgoProto(version, algo, "");
+    const spec::NcclEnvReading reading =
+        spec::ReadNcclAlgoProto(version, nccl::AlgoVariable(*this), nullptr);
     if (reading.initError)
     {
         return ""; // ReadingWarning says it
@@ -293,15 +307,18 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
         *out = it->second;
         return true;
     };
+    // NCCL_ALGO / NCCL_PROTO as NCCL reads them: present, whatever the value.
+    if (auto it = env.find("NCCL_ALGO"); it != env.end())
+    {
+        c.algo = it->second;
+        c.algoSet = true;
+    }
+    if (auto it = env.find("NCCL_PROTO"); it != env.end())
+    {
+        c.proto = it->second;
+        c.protoSet = true;
+    }
     std::string v;
-    if (get("NCCL_ALGO", &v))
-    {
-        c.algo = v;
-    }
-    if (get("NCCL_PROTO", &v))
-    {
-        c.proto = v;
-    }
     if (get("NCCL_MIN_NCHANNELS", &v))
     {
         c.minChannels = ParseInt("NCCL_MIN_NCHANNELS", v, 0, kMaxChannels);

@@ -28,6 +28,10 @@ using EnableMasks = ::eidolon::spec::NcclEnableMasks;
 /// (everything enabled, nothing named), as NCCL's own choice without the environment.
 EnableMasks ParseEnableMasks(const NcclConfig& config, uint32_t version, bool applyEnv);
 
+/// NCCL_ALGO / NCCL_PROTO of `config` as getenv would give them: null where unset.
+const char* AlgoVariable(const NcclConfig& config);
+const char* ProtoVariable(const NcclConfig& config);
+
 } // namespace nccl
 } // namespace eidolon
 } // namespace ns3

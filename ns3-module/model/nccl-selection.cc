@@ -142,15 +142,15 @@ NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
     const uint32_t v = settings.ncclVersion;
     const std::string version = ::eidolon::spec::FormatNcclVersion(v);
     std::string set;
-    auto name = [&](const char* variable, const std::string& value)
+    auto name = [&](const char* variable, const char* value)
     {
-        if (!value.empty())
+        if (value)
         {
             set += (set.empty() ? "" : " and ") + std::string(variable) + "='" + value + "'";
         }
     };
-    name("NCCL_ALGO", settings.config.algo);
-    name("NCCL_PROTO", settings.config.proto);
+    name("NCCL_ALGO", AlgoVariable(settings.config));
+    name("NCCL_PROTO", ProtoVariable(settings.config));
     if (set.empty())
     {
         set = "NCCL's enable rules";

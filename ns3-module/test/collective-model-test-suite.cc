@@ -965,6 +965,27 @@ CollectiveModelTestCase::NoAlgorithmIsWhatTheReleaseDoes()
     NS_TEST_EXPECT_MSG_EQ(said.size(), 1u, "");
     NS_TEST_EXPECT_MSG_EQ(int(bench(22105u, {{"NCCL_ALGO", "NVLS"}})->model->Choose(bc).envOutcome),
                           int(NcclEnvOutcome::RingBackup), "");
+
+    // NCCL_ALGO set but empty (a launch script's NCCL_ALGO=$UNSET): 2.21 reads a list of
+    // nothing, every algorithm off, and on one node without CollNet the rule turns Ring and Tree
+    // back on, so a 1 GiB AllReduce leaves NVLS; 2.24 reads "" as no change (NVLS, as unset).
+    for (uint32_t v : {22105u, 22403u})
+    {
+        auto empty = bench(v, {{"NCCL_ALGO", ""}});
+        const CollectivePlan e = empty->model->Choose(ar);
+        const CollectivePlan unset = bench(v, {})->model->Choose(ar);
+        NS_TEST_EXPECT_MSG_EQ(int(unset.algorithm), int(NcclAlgorithm::Nvls), v);
+        NS_TEST_EXPECT_MSG_EQ(int(e.envOutcome), int(NcclEnvOutcome::Applied), v);
+        const bool ringOrTreeNow =
+            e.algorithm == NcclAlgorithm::Ring || e.algorithm == NcclAlgorithm::Tree;
+        const bool before224 = v < 22400u;
+        NS_TEST_EXPECT_MSG_EQ(ringOrTreeNow, before224, v);
+    }
+    NS_TEST_EXPECT_MSG_EQ(NcclConfig::FromEnvironment({{"NCCL_ALGO", ""}}).algoSet, true, "");
+    NS_TEST_EXPECT_MSG_NE(NcclConfig::FromEnvironment({{"NCCL_ALGO", ""}})
+                              .ReadingWarning(22105)
+                              .find("NCCL_ALGO='' enables nothing NCCL 2.21.5 knows"),
+                          std::string::npos, "");
 }
 
 // A variable that changes NCCL's behaviour and that the model does not read is named, never
