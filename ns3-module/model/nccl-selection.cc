@@ -27,7 +27,30 @@ namespace nccl
 {
 namespace
 {
-constexpr uint64_t kMinTrafficPerChannel = 32 * 1024; //!< bytes of traffic per cell
+/// How NCCL's collective scheduler (enqueue.cc scheduleCollTasksToPlan) spreads one op over the
+/// channels its thread threshold left: in cells of a minimum traffic per channel, so that an op
+/// of T bytes of traffic takes at most ceil(T / minTraffic) channels. Read at the tags: none up
+/// to 2.21 (2.18.5, 2.21.5: the op takes every channel the threshold leaves); 512 B in 2.22.3;
+/// 16 KiB in 2.23.4-2.28.3; 32 KiB from 2.29.3. LL traffic counts four times from 2.26.2.
+struct SchedulerCells
+{
+    uint64_t minTraffic; //!< 0: no cells
+    bool llTimesFour;
+};
+
+SchedulerCells
+SchedulerCellsOf(uint32_t version)
+{
+    if (version < 22200)
+    {
+        return {0, false};
+    }
+    if (version < 22300)
+    {
+        return {512, false};
+    }
+    return {version >= 22900 ? 32u * 1024 : 16u * 1024, version >= 22600};
+}
 
 /// The (algorithm, protocol) of least estimated time; false where every time is negative.
 bool
@@ -126,7 +149,7 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
     plan.algorithm = NcclAlgorithm(bestA);
     plan.protocol = NcclProtocol(bestP);
     plan.ncclEstimateUs = best;
-    plan.channels = OpChannels(call, comm, plan.algorithm, plan.protocol);
+    plan.channels = OpChannels(call, comm, plan.algorithm, plan.protocol, settings.ncclVersion);
     plan.threadShare = OpThreadShare(call, comm, plan.algorithm, plan.protocol);
     NS_LOG_DEBUG(ToString(call.kind)
                  << " " << call.bytes << " B on " << comm.nRanks << " ranks -> "
@@ -226,7 +249,7 @@ OpThreadShare(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorith
 
 int
 OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
-           NcclProtocol protocol)
+           NcclProtocol protocol, uint32_t ncclVersion)
 {
     const int a = int(algorithm);
     const int p = int(protocol);
@@ -245,15 +268,20 @@ OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm a
         int nt = 0;
         RingTreeChannels(call, comm, a, p, nc, nt);
     }
-    // The scheduler cuts an op into cells of 32 KiB of traffic and fills channels with them.
+    // The scheduler cuts an op into cells of its release's minimum traffic and fills channels
+    // with them.
+    const SchedulerCells rule = SchedulerCellsOf(ncclVersion);
+    if (rule.minTraffic == 0)
+    {
+        return std::max(nc, 1);
+    }
     const int f = FuncOf(call.kind);
     uint64_t perRank = (f == kAllGather || f == kReduceScatter)
                            ? call.bytes / std::max<uint32_t>(n, 1)
                            : call.bytes;
     uint64_t perByte = f == kAllReduce ? 2 : (f == kAllGather || f == kReduceScatter) ? n : 1;
-    uint64_t traffic = perRank * perByte * (p == kLL ? 4 : 1);
-    uint64_t cells =
-        std::max<uint64_t>(1, (traffic + kMinTrafficPerChannel - 1) / kMinTrafficPerChannel);
+    uint64_t traffic = perRank * perByte * (p == kLL && rule.llTimesFour ? 4 : 1);
+    uint64_t cells = std::max<uint64_t>(1, (traffic + rule.minTraffic - 1) / rule.minTraffic);
     nc = int(std::min<uint64_t>(uint64_t(std::max(nc, 1)), cells));
     return std::max(nc, 1);
 }

@@ -32,9 +32,10 @@ CollectivePlan SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm,
 std::string NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
                                const CostSettings& settings, const CollectivePlan& plan);
 
-/// Channels NCCL gives a collective of the chosen algorithm/protocol.
+/// Channels NCCL `ncclVersion` gives a collective of the chosen algorithm/protocol: its thread
+/// threshold's channels, then (2.22+) no more than its scheduler's cells of minimum traffic.
 int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
-               NcclProtocol protocol);
+               NcclProtocol protocol, uint32_t ncclVersion);
 
 /// The share of its protocol's full thread count (LL 512, LL128 640, Simple 512) each CTA of a
 /// Ring collective runs with: with one channel left and still under the threshold of bytes per

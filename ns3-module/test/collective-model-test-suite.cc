@@ -123,6 +123,7 @@ public:
     void SmallRingOpsRunWithFewerThreads();
     void TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop();
     void TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop();
+    void SmallOpsTakeTheChannelsTheReleasesSchedulerGives();
     void NetworkTransportCostsEveryNetworkMessage();
     void BusBandwidthFactorsAreNcclTests();
     void CollNetCostsAndSelectionAreNcclsOnSharpSwitches();
@@ -1479,6 +1480,43 @@ CollectiveModelTestCase::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop()
 }
 
 void
+CollectiveModelTestCase::SmallOpsTakeTheChannelsTheReleasesSchedulerGives()
+{
+    // Tree/LL AllReduce on 2 x 8 H100 (16 channels). The thread threshold leaves one channel per
+    // 512 threads x 8 B = 4 KiB; then NCCL's scheduler (enqueue.cc scheduleCollTasksToPlan) gives
+    // at most one channel per cell of minimum traffic, an AllReduce's traffic being twice its
+    // bytes: no cells up to 2.21, 16 KiB in 2.23-2.28, 32 KiB from 2.29, LL traffic x4 from 2.26.
+    //   8 KiB:  threshold 2; 2.24: 16 KiB / 16 KiB = 1; 2.27: 64 / 16 = 4 -> 2; 2.30: 64 / 32 = 2.
+    //   32 KiB: threshold 8; 2.24: 64 / 16 = 4;         2.27: 256 / 16 = 16 -> 8; 2.30: 8.
+    //   4 KiB:  threshold 1 everywhere.
+    const std::pair<uint32_t, std::array<int, 3>> want[] = {
+        {22105, {1, 2, 8}}, {22403, {1, 1, 4}}, {22707, {1, 2, 8}}, {23007, {1, 2, 8}}};
+    for (const auto& [version, channels] : want)
+    {
+        Bench b("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        const uint64_t sizes[] = {4096, 8192, 32768};
+        for (int i = 0; i < 3; ++i)
+        {
+            const CollectivePlan plan =
+                b.model->Choose(b.Call(CollectiveKind::AllReduce, sizes[i]));
+            NS_TEST_EXPECT_MSG_EQ(int(plan.algorithm), int(NcclAlgorithm::Tree), version);
+            NS_TEST_EXPECT_MSG_EQ(plan.channels, channels[size_t(i)],
+                                  version << ", " << sizes[i] << " B");
+        }
+    }
+    // A Simple ring is held by its thread threshold (512 x 64 B = 32 KiB a channel) before any
+    // cell: 256 KiB AllGather, 16 KiB a rank, takes 8 channels on every release.
+    for (uint32_t version : {22105u, 22403u, 23007u})
+    {
+        Bench b("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        NS_TEST_EXPECT_MSG_EQ(
+            b.model->Choose(b.Call(CollectiveKind::AllGather, 256 << 10)).channels, 8, version);
+    }
+}
+
+void
 CollectiveModelTestCase::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop()
 {
     // Tree/LL AllReduce on one channel: the tree crosses the network 2 x ceil(log2 nNodes) times
@@ -1513,9 +1551,10 @@ CollectiveModelTestCase::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop()
                                            << " us, want " << want);
         }
     }
-    // All 16 channels (64 KiB, 4 KiB a channel, on 2 x 8 H100): channels c and c + 8 leave each
-    // node from the same GPU, whose one proxy reads both: each channel's step is read at
-    // 1.5 GB/s, one hold of 4,096 B: 2.7307 us.
+    // All 16 channels (128 KiB, 8 KiB a channel, on 2 x 8 H100; NCCL 2.24's scheduler gives an
+    // AllReduce one channel per 16 KiB of traffic, twice its bytes: 16): channels c and c + 8
+    // leave each node from the same GPU, whose one proxy reads both: each channel's step is read
+    // at 1.5 GB/s, one hold of 8,192 B: 5.4613 us.
     double end[2] = {0, 0};
     for (int limited = 0; limited < 2; ++limited)
     {
@@ -1524,10 +1563,10 @@ CollectiveModelTestCase::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop()
         b.model->SetAttribute("NcclVersion", UintegerValue(22403));
         b.model->SetAttribute("LlNetSendRate", DoubleValue(limited ? 3.0e9 : 0.0));
         std::vector<CollectivePlan> plans;
-        end[limited] = Run(b, {b.Call(CollectiveKind::AllReduce, 65536)}, &plans)[0][0];
+        end[limited] = Run(b, {b.Call(CollectiveKind::AllReduce, 131072)}, &plans)[0][0];
         NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 16, "16 channels");
     }
-    const double want = 4096 / 1.5e9 * 1e6;
+    const double want = 8192 / 1.5e9 * 1e6;
     NS_TEST_EXPECT_MSG_EQ(Near(end[1] - end[0], want, 1e-3), true,
                           "16 channels: held " << end[1] - end[0] << " us, want " << want);
 
@@ -2034,6 +2073,8 @@ public:
              &C::TreeLl128AcrossNodesHoldsAChunkAtEveryNetworkHop},
             {"tree_ll_across_nodes_holds_a_step_at_every_network_hop",
              &C::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop},
+            {"small_ops_take_the_channels_the_releases_scheduler_gives",
+             &C::SmallOpsTakeTheChannelsTheReleasesSchedulerGives},
             {"network_transport_costs_every_network_message",
              &C::NetworkTransportCostsEveryNetworkMessage},
             {"bus_bandwidth_factors_are_nccl_tests", &C::BusBandwidthFactorsAreNcclTests},
