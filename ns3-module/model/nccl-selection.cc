@@ -150,7 +150,8 @@ SelectPlan(const CollectiveCall& call, const NcclCommInfo& comm, const CostSetti
     plan.protocol = NcclProtocol(bestP);
     plan.ncclEstimateUs = best;
     plan.channels = OpChannels(call, comm, plan.algorithm, plan.protocol, settings.ncclVersion);
-    plan.threadShare = OpThreadShare(call, comm, plan.algorithm, plan.protocol);
+    plan.threadShare =
+        OpThreadShare(call, comm, plan.algorithm, plan.protocol, settings.ncclVersion);
     NS_LOG_DEBUG(ToString(call.kind)
                  << " " << call.bytes << " B on " << comm.nRanks << " ranks -> "
                  << ToString(plan.algorithm) << "/" << ToString(plan.protocol) << " x"
@@ -233,10 +234,11 @@ RingTreeChannels(const CollectiveCall& call, const NcclCommInfo& comm, int a, in
 
 double
 OpThreadShare(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
-              NcclProtocol protocol)
+              NcclProtocol protocol, uint32_t ncclVersion)
 {
     const int a = int(algorithm);
-    if (a != kRing || call.kind == CollectiveKind::SendRecv)
+    const bool halves = a == kRing || (a == kTree && ncclVersion < 22200);
+    if (!halves || call.kind == CollectiveKind::SendRecv)
     {
         return 1.0;
     }

@@ -41,10 +41,10 @@ int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorit
 /// Ring collective runs with: with one channel left and still under the threshold of bytes per
 /// thread, NCCL halves the threads while they are a multiple of 128 (512 -> 256 -> 128 -> 64),
 /// then raises them to 3 warps (enqueue.cc, topoGetAlgoInfo). A CTA with fewer threads copies
-/// proportionally slower. 1 for every other algorithm (Tree runs all threads since 2.24; NVLS
-/// and CollNet keep theirs).
+/// proportionally slower. Tree the same up to 2.21 (2.18.5, 2.21.5); from 2.22 "Tree now uses all
+/// threads always" (2.22.3 enqueue.cc), 1. 1 for NVLS and CollNet, which keep theirs.
 double OpThreadShare(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
-                     NcclProtocol protocol);
+                     NcclProtocol protocol, uint32_t ncclVersion);
 
 /// Channels NCCL gives one point-to-point operation of `bytes` (scheduleP2pTasksToPlan).
 int P2pOpChannels(const NcclCommInfo& comm, uint64_t bytes);

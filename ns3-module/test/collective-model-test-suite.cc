@@ -1505,6 +1505,17 @@ CollectiveModelTestCase::SmallOpsTakeTheChannelsTheReleasesSchedulerGives()
                                   version << ", " << sizes[i] << " B");
         }
     }
+    // The threads a one-channel Tree runs with: up to 2.21 halved as a ring's while under the
+    // threshold (1 KiB < 512 x 8 B -> 256 -> 128 threads, a quarter), from 2.22 all of them.
+    for (uint32_t version : {22105u, 22203u})
+    {
+        Bench b("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        const CollectivePlan plan = b.model->Choose(b.Call(CollectiveKind::AllReduce, 1024));
+        NS_TEST_EXPECT_MSG_EQ(plan.channels, 1, version);
+        NS_TEST_EXPECT_MSG_EQ(Near(plan.threadShare, version < 22200 ? 0.25 : 1.0), true,
+                              version << ": " << plan.threadShare);
+    }
     // A Simple ring is held by its thread threshold (512 x 64 B = 32 KiB a channel) before any
     // cell: 256 KiB AllGather, 16 KiB a rank, takes 8 channels on every release.
     for (uint32_t version : {22105u, 22403u, 23007u})
