@@ -84,6 +84,7 @@ struct PipeInputs
     double S = 0;             //!< bytes of the call
     double cta = 0;           //!< bytes/s of data one channel's senders can issue
     double llNetSendRate = 0; //!< ScheduleContext::llNetSendRate
+    uint32_t ncclVersion = 0; //!< ScheduleContext::ncclVersion
     uint64_t hashBase = 0;
 
     /// The route from comm rank `from`'s GPU to `to`'s: ECMP hashed by the call's identity and
@@ -154,12 +155,17 @@ NvlsTreeChunk(uint64_t nBytes, int channels, uint32_t heads, uint32_t nNodes)
     return chunk;
 }
 
-/// Tree Simple: one 512 KiB step per chunk, halved until the op has about 8 x depth chunks per
-/// channel (down to 128 KiB), 4 x depth (64 KiB), depth (32 KiB).
+/// Tree Simple: one 512 KiB step per chunk; up to 2.19 (2.18.5, 2.19.4 enqueue.cc computeColl)
+/// halved until the op has about 8 x depth chunks per channel (down to 128 KiB), 4 x depth
+/// (64 KiB), depth (32 KiB). 2.20 dropped the halving (computeCollChunkInfo), as have all since.
 double
-TreeChunk(uint64_t nBytes, int channels, int depth)
+TreeChunk(uint64_t nBytes, int channels, int depth, uint32_t ncclVersion)
 {
     double chunk = 512 * 1024;
+    if (ncclVersion >= 22000)
+    {
+        return chunk;
+    }
     auto per = [&] { return double(nBytes) / (channels * chunk); };
     while (per() < depth * 8 && chunk > 131072)
     {
@@ -377,6 +383,7 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
     const NcclCommInfo& cm = *m_comm;
     const Topology& topo = *ctx.topology;
     PipeInputs in{topo, call, cm};
+    in.ncclVersion = ctx.ncclVersion;
     in.f = FuncOf(call.kind);
     in.p = int(plan.protocol);
     in.n = cm.nRanks;
@@ -691,7 +698,7 @@ TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
             // Reduce up then broadcast down, chunk by chunk: the stages that run at the
             // bottleneck's rate are the network hops across nodes, the chain hops on one node.
             const int depth = int(comm.ppn) - 1 + Log2i(comm.nNodes);
-            pipe.chunk = TreeChunk(in.call.bytes, in.C, std::max(depth, 1));
+            pipe.chunk = TreeChunk(in.call.bytes, in.C, std::max(depth, 1), in.ncclVersion);
             pipe.stages = comm.nNodes > 1 ? 2 * CeilLog2(comm.nNodes) : 2 * (comm.ppn - 1);
         }
         else if (in.p == kLL128 && comm.nNodes > 1)
@@ -1224,6 +1231,7 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     in.cta = CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p, in.C, eProto, ctx.amdCpu,
                      plan.threadShare);
     in.llNetSendRate = ctx.llNetSendRate;
+    in.ncclVersion = ctx.ncclVersion;
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
 
     std::vector<Pipe> pipes;

@@ -748,6 +748,27 @@ CollectiveModelTestCase::TreeAcrossTwoNodes()
     {
         NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
     }
+    // 64 MiB: 2.20 and later keep the 512 KiB chunk (one more chunk-time: 524,288 B); up to 2.19
+    // NCCL halved it while the op had fewer than 8 x depth chunks a channel: 64 MiB / (16 x 512
+    // KiB) = 8 < 64 -> 256 KiB (16) -> 128 KiB (32 < 64, but 128 KiB is the floor of that loop;
+    // 32 < 4 x 8 is false), so one more chunk-time of 131,072 B. The ends past the plan's
+    // latency show it.
+    for (uint32_t version : {22105u, 21904u})
+    {
+        SimulatorGuard g2;
+        Bench v("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}});
+        v.model->SetAttribute("NcclVersion", UintegerValue(version));
+        const CollectiveCall call = v.Call(CollectiveKind::AllReduce, 64 << 20);
+        std::vector<CollectivePlan> vp;
+        const double end = Run(v, {call}, &vp)[0][0];
+        NS_TEST_ASSERT_MSG_EQ(vp[0].channels, 16, version);
+        const double chunk = version >= 22000 ? 524288 : 131072;
+        const double stream = ((64 << 20) / 16 + chunk) / (kCta / 2) * 1e6;
+        const double lat = v.model->PlanLatencyUs(call, vp[0]);
+        NS_TEST_EXPECT_MSG_EQ(Near(end - lat, stream, 1e-4), true,
+                              version << ": " << end - lat << " us past the latency, want "
+                                      << stream);
+    }
     // NCCL's own choice for 1 GiB on 2 nodes is NVLSTree (its model: min(59.5, 2 x 48, 57.7) x 8
     // = 462 GB/s bus, 247 algorithm, latency 25 + 2 x 20.9).
     auto pick = Bench("default").model->Choose(b.Call(CollectiveKind::AllReduce, uint64_t(kGiB)));
