@@ -587,17 +587,23 @@ SearchCollNet(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double
 }
 
 /// comm.nChannels: min(ring, tree), doubled in Postset (channel c and c+n share a ring and use
-/// the two trees), doubled again on sm90+ multi-node rings faster than 45 GB/s with fewer than 16
-/// channels; then NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS. And the NVLS CTAs.
+/// the two trees), doubled again on multi-node rings faster than 45 GB/s (connect.cc): sm90 only
+/// and while the double fits MAXCHANNELS (32) in 2.18-2.19; sm90 only and under 16 channels in
+/// 2.20-2.24; sm90+ and under 16 from 2.25 (MAXCHANNELS 64 from 2.25). Then NCCL_MAX_NCHANNELS /
+/// NCCL_MIN_NCHANNELS. And the NVLS CTAs.
 void
 SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
             const SearchSettings& settings)
 {
+    const uint32_t v = settings.ncclVersion;
+    const int maxChannels = v >= 22500 ? kMaxChannels : 32;
     int ch = std::min(c.ring.nChannels, c.tree.nChannels);
-    ch = std::min(kMaxChannels, 2 * ch);
-    if (c.minCompCap >= 90 && c.nNodes > 1 && c.ring.bwIntra > 45 && ch < 16)
+    ch = std::min(maxChannels, 2 * ch);
+    const bool arch = v >= 22500 ? c.minCompCap >= 90 : c.minCompCap == 90;
+    const bool room = v >= 22000 ? ch < 16 : 2 * ch <= maxChannels;
+    if (arch && c.nNodes > 1 && c.ring.bwIntra > 45 && room)
     {
-        ch = std::min(kMaxChannels, 2 * ch);
+        ch = std::min(maxChannels, 2 * ch);
     }
     // connect.cc: min(NCCL_MAX_NCHANNELS, maxCTAs), then copies up to max(NCCL_MIN_NCHANNELS,
     // minCTAs); the CTA bounds are the communicator's ncclConfig_t (NCCL_MAX_CTAS over it).

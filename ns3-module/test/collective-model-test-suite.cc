@@ -752,11 +752,12 @@ CollectiveModelTestCase::TreeAcrossTwoNodes()
     // NCCL halved it while the op had fewer than 8 x depth chunks a channel: 64 MiB / (16 x 512
     // KiB) = 8 < 64 -> 256 KiB (16) -> 128 KiB (32 < 64, but 128 KiB is the floor of that loop;
     // 32 < 4 x 8 is false), so one more chunk-time of 131,072 B. The ends past the plan's
-    // latency show it.
+    // latency show it. (NCCL_MAX_NCHANNELS=16: 2.19 would double the channels to 32.)
     for (uint32_t version : {22105u, 21904u})
     {
         SimulatorGuard g2;
-        Bench v("default", {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}});
+        Bench v("default",
+                {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MAX_NCHANNELS", "16"}});
         v.model->SetAttribute("NcclVersion", UintegerValue(version));
         const CollectiveCall call = v.Call(CollectiveKind::AllReduce, 64 << 20);
         std::vector<CollectivePlan> vp;
@@ -1697,6 +1698,18 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
     t = tables(22707, CollectiveKind::AllGather);
     NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 35.0 * 8), true,
                           t.bandwidthGBps[nvls][simple]);
+    // Multi-node sm90 channels (connect.cc): 2 x 8 H100 search 8 ring channels, doubled to 16 for
+    // the two trees; 2.18-2.19 double again while 2 x 16 fits MAXCHANNELS (32), 2.20+ only under
+    // 16 channels.
+    for (auto [version, channels] : {std::pair{21904u, 32}, std::pair{22003u, 16},
+                                     std::pair{22403u, 16}, std::pair{23007u, 16}})
+    {
+        Bench b("default");
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        NS_TEST_EXPECT_MSG_EQ(
+            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus).channels,
+            channels, version);
+    }
 }
 
 void
