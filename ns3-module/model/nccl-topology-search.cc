@@ -644,13 +644,29 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
     c.nvlsChannels = std::min(maxCtas, std::max(minCtas, nvlsCh));
 }
 
-/// p2p: chunk, channels per peer (NVLink peers 2 x links, PCI peers 2, network peers
-/// ceil(NIC GB/s / 14)), rounded to powers of two.
+/// p2p: chunk, channels per peer (the fewest any peer gets: NVLink peers 2 x links, PCI peers 2,
+/// network peers by release), rounded to powers of two. Network peers (paths.cc
+/// ncclTopoGetNchannels, ncclTopoComputeP2pChannels): 2 up to 2.19 (NCCL_NCHANNELS_PER_NET_PEER's
+/// default); 2.20-2.28 2, halved while 2 x nRanks > 4 x the p2p channels, at least the NICs the
+/// GPU drives (one here); from 2.29 ceil(NIC GB/s / 14), halved while it times ceil(nRanks / 8)
+/// exceeds the p2p channels.
 void
-SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b)
+SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, uint32_t ncclVersion)
 {
     c.p2pChunkBytes = c.nNodes > 1 ? 131072 : (b.nvlinkAll ? 524288 : 131072);
+    c.p2pChannels = int(Pow2Up(uint32_t(std::min(c.channels, kMaxChannels))));
     int perPeer;
+    if (c.nNodes > 1 && ncclVersion < 22900)
+    {
+        perPeer = 2;
+        while (ncclVersion >= 22000 && perPeer > 1 &&
+               uint64_t(perPeer) * c.nRanks > uint64_t(c.p2pChannels) * 4)
+        {
+            perPeer /= 2;
+        }
+        c.p2pChannelsPerPeer = std::min(perPeer, c.p2pChannels);
+        return;
+    }
     if (c.nNodes > 1)
     {
         perPeer = std::max(1, int(std::ceil(b.nicBwMin / 14.0)));
@@ -663,12 +679,12 @@ SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b)
     {
         perPeer = 2;
     }
-    c.p2pChannels = int(Pow2Up(uint32_t(std::min(c.channels, kMaxChannels))));
     perPeer = std::min(int(Pow2Up(uint32_t(perPeer))), c.p2pChannels);
     if (c.nNodes > 1)
     {
-        const int maxPeers = int(c.nRanks) - 1;
-        while (perPeer > 1 && perPeer * ((maxPeers + 7) / 8) > c.p2pChannels)
+        // (2.30.7 paths.cc: divUp(nRanks, NCCL_MAX_DEV_WORK_P2P_PER_BATCH))
+        const int batches = (int(c.nRanks) + 7) / 8;
+        while (perPeer > 1 && perPeer * batches > c.p2pChannels)
         {
             perPeer /= 2;
         }
@@ -811,7 +827,7 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     c.pat = (config.patEnable != 0) && c.minCompCap >= 60 && c.nNodes == c.nRanks &&
             (tables.modern || config.patEnable == 1);
     SetChannels(c, b, config, settings);
-    SetP2pChannels(c, b);
+    SetP2pChannels(c, b, settings.ncclVersion);
 }
 } // namespace
 

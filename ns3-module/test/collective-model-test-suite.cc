@@ -1701,14 +1701,19 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
     // Multi-node sm90 channels (connect.cc): 2 x 8 H100 search 8 ring channels, doubled to 16 for
     // the two trees; 2.18-2.19 double again while 2 x 16 fits MAXCHANNELS (32), 2.20+ only under
     // 16 channels.
-    for (auto [version, channels] : {std::pair{21904u, 32}, std::pair{22003u, 16},
-                                     std::pair{22403u, 16}, std::pair{23007u, 16}})
+    // And p2p channels per network peer (paths.cc), 400 Gb/s NICs (48 GB/s in NCCL's speed
+    // table): 2 up to 2.19 (of 32 p2p channels there); 2.20-2.28 2, halved while 2 x 16 ranks >
+    // 4 x 16 p2p channels: 2;
+    // from 2.29 ceil(48 / 14) = 4, halved while 4 x ceil(16 / 8) > 16: 4.
+    for (auto [version, channels, perPeer] : {std::tuple{21904u, 32, 2}, std::tuple{22003u, 16, 2},
+                                              std::tuple{22403u, 16, 2}, std::tuple{23007u, 16, 4}})
     {
         Bench b("default");
         b.model->SetAttribute("NcclVersion", UintegerValue(version));
-        NS_TEST_EXPECT_MSG_EQ(
-            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus).channels,
-            channels, version);
+        const NcclCommInfo c =
+            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+        NS_TEST_EXPECT_MSG_EQ(c.channels, channels, version);
+        NS_TEST_EXPECT_MSG_EQ(c.p2pChannelsPerPeer, perPeer, version);
     }
 }
 
