@@ -431,8 +431,12 @@ PostTransfer(const ScheduleContext& ctx, const CollectiveCall& call, const NcclC
         TransferPath(ctx, comm, call, tr.srcRank, tr.dstRank, hash, &viaProxy);
     const uint64_t chunk = comm.p2pChunkBytes;
     const int nCh = layout.OpChannels(index - 1);
-    // LL for small intra-node transfers (network connections have no LL buffers).
-    const int p = (sameNode && tr.bytes <= uint64_t(nCh) * kP2pLlThreshold) ? kLL : kSimple;
+    // LL for small intra-node transfers (network connections have no LL buffers), up to
+    // NCCL_P2P_LL_THRESHOLD a channel: the op's channels up to 2.21 (each part) and from 2.29,
+    // the peer's channels (p2pnChannelsPerPeer, addP2pToPlan's nChannelsMax) in 2.22-2.28.
+    const bool perPeer = ctx.ncclVersion >= 22200 && ctx.ncclVersion < 22900;
+    const uint64_t llChannels = uint64_t(perPeer ? std::max(comm.p2pChannelsPerPeer, 1) : nCh);
+    const int p = (sameNode && tr.bytes <= llChannels * kP2pLlThreshold) ? kLL : kSimple;
     const double eProto = ctx.protocolEfficiency[p];
     bool net = false;
     bool nvl = true;

@@ -111,6 +111,7 @@ public:
     void UnreadVariablesAreNamed();
     void SendrecvRanksEndWhenTheirOwnTransfersDo();
     void SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed();
+    void SendrecvLlThresholdIsTheReleases();
     void AlltoallFollowsNcclsP2pRoundsAndChannelSharing();
     void CollectiveWaitsForItsLastRankAndReportsEveryRankOnce();
     void OtherCollectivesMoveWhatNcclMoves();
@@ -1102,6 +1103,31 @@ CollectiveModelTestCase::SendrecvRanksEndWhenTheirOwnTransfersDo()
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], big, 1e-4), true, ends[0][1]);
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][2], small, 1e-4), true, ends[0][2] << " vs " << small);
     NS_TEST_EXPECT_MSG_LT(ends[0][2], ends[0][0] / 3, "");
+}
+
+void
+CollectiveModelTestCase::SendrecvLlThresholdIsTheReleases()
+{
+    // 256 KiB from rank 0 to rank 1 of two on one DGX H100: p2p channels per peer 2 x 18 -> 64
+    // -> 32 (the p2p channels), nChannelsMin 32 -> 16 (16 x 2 ranks <= 32), parts of at least
+    // 512 KiB / 8: 4 channels. LL below NCCL_P2P_LL_THRESHOLD (16 KiB) a channel: 4 x 16 KiB =
+    // 64 KiB on 2.21 and 2.30 (the op's channels): Simple, 8.4 + 3.4 us and one more 64 KiB
+    // step a channel at 4 x 20.6 GB/s; 32 x 16 KiB = 512 KiB on 2.24 (the peer's channels): LL,
+    // 6.6 + 0.6 us, at half the CTA rate.
+    const double simple = 11.8 + (262144.0 + 4 * 65536.0) / (4 * kCta) * 1e6;
+    const double ll = 7.2 + 262144.0 / (4 * kCta * 0.5) * 1e6;
+    for (auto [version, want] : {std::pair{22105u, simple}, std::pair{22403u, ll},
+                                 std::pair{22707u, ll}, std::pair{23007u, simple}})
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node");
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 2);
+        call.transfers = {{0, 1, 262144}};
+        auto ends = Run(b, {call});
+        NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], want, 1e-4), true,
+                              version << ": " << ends[0][1] << " us, want " << want);
+    }
 }
 
 void
@@ -2097,6 +2123,7 @@ public:
              &C::SendrecvRanksEndWhenTheirOwnTransfersDo},
             {"sendrecv_waits_for_both_ranks_and_self_copies_run_at_hbm_speed",
              &C::SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed},
+            {"sendrecv_ll_threshold_is_the_releases", &C::SendrecvLlThresholdIsTheReleases},
             {"alltoall_follows_ncclS_p2p_rounds_and_channel_sharing",
              &C::AlltoallFollowsNcclsP2pRoundsAndChannelSharing},
             {"collective_waits_for_its_last_rank_and_reports_every_rank_once",
