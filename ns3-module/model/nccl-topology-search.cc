@@ -590,8 +590,11 @@ SearchCollNet(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double
 /// the two trees), doubled again on multi-node rings faster than 45 GB/s (connect.cc): sm90 only
 /// and while the double fits MAXCHANNELS (32) in 2.18-2.19; sm90 only and under 16 channels in
 /// 2.20-2.24; sm90+ and under 16 from 2.25 (MAXCHANNELS 64 from 2.25). Then NCCL_MAX_NCHANNELS /
-/// NCCL_MIN_NCHANNELS. And the NVLS CTAs.
-void
+/// NCCL_MIN_NCHANNELS. And the NVLS CTAs, which only the communicator's CTA bounds limit
+/// (nvls.cc), and which 2.20-2.27 raise the channels to where NVLS is on (connect.cc): the p2p
+/// channels from 2.20, rings and trees from 2.22 (2.20-2.21 pick theirs from collChannels, the
+/// count before). Returns the channels NCCL's p2p pool starts from.
+int
 SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
             const SearchSettings& settings)
 {
@@ -641,7 +644,20 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
     {
         nvlsCh = config.nvlsChannels;
     }
-    c.nvlsChannels = std::min(maxCtas, std::max(minCtas, nvlsCh));
+    const int ctaMax =
+        settings.maxCtas > 0 ? std::min(settings.maxCtas, kMaxChannels) : kMaxChannels;
+    const int ctaMin = settings.minCtas > 0 ? std::min(settings.minCtas, kMaxChannels) : 1;
+    c.nvlsChannels = std::max(std::min(ctaMin, ctaMax), std::min(ctaMax, nvlsCh));
+    int p2pBase = c.channels;
+    if (c.nvls && v >= 22000 && v < 22800 && c.channels < c.nvlsChannels)
+    {
+        p2pBase = c.nvlsChannels;
+        if (v >= 22200)
+        {
+            c.channels = c.nvlsChannels;
+        }
+    }
+    return p2pBase;
 }
 
 /// p2p: chunk, channels per peer (the fewest any peer gets: NVLink peers 2 x links, PCI peers 2,
@@ -651,10 +667,10 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
 /// GPU drives (one here); from 2.29 ceil(NIC GB/s / 14), halved while it times ceil(nRanks / 8)
 /// exceeds the p2p channels.
 void
-SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, uint32_t ncclVersion)
+SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, uint32_t ncclVersion, int baseChannels)
 {
     c.p2pChunkBytes = c.nNodes > 1 ? 131072 : (b.nvlinkAll ? 524288 : 131072);
-    c.p2pChannels = int(Pow2Up(uint32_t(std::min(c.channels, kMaxChannels))));
+    c.p2pChannels = int(Pow2Up(uint32_t(std::min(baseChannels, kMaxChannels))));
     int perPeer;
     if (c.nNodes > 1 && ncclVersion < 22900)
     {
@@ -826,8 +842,8 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     const NcclConfig& config = settings.config;
     c.pat = (config.patEnable != 0) && c.minCompCap >= 60 && c.nNodes == c.nRanks &&
             (tables.modern || config.patEnable == 1);
-    SetChannels(c, b, config, settings);
-    SetP2pChannels(c, b, settings.ncclVersion);
+    const int p2pBase = SetChannels(c, b, config, settings);
+    SetP2pChannels(c, b, settings.ncclVersion, p2pBase);
 }
 } // namespace
 

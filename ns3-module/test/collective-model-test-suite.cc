@@ -1336,13 +1336,16 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
     // Position k's data is ready G_k = base + sum over hops j <= k of (hop_j + held_j / R); it
     // is done when its hop out has landed: G_k + hop_(k+1) + wait + S / R; the chain's last rank
     // as the one before it.
+    // (NCCL_NVLS_ENABLE=0: on an NVLS machine 2.20-2.27 raise the channels back to NVLS's 16.)
     for (const char* proto : {"Simple", "LL128"})
     {
         for (CollectiveKind kind : {CollectiveKind::Broadcast, CollectiveKind::Reduce})
         {
             SimulatorGuard guard;
-            Bench c("default",
-                    {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", proto}, {"NCCL_MAX_NCHANNELS", "1"}});
+            Bench c("default", {{"NCCL_ALGO", "Ring"},
+                                {"NCCL_PROTO", proto},
+                                {"NCCL_MAX_NCHANNELS", "1"},
+                                {"NCCL_NVLS_ENABLE", "0"}});
             c.model->SetAttribute("NcclVersion", UintegerValue(22403));
             const bool simple = std::string(proto) == "Simple";
             std::vector<CollectivePlan> plans;
@@ -1401,8 +1404,10 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
     //   sooner). Position k is done when hop k + 1 has landed; the last (rank 8) with hop 15.
     {
         SimulatorGuard guard;
-        Bench c("default",
-                {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+        Bench c("default", {{"NCCL_ALGO", "Ring"},
+                            {"NCCL_PROTO", "LL"},
+                            {"NCCL_MAX_NCHANNELS", "1"},
+                            {"NCCL_NVLS_ENABLE", "0"}});
         c.model->SetAttribute("NcclVersion", UintegerValue(22403));
         std::vector<CollectivePlan> plans;
         const uint64_t bytes = 128 << 10;
@@ -1437,8 +1442,10 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
         // No proxy limit (LlNetSendRate 0): the network hop runs at the CTA's rate, its step
         // held 3.181 us; rank 8, last, at 13.6 + 2.7 + 3.181 + 6 x 1 + 1 + 12.725 = 39.206 us.
         SimulatorGuard guard2;
-        Bench d("default",
-                {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+        Bench d("default", {{"NCCL_ALGO", "Ring"},
+                            {"NCCL_PROTO", "LL"},
+                            {"NCCL_MAX_NCHANNELS", "1"},
+                            {"NCCL_NVLS_ENABLE", "0"}});
         d.model->SetAttribute("NcclVersion", UintegerValue(22403));
         d.model->SetAttribute("LlNetSendRate", DoubleValue(0));
         auto free = Run(d, {d.Call(CollectiveKind::Broadcast, bytes)});
@@ -1497,8 +1504,10 @@ CollectiveModelTestCase::ChainAcrossNodesStoresAndForwardsSlicesAndSteps()
     // NCCL_MAX_NCHANNELS=4: 4 CTAs for 8 search channels; a CTA carries one search channel,
     // 48 GB/s, all of its NIC (one channel per NIC now). Still one loop (4 x 16 x 2 MiB).
     SimulatorGuard guard2;
-    Bench e("default",
-            {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}, {"NCCL_MAX_NCHANNELS", "4"}});
+    Bench e("default", {{"NCCL_ALGO", "Ring"},
+                        {"NCCL_PROTO", "Simple"},
+                        {"NCCL_MAX_NCHANNELS", "4"},
+                        {"NCCL_NVLS_ENABLE", "0"}});
     e.model->SetAttribute("NcclVersion", UintegerValue(22403));
     auto four = Run(e, {e.Call(CollectiveKind::AllGather, 64 << 20)});
     const double want4 = 218.4 + 15.0 / 16 * (64 << 20) / 4 / 48e9 * 1e6;
@@ -1594,8 +1603,10 @@ CollectiveModelTestCase::TreeLlAcrossNodesHoldsAStepAtEveryNetworkHop()
             for (int limited = 0; limited < 2; ++limited)
             {
                 SimulatorGuard guard;
-                Bench b(topology,
-                        {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+                Bench b(topology, {{"NCCL_ALGO", "Tree"},
+                                   {"NCCL_PROTO", "LL"},
+                                   {"NCCL_MAX_NCHANNELS", "1"},
+                                   {"NCCL_NVLS_ENABLE", "0"}});
                 b.model->SetAttribute("NcclVersion", UintegerValue(22403));
                 b.model->SetAttribute("LlNetSendRate", DoubleValue(limited ? 3.0e9 : 0.0));
                 std::vector<CollectivePlan> plans;
@@ -1643,8 +1654,10 @@ network_transport: {kind: ib, ll_proxy_rate: 2GB/s}
     for (int limited = 0; limited < 2; ++limited)
     {
         SimulatorGuard guard;
-        Bench b(limited ? path : std::string("default"),
-                {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "1"}});
+        Bench b(limited ? path : std::string("default"), {{"NCCL_ALGO", "Tree"},
+                                                          {"NCCL_PROTO", "LL"},
+                                                          {"NCCL_MAX_NCHANNELS", "1"},
+                                                          {"NCCL_NVLS_ENABLE", "0"}});
         b.model->SetAttribute("NcclVersion", UintegerValue(22403));
         if (!limited)
         {
@@ -1727,6 +1740,28 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
     // Multi-node sm90 channels (connect.cc): 2 x 8 H100 search 8 ring channels, doubled to 16 for
     // the two trees; 2.18-2.19 double again while 2 x 16 fits MAXCHANNELS (32), 2.20+ only under
     // 16 channels.
+    // NCCL_MAX_NCHANNELS=4 on one DGX H100 (connect.cc, nvls.cc): the NVLS CTAs stay 16 (only the
+    // CTA bounds limit them); 2.20-2.27 then raise the channels to 16 where NVLS is on, for p2p
+    // from 2.20 and for rings and trees from 2.22; 2.18 and 2.28+ keep 4.
+    for (auto [version, channels, p2p] :
+         {std::tuple{21805u, 4, 4}, std::tuple{22105u, 4, 16}, std::tuple{22403u, 16, 16},
+          std::tuple{22707u, 16, 16}, std::tuple{23007u, 4, 4}})
+    {
+        Bench b("dgx-h100-1node", {{"NCCL_MAX_NCHANNELS", "4"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        const NcclCommInfo c =
+            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+        NS_TEST_EXPECT_MSG_EQ(c.nvlsChannels, 16, version);
+        NS_TEST_EXPECT_MSG_EQ(c.channels, channels, version);
+        NS_TEST_EXPECT_MSG_EQ(c.p2pChannels, p2p, version);
+    }
+    {
+        Bench b("dgx-h100-1node", {{"NCCL_MAX_NCHANNELS", "4"}, {"NCCL_NVLS_ENABLE", "0"}});
+        b.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        NS_TEST_EXPECT_MSG_EQ(
+            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus).channels, 4,
+            "no NVLS, no raise");
+    }
     // And p2p channels per network peer (paths.cc), 400 Gb/s NICs (48 GB/s in NCCL's speed
     // table): 2 up to 2.19 (of 32 p2p channels there); 2.20-2.28 2, halved while 2 x 16 ranks >
     // 4 x 16 p2p channels: 2;
