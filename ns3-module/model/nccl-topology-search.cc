@@ -610,12 +610,12 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
     }
     // connect.cc: min(NCCL_MAX_NCHANNELS, maxCTAs), then copies up to max(NCCL_MIN_NCHANNELS,
     // minCTAs); the CTA bounds are the communicator's ncclConfig_t (NCCL_MAX_CTAS over it).
+    const int ctaMax =
+        settings.maxCtas > 0 ? std::min(settings.maxCtas, kMaxChannels) : kMaxChannels;
+    const int ctaMin = settings.minCtas > 0 ? std::min(settings.minCtas, kMaxChannels) : 1;
     const int maxCtas =
-        std::min(config.maxChannels > 0 ? config.maxChannels : kMaxChannels,
-                 settings.maxCtas > 0 ? std::min(settings.maxCtas, kMaxChannels) : kMaxChannels);
-    const int minCtas =
-        std::max(config.minChannels > 0 ? config.minChannels : 1,
-                 settings.minCtas > 0 ? std::min(settings.minCtas, kMaxChannels) : 1);
+        std::min(config.maxChannels > 0 ? config.maxChannels : kMaxChannels, ctaMax);
+    const int minCtas = std::max(config.minChannels > 0 ? config.minChannels : 1, ctaMin);
     ch = std::min(ch, maxCtas);
     ch = std::min(kMaxChannels, std::max(ch, minCtas));
     c.channels = ch;
@@ -644,9 +644,6 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
     {
         nvlsCh = config.nvlsChannels;
     }
-    const int ctaMax =
-        settings.maxCtas > 0 ? std::min(settings.maxCtas, kMaxChannels) : kMaxChannels;
-    const int ctaMin = settings.minCtas > 0 ? std::min(settings.minCtas, kMaxChannels) : 1;
     c.nvlsChannels = std::max(std::min(ctaMin, ctaMax), std::min(ctaMax, nvlsCh));
     int p2pBase = c.channels;
     if (c.nvls && v >= 22000 && v < 22800 && c.channels < c.nvlsChannels)
@@ -671,8 +668,9 @@ SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, uint32_t ncclVersion, i
 {
     c.p2pChunkBytes = c.nNodes > 1 ? 131072 : (b.nvlinkAll ? 524288 : 131072);
     c.p2pChannels = int(Pow2Up(uint32_t(std::min(baseChannels, kMaxChannels))));
+    const bool byNicBandwidth = ncclVersion >= 22900;
     int perPeer;
-    if (c.nNodes > 1 && ncclVersion < 22900)
+    if (c.nNodes > 1 && !byNicBandwidth)
     {
         perPeer = 2;
         while (ncclVersion >= 22000 && perPeer > 1 &&
@@ -680,10 +678,8 @@ SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, uint32_t ncclVersion, i
         {
             perPeer /= 2;
         }
-        c.p2pChannelsPerPeer = std::min(perPeer, c.p2pChannels);
-        return;
     }
-    if (c.nNodes > 1)
+    else if (c.nNodes > 1)
     {
         perPeer = std::max(1, int(std::ceil(b.nicBwMin / 14.0)));
     }
@@ -696,7 +692,7 @@ SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, uint32_t ncclVersion, i
         perPeer = 2;
     }
     perPeer = std::min(int(Pow2Up(uint32_t(perPeer))), c.p2pChannels);
-    if (c.nNodes > 1)
+    if (c.nNodes > 1 && byNicBandwidth)
     {
         // (2.30.7 paths.cc: divUp(nRanks, NCCL_MAX_DEV_WORK_P2P_PER_BATCH))
         const int batches = (int(c.nRanks) + 7) / 8;
