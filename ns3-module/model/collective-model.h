@@ -129,11 +129,14 @@ struct NcclConfig
     /// list of nothing); a non-empty value counts as present without it.
     bool algoSet = false;
     bool protoSet = false;
-    int minChannels = -1;  //!< NCCL_MIN_NCHANNELS (-1 unset)
-    int maxChannels = -1;  //!< NCCL_MAX_NCHANNELS (-1 unset)
-    int nvlsEnable = -1;   //!< NCCL_NVLS_ENABLE (-1 unset = NCCL's default)
-    int nvlsChannels = -1; //!< NCCL_NVLS_NCHANNELS (-1 unset)
-    int patEnable = -1;    //!< NCCL_PAT_ENABLE (-1 unset = 2, auto)
+    int minChannels = -1;   //!< NCCL_MIN_NCHANNELS (-1 unset)
+    int maxChannels = -1;   //!< NCCL_MAX_NCHANNELS (-1 unset)
+    int nvlsEnable = -1;    //!< NCCL_NVLS_ENABLE (-1 unset = NCCL's default)
+    int nvlsChannels = -1;  //!< NCCL_NVLS_NCHANNELS (-1 unset)
+    int nvlsChunkSize = -1; //!< NCCL_NVLS_CHUNKSIZE in bytes (-1 unset; read from 2.21)
+    /// NCCL_NVLSTREE_MAX_CHUNKSIZE in bytes (-1 unset; read from 2.20): NVLSTree's chunk cap.
+    int nvlsTreeMaxChunkSize = -1;
+    int patEnable = -1; //!< NCCL_PAT_ENABLE (-1 unset = 2, auto)
     /// NCCL_COLLNET_ENABLE (-1 unset = 0: NCCL leaves CollNet off unless it is 1)
     int collnetEnable = -1;
     /// NCCL_P2P_DISABLE (-1 unset = 0). At 1 GPUs of one node never map each other's memory: NCCL
@@ -232,7 +235,14 @@ struct NcclCommInfo
     Graph collnetChain;   //!< CollNetChain graph: the ring's channels, NIC in and out the same
     int channels = 0;     //!< comm.nChannels (after Postset and NCCL_MIN/MAX_NCHANNELS)
     int nvlsChannels = 0; //!< NVLS/NVLSTree CTAs
-    int p2pChannels = 0;  //!< p2pnChannels
+    /// NVLS's chunk before its halving for small operations (calcCollChunking): the Simple step
+    /// (512 KiB) capped at 128 KiB, NCCL_NVLS_CHUNKSIZE from 2.21.
+    uint64_t nvlsChunkBytes = 131072;
+    /// NVLSTree's chunk before its halving for small operations: the Simple step (512 KiB) up to
+    /// 2.20, NCCL_NVLS_CHUNKSIZE (128 KiB) from 2.21; capped at 64 KiB from 4 nodes from 2.19
+    /// (NCCL_NVLSTREE_MAX_CHUNKSIZE from 2.20); 2.30 tunes both on sm100 across nodes.
+    uint64_t nvlsTreeChunkBytes = 131072;
+    int p2pChannels = 0; //!< p2pnChannels
     int p2pChannelsPerPeer = 0;
     uint64_t p2pChunkBytes = 0;
     /// Payload fraction of the NVLink line rate (NCCL's per-link figure over the line rate).

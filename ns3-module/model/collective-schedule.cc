@@ -102,58 +102,54 @@ struct PipeInputs
     }
 };
 
-/// NCCL's chunk size for NVLS (calcCollChunking): at most NCCL_NVLS_CHUNKSIZE (128 KiB), smaller
-/// when the op has few chunks per head and channel (ops = channels x heads).
+} // namespace
+
 double
-NvlsChunk(uint64_t nBytes, int channels, uint32_t heads)
+NvlsChunk(uint64_t nBytes, int channels, uint32_t heads, uint64_t startChunk)
 {
-    double chunk = 128 * 1024;
+    double chunk = double(startChunk);
     const double ops = double(channels) * heads;
-    if (nBytes < 64 * ops * chunk)
+    if (nBytes < 64 * ops * chunk && chunk > 65536)
     {
-        chunk = std::min(chunk, 64.0 * 1024);
+        chunk = 65536;
     }
-    if (nBytes < 8 * ops * chunk)
+    if (nBytes < 8 * ops * chunk && chunk > 32768)
     {
-        chunk = std::min(chunk, 32.0 * 1024);
+        chunk = 32768;
     }
-    if (nBytes < 2 * ops * chunk)
+    if (nBytes < 2 * ops * chunk && chunk > 16384)
     {
-        chunk = std::min(chunk, 16.0 * 1024);
+        chunk = 16384;
     }
     return chunk;
 }
 
-/// NVLSTree: NVLS chunk capped at 64 KiB from 4 nodes, then 256/128/64/32 KiB below
-/// 32/16/4/1 x ops x chunk.
 double
-NvlsTreeChunk(uint64_t nBytes, int channels, uint32_t heads, uint32_t nNodes)
+NvlsTreeChunk(uint64_t nBytes, int channels, uint32_t heads, uint64_t startChunk)
 {
-    double chunk = 128 * 1024;
-    if (nNodes >= 4)
-    {
-        chunk = 64 * 1024;
-    }
+    double chunk = double(startChunk);
     const double ops = double(channels) * heads;
-    const double base = chunk;
-    if (nBytes < 32 * ops * base)
+    if (nBytes < 32 * ops * chunk && chunk > 262144)
     {
-        chunk = std::min(chunk, 256.0 * 1024);
+        chunk = 262144;
     }
-    if (nBytes < 16 * ops * base)
+    if (nBytes < 16 * ops * chunk && chunk > 131072)
     {
-        chunk = std::min(chunk, 128.0 * 1024);
+        chunk = 131072;
     }
-    if (nBytes < 4 * ops * base)
+    if (nBytes < 4 * ops * chunk && chunk > 65536)
     {
-        chunk = std::min(chunk, 64.0 * 1024);
+        chunk = 65536;
     }
-    if (nBytes < 1 * ops * base)
+    if (nBytes < 1 * ops * chunk && chunk > 32768)
     {
-        chunk = std::min(chunk, 32.0 * 1024);
+        chunk = 32768;
     }
     return chunk;
 }
+
+namespace
+{
 
 /// Tree Simple: one 512 KiB step per chunk; up to 2.19 (2.18.5, 2.19.4 enqueue.cc computeColl)
 /// halved until the op has about 8 x depth chunks per channel (down to 128 KiB), 4 x depth
@@ -746,7 +742,7 @@ NvlsPipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& nodes,
           std::vector<Pipe>& pipes)
 {
     const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
-    const double chunk = NvlsChunk(in.call.bytes, in.C, heads);
+    const double chunk = NvlsChunk(in.call.bytes, in.C, heads, in.comm.nvlsChunkBytes);
     for (int c = 0; c < in.C; ++c)
     {
         Pipe pipe;
@@ -788,7 +784,7 @@ NvlsTreePipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& no
 {
     const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
     const int nNodes = int(nodes.size());
-    const double chunk = NvlsTreeChunk(in.call.bytes, in.C, heads, uint32_t(nNodes));
+    const double chunk = NvlsTreeChunk(in.call.bytes, in.C, heads, in.comm.nvlsTreeChunkBytes);
     for (int c = 0; c < in.C; ++c)
     {
         const NodeTree tree = DoubleBinaryTree(nNodes, c % 2);

@@ -43,6 +43,13 @@ struct ScheduleContext
     double llNetSendRate = 0; //!< data bytes/s an LL channel's network sends reach (0: no limit)
 };
 
+/// NVLS's chunk for an operation of `nBytes` on `channels` x `heads` (NCCL's calcCollChunking):
+/// `startChunk` (NcclCommInfo::nvlsChunkBytes), then 64, 32, 16 KiB while the operation has
+/// fewer than 64, 8, 2 chunks per channel and head, each test on the chunk the one before left.
+double NvlsChunk(uint64_t nBytes, int channels, uint32_t heads, uint64_t startChunk);
+/// NVLSTree's chunk, as NvlsChunk from NcclCommInfo::nvlsTreeChunkBytes: 256, 128, 64, 32 KiB
+/// while the operation has fewer than 32, 16, 4, 1 chunks per channel and head.
+double NvlsTreeChunk(uint64_t nBytes, int channels, uint32_t heads, uint64_t startChunk);
 /// The path of NCCL's SHM transport between GPUs `src` and `dst` of one node (NCCL_P2P_DISABLE=1):
 /// up PCIe into the node's host memory and down to `dst`, as one pipelined flow. GPUs of different
 /// nodes, or a node without a host device, take the plain route.

@@ -59,6 +59,10 @@ ParseP2pLevel(const std::string& text)
                                 "PHB, SYS) or a level 0-5");
 }
 
+/// The largest NVLS chunk the model takes (1 GiB): NCCL sets no bound, but its NVLS buffers are
+/// 8 chunks per channel and head.
+constexpr int kMaxChunkBytes = 1 << 30;
+
 int
 ParseInt(const std::string& var, const std::string& text, int lo, int hi)
 {
@@ -136,6 +140,18 @@ NcclConfig::Validate() const
     {
         throw std::invalid_argument("NCCL_NVLS_NCHANNELS=" + std::to_string(nvlsChannels) +
                                     ": out of range [1, 64]");
+    }
+    if (nvlsChunkSize != -1 && (nvlsChunkSize < 1 || nvlsChunkSize > kMaxChunkBytes))
+    {
+        throw std::invalid_argument("NCCL_NVLS_CHUNKSIZE=" + std::to_string(nvlsChunkSize) +
+                                    ": out of range [1, " + std::to_string(kMaxChunkBytes) + "]");
+    }
+    if (nvlsTreeMaxChunkSize != -1 &&
+        (nvlsTreeMaxChunkSize < 1 || nvlsTreeMaxChunkSize > kMaxChunkBytes))
+    {
+        throw std::invalid_argument(
+            "NCCL_NVLSTREE_MAX_CHUNKSIZE=" + std::to_string(nvlsTreeMaxChunkSize) +
+            ": out of range [1, " + std::to_string(kMaxChunkBytes) + "]");
     }
     if (patEnable < -1 || patEnable > 2)
     {
@@ -226,10 +242,19 @@ NcclConfig::UnmodelledWarning(uint32_t version, bool topologySharp) const
 const std::vector<std::string>&
 NcclConfig::Variables()
 {
-    static const std::vector<std::string> names = {
-        "NCCL_ALGO",        "NCCL_PROTO",          "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS",
-        "NCCL_NVLS_ENABLE", "NCCL_NVLS_NCHANNELS", "NCCL_PAT_ENABLE",    "NCCL_COLLNET_ENABLE",
-        "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL",      "NCCL_SHM_DISABLE"};
+    static const std::vector<std::string> names = {"NCCL_ALGO",
+                                                   "NCCL_PROTO",
+                                                   "NCCL_MIN_NCHANNELS",
+                                                   "NCCL_MAX_NCHANNELS",
+                                                   "NCCL_NVLS_ENABLE",
+                                                   "NCCL_NVLS_NCHANNELS",
+                                                   "NCCL_PAT_ENABLE",
+                                                   "NCCL_COLLNET_ENABLE",
+                                                   "NCCL_P2P_DISABLE",
+                                                   "NCCL_P2P_LEVEL",
+                                                   "NCCL_SHM_DISABLE",
+                                                   "NCCL_NVLS_CHUNKSIZE",
+                                                   "NCCL_NVLSTREE_MAX_CHUNKSIZE"};
     return names;
 }
 
@@ -261,7 +286,6 @@ NcclConfig::UnreadVariablesWarning(const std::map<std::string, std::string>& env
                                           "NCCL_NCHANNELS_PER_NET_PEER",
                                           "NCCL_PXN_DISABLE",
                                           "NCCL_P2P_PXN_LEVEL",
-                                          "NCCL_NVLS_CHUNKSIZE",
                                           "NCCL_TUNER_PLUGIN",
                                           "NCCL_NET_PLUGIN",
                                           "NCCL_TOPO_FILE",
@@ -334,6 +358,14 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
     if (get("NCCL_NVLS_NCHANNELS", &v))
     {
         c.nvlsChannels = ParseInt("NCCL_NVLS_NCHANNELS", v, 1, kMaxChannels);
+    }
+    if (get("NCCL_NVLS_CHUNKSIZE", &v))
+    {
+        c.nvlsChunkSize = ParseInt("NCCL_NVLS_CHUNKSIZE", v, 1, kMaxChunkBytes);
+    }
+    if (get("NCCL_NVLSTREE_MAX_CHUNKSIZE", &v))
+    {
+        c.nvlsTreeMaxChunkSize = ParseInt("NCCL_NVLSTREE_MAX_CHUNKSIZE", v, 1, kMaxChunkBytes);
     }
     if (get("NCCL_PAT_ENABLE", &v))
     {

@@ -586,6 +586,71 @@ SearchCollNet(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double
     }
 }
 
+/// NVLS's defaults by release (transport/nvls.cc, enqueue.cc calcCollChunking): returns the NVLS
+/// CTAs before NCCL_NVLS_NCHANNELS and the CTA bounds, and sets the NVLS and NVLSTree chunks.
+/// - CTAs: 16 up to 2.24; from 2.25 32 on sm100; from 2.27 24 on one sm100 node; 2.30 tunes
+///   sm100 across nodes by NIC speed and GPUs per node (ncclNvlsTreeSm100Tuning).
+/// - NVLS chunk: 128 KiB; from 2.21 NCCL_NVLS_CHUNKSIZE (at most the 512 KiB Simple step).
+/// - NVLSTree chunk: the 512 KiB Simple step up to 2.20, NCCL_NVLS_CHUNKSIZE from 2.21; capped
+///   at 64 KiB from 4 nodes from 2.19 (from 2.20 NCCL_NVLSTREE_MAX_CHUNKSIZE instead where set;
+///   2.30's sm100 tuning gives its own cap, below the variable).
+int
+SetNvlsTuning(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config, uint32_t v)
+{
+    constexpr int kStep = 524288; // NCCL_BUFFSIZE / NCCL_STEPS
+    int channels = 16;
+    int chunk = v >= 22100 ? 131072 : kStep;
+    int treeMax = 0; // 0: NCCL's fallback below
+    if (c.minCompCap >= 100 && v >= 22500)
+    {
+        channels = v >= 22700 && c.nNodes == 1 ? 24 : 32;
+    }
+    if (c.minCompCap >= 100 && c.nNodes > 1 && v >= 23000)
+    {
+        const double nic = b.nicBwMin;
+        const bool pxb = b.typeInter <= NcclConfig::kP2pLevelPxb;
+        if (c.nNodes == 2 && nic >= 48)
+        {
+            channels = 32;
+            treeMax = 131072;
+            if (c.ppn <= 4)
+            {
+                chunk = treeMax = 262144;
+            }
+            else if (c.ppn >= 16 || (c.ppn <= 8 && pxb && nic < 96))
+            {
+                treeMax = 65536;
+            }
+        }
+        else if (nic >= 96)
+        {
+            channels = c.ppn <= 8 ? 24 : 32;
+            chunk = c.ppn <= 8 ? 262144 : 131072;
+            treeMax = c.ppn <= 8 ? 262144 : c.ppn < 32 ? 131072 : 65536;
+        }
+        else if (nic >= 48)
+        {
+            channels = 24;
+            treeMax = pxb ? 65536 : 131072;
+        }
+    }
+    if (v >= 22100 && config.nvlsChunkSize > 0)
+    {
+        chunk = config.nvlsChunkSize; // the variable wins over 2.30's tuning
+    }
+    if (v >= 22000 && config.nvlsTreeMaxChunkSize > 0)
+    {
+        treeMax = config.nvlsTreeMaxChunkSize;
+    }
+    else if (treeMax == 0 && v >= 21900)
+    {
+        treeMax = c.nNodes >= 4 ? 65536 : chunk;
+    }
+    c.nvlsChunkBytes = uint64_t(std::min(v >= 22100 ? chunk : 131072, kStep));
+    c.nvlsTreeChunkBytes = uint64_t(treeMax > 0 ? std::min(chunk, treeMax) : chunk);
+    return channels;
+}
+
 /// comm.nChannels: min(ring, tree), doubled in Postset (channel c and c+n share a ring and use
 /// the two trees), doubled again on multi-node rings faster than 45 GB/s (connect.cc): sm90 only
 /// and while the double fits MAXCHANNELS (32) in 2.18-2.19; sm90 only and under 16 channels in
@@ -620,26 +685,7 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
     ch = std::min(kMaxChannels, std::max(ch, minCtas));
     c.channels = ch;
 
-    int nvlsCh = 16;
-    if (c.minCompCap >= 100)
-    {
-        nvlsCh = c.nNodes == 1 ? 24 : 32;
-        if (c.nNodes > 1)
-        {
-            if (c.nNodes == 2 && b.nicBwMin >= 48)
-            {
-                nvlsCh = 32;
-            }
-            else if (b.nicBwMin >= 96)
-            {
-                nvlsCh = c.ppn <= 8 ? 24 : 32;
-            }
-            else if (b.nicBwMin >= 48)
-            {
-                nvlsCh = 24;
-            }
-        }
-    }
+    int nvlsCh = SetNvlsTuning(c, b, config, v);
     if (config.nvlsChannels > 0)
     {
         nvlsCh = config.nvlsChannels;

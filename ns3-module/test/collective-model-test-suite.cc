@@ -6,6 +6,7 @@
 // link of 250 ns to the NVSwitch domain. NCCL sees NVLink4 as 18 x 20.6 = 370.8 GB/s per GPU, so
 // the model's NVLink payload efficiency is 20.6 / 25 = 0.824 and one channel (CTA) moves at most
 // 20.6 GB/s (NCCL's per-link figure).
+#include "collective-schedule.h"
 #include "eidolon-test-checks.h"
 
 #include "ns3/cluster-helper.h"
@@ -112,6 +113,7 @@ public:
     void SendrecvRanksEndWhenTheirOwnTransfersDo();
     void SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed();
     void SendrecvLlThresholdIsTheReleases();
+    void NvlsCtasAndChunksAreTheReleases();
     void AlltoallFollowsNcclsP2pRoundsAndChannelSharing();
     void CollectiveWaitsForItsLastRankAndReportsEveryRankOnce();
     void OtherCollectivesMoveWhatNcclMoves();
@@ -1103,6 +1105,131 @@ CollectiveModelTestCase::SendrecvRanksEndWhenTheirOwnTransfersDo()
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], big, 1e-4), true, ends[0][1]);
     NS_TEST_EXPECT_MSG_EQ(Near(ends[0][2], small, 1e-4), true, ends[0][2] << " vs " << small);
     NS_TEST_EXPECT_MSG_LT(ends[0][2], ends[0][0] / 3, "");
+}
+
+void
+CollectiveModelTestCase::NvlsCtasAndChunksAreTheReleases()
+{
+    // calcCollChunking (enqueue.cc), each test on the chunk the one before left.
+    // NVLSTree, 16 channels x 2 heads = 32 concurrent ops:
+    // - from 128 KiB: 3 MiB < 4 x 32 x 128 KiB = 16 MiB -> 64 KiB; 3 MiB < 32 x 64 KiB = 2 MiB
+    //   is false: 64 KiB (a test on the first chunk, 3 MiB < 32 x 128 KiB, would give 32 KiB).
+    //   1 MiB: 64 KiB, then 1 MiB < 2 MiB -> 32 KiB.
+    // - from 64 KiB (4 nodes and more): only the last test, 32 x 64 KiB = 2 MiB.
+    // - from 512 KiB (the Simple step, up to 2.20): 256 MiB < 32 x 32 x 512 KiB = 512 MiB ->
+    //   256 KiB, then 256 MiB < 16 x 32 x 256 KiB = 128 MiB is false: 256 KiB; 64 MiB -> 256 KiB
+    //   -> 128 KiB (64 < 128 MiB), 64 MiB < 4 x 32 x 128 KiB = 16 MiB false; 1 GiB keeps 512 KiB.
+    // - from 1 MiB (NCCL_NVLS_CHUNKSIZE=1048576): 16 MiB < 1 GiB -> 256 KiB, < 128 MiB -> 128
+    //   KiB, 16 MiB < 16 MiB false: 128 KiB.
+    using nccl::NvlsTreeChunk;
+    const uint64_t MiB = 1 << 20;
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(3 * MiB, 16, 2, 131072), 65536, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(1 * MiB, 16, 2, 131072), 32768, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(3 * MiB, 16, 2, 65536), 65536, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(1 * MiB, 16, 2, 65536), 32768, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(256 * MiB, 16, 2, 524288), 262144, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(64 * MiB, 16, 2, 524288), 131072, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(1024 * MiB, 16, 2, 524288), 524288, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsTreeChunk(16 * MiB, 16, 2, 1048576), 131072, "");
+    // NVLS, 16 channels x 4 heads = 64 ops, from 128 KiB: 256 MiB < 64 x 64 x 128 KiB = 512 MiB
+    // -> 64 KiB, 256 MiB < 8 x 64 x 64 KiB = 32 MiB false: 64 KiB; 16 MiB -> 64 KiB -> 32 KiB,
+    // 16 MiB < 2 x 64 x 32 KiB = 4 MiB false; 2 MiB -> 16 KiB. From 512 KiB, 1 GiB < 2 GiB -> 64
+    // KiB.
+    using nccl::NvlsChunk;
+    NS_TEST_EXPECT_MSG_EQ(NvlsChunk(256 * MiB, 16, 4, 131072), 65536, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsChunk(16 * MiB, 16, 4, 131072), 32768, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsChunk(2 * MiB, 16, 4, 131072), 16384, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsChunk(1024 * MiB, 16, 4, 524288), 65536, "");
+    NS_TEST_EXPECT_MSG_EQ(NvlsChunk(4096 * MiB, 16, 4, 524288), 524288, "");
+
+    // Where each release starts (nvls.cc, enqueue.cc), 2 and 4 DGX H100 nodes: 2.18 the Simple
+    // step, 512 KiB; 2.19 the same, 64 KiB from 4 nodes; 2.20 NCCL_NVLSTREE_MAX_CHUNKSIZE may cap
+    // it instead; from 2.21 NCCL_NVLS_CHUNKSIZE (128 KiB), 64 KiB from 4 nodes. NVLS: 128 KiB,
+    // NCCL_NVLS_CHUNKSIZE from 2.21 (at most the 512 KiB step).
+    struct Case
+    {
+        const char* topology;
+        uint32_t version;
+        std::map<std::string, std::string> env;
+        uint64_t tree, nvls;
+    };
+    const Case cases[] = {
+        {"default", 21805, {}, 524288, 131072},
+        {"dgx-h100-4node", 21805, {}, 524288, 131072},
+        {"default", 21904, {}, 524288, 131072},
+        {"dgx-h100-4node", 21904, {}, 65536, 131072},
+        {"dgx-h100-4node", 21904, {{"NCCL_NVLSTREE_MAX_CHUNKSIZE", "262144"}}, 65536, 131072},
+        {"default", 22005, {{"NCCL_NVLSTREE_MAX_CHUNKSIZE", "262144"}}, 262144, 131072},
+        {"dgx-h100-4node", 22005, {{"NCCL_NVLSTREE_MAX_CHUNKSIZE", "262144"}}, 262144, 131072},
+        {"default", 22005, {{"NCCL_NVLS_CHUNKSIZE", "65536"}}, 524288, 131072},
+        {"default", 22105, {}, 131072, 131072},
+        {"dgx-h100-4node", 22403, {}, 65536, 131072},
+        {"dgx-h100-4node", 22403, {{"NCCL_NVLSTREE_MAX_CHUNKSIZE", "262144"}}, 131072, 131072},
+        {"default",
+         22403,
+         {{"NCCL_NVLS_CHUNKSIZE", "1048576"}, {"NCCL_NVLSTREE_MAX_CHUNKSIZE", "262144"}},
+         262144,
+         524288},
+        {"default", 22403, {{"NCCL_NVLS_CHUNKSIZE", "65536"}}, 65536, 65536},
+        {"default", 23007, {}, 131072, 131072},
+        {"dgx-h100-4node", 23007, {}, 65536, 131072},
+    };
+    for (const Case& k : cases)
+    {
+        Bench b(k.topology, k.env);
+        b.model->SetAttribute("NcclVersion", UintegerValue(k.version));
+        const NcclCommInfo c =
+            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+        NS_TEST_EXPECT_MSG_EQ(c.nvlsTreeChunkBytes, k.tree, k.topology << " " << k.version);
+        NS_TEST_EXPECT_MSG_EQ(c.nvlsChunkBytes, k.nvls, k.topology << " " << k.version);
+        NS_TEST_EXPECT_MSG_EQ(c.nvlsChannels, 16, k.topology << " " << k.version);
+    }
+
+    // B200 (sm100), 400 Gb/s NICs (50 GB/s, between NCCL's 48 and 96), each behind the PCIe
+    // switch of its GPU (PIX): NVLS CTAs 16 up to 2.24; 32 from 2.25; from 2.27 24 on one node;
+    // 2.30 on 2 nodes of 8 GPUs at >= 48 GB/s: 32 CTAs, NVLSTree cap 128 KiB, 64 KiB for 8 GPUs a
+    // node behind PIX NICs under 96 GB/s; on 4 nodes at 48-96 GB/s 24 CTAs, cap 64 KiB (PIX).
+    for (uint32_t nodes : {1u, 2u, 4u})
+    {
+        const std::string topo =
+            "/tmp/eidolon-collective-test-b200-" + std::to_string(nodes) + "node.yaml";
+        std::ofstream(topo) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                            << "name: b200\ngenerate:\n  nodes: " << nodes
+                            << "\n  node: {type: dgx-b200}\n";
+        struct Release
+        {
+            uint32_t version;
+            int ctas;
+            uint64_t tree;
+        };
+        const uint64_t fallback = nodes >= 4 ? 65536 : 131072;
+        const Release releases[] = {
+            {22403, 16, fallback},
+            {22501, 32, fallback},
+            {22707, nodes == 1 ? 24 : 32, fallback},
+            {23007,
+             nodes == 1   ? 24
+             : nodes == 2 ? 32
+                          : 24,
+             nodes == 1 ? 131072u : 65536u},
+        };
+        for (const Release& r : releases)
+        {
+            Bench b(topo);
+            b.model->SetAttribute("NcclVersion", UintegerValue(r.version));
+            const NcclCommInfo c =
+                b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+            NS_TEST_EXPECT_MSG_EQ(c.nvls, true, nodes);
+            NS_TEST_EXPECT_MSG_EQ(c.nvlsChannels, r.ctas, nodes << " nodes, " << r.version);
+            NS_TEST_EXPECT_MSG_EQ(c.nvlsTreeChunkBytes, r.tree, nodes << " nodes, " << r.version);
+        }
+    }
+
+    // The variables are checked as the others are.
+    EIDOLON_TEST_EXPECT_THROW(NcclConfig::FromEnvironment({{"NCCL_NVLS_CHUNKSIZE", "0"}}),
+                              std::invalid_argument);
+    EIDOLON_TEST_EXPECT_THROW(NcclConfig::FromEnvironment({{"NCCL_NVLSTREE_MAX_CHUNKSIZE", "64k"}}),
+                              std::invalid_argument);
 }
 
 void
@@ -2159,6 +2286,7 @@ public:
             {"sendrecv_waits_for_both_ranks_and_self_copies_run_at_hbm_speed",
              &C::SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed},
             {"sendrecv_ll_threshold_is_the_releases", &C::SendrecvLlThresholdIsTheReleases},
+            {"nvls_ctas_and_chunks_are_the_releases", &C::NvlsCtasAndChunksAreTheReleases},
             {"alltoall_follows_ncclS_p2p_rounds_and_channel_sharing",
              &C::AlltoallFollowsNcclsP2pRoundsAndChannelSharing},
             {"collective_waits_for_its_last_rank_and_reports_every_rank_once",
