@@ -195,6 +195,7 @@ struct NcclCommInfo
         /// that order works for every channel: one node, or channels through one NIC).
         bool sameChannels = true;
     };
+    uint32_t ncclVersion = 0; //!< the release whose rules derived it (e.g. 22403)
     uint32_t nRanks = 0;
     uint32_t nNodes = 0;
     uint32_t ppn = 0;   //!< nRanks / nNodes (integer division, as NCCL's latency uses it)

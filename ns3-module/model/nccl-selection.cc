@@ -295,22 +295,55 @@ OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm a
 int
 P2pOpChannels(const NcclCommInfo& comm, uint64_t bytes)
 {
-    const uint64_t chunk = comm.p2pChunkBytes;
+    const uint32_t v = comm.ncclVersion;
     const bool multi = comm.nNodes > 1;
-    const uint64_t minPart = multi ? chunk / 2 : chunk / 8;
-    const uint64_t maxPart = multi ? chunk : 32 * chunk;
-    int nMin = std::max(comm.p2pChannelsPerPeer, 1);
-    while (nMin > 1 && uint64_t(nMin) * comm.nRanks > uint64_t(comm.p2pChannels))
+    const uint64_t step = std::max<uint64_t>(comm.p2pChunkBytes, 8);
+    const uint64_t minPart = multi && v >= 22000 ? step / 2 : step / 8;
+    const uint64_t maxPart = multi ? step : 32 * step;
+    const int perPeer = std::max(comm.p2pChannelsPerPeer, 1);
+    const uint64_t nRanks = comm.nRanks;
+    const uint64_t pool = uint64_t(std::max(comm.p2pChannels, 1));
+    int nMin = perPeer;
+    int nMax = perPeer;
+    // Up to 2.19 only a one-node communicator spreads its ops over the pool (and keeps an op off
+    // more than 4 x the pool's share); from 2.20 every communicator halves nMin.
+    while ((v >= 22000 || !multi) && nMin > 1 && nMin * nRanks > pool)
     {
         nMin /= 2;
     }
-    int nCh = int(
-        std::min<uint64_t>(uint64_t(nMin), std::max<uint64_t>(1, (bytes + minPart - 1) / minPart)));
-    while (bytes / uint64_t(nCh) > maxPart && nCh <= comm.p2pChannelsPerPeer / 2)
+    while (v < 22000 && !multi && nMax > 1 && nMax * nRanks > 4 * pool)
+    {
+        nMax /= 2;
+    }
+    if (bytes == 0)
+    {
+        return 1;
+    }
+    auto divUp = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
+    if (v < 22200)
+    {
+        // calcP2pChunkSize: parts of max(minPart, B / nMin), doubling the parts while one exceeds
+        // maxPart, rounded up to minPart; an op takes a channel per part.
+        uint64_t part = std::max(minPart, divUp(bytes, uint64_t(nMin)));
+        int n = nMin;
+        while (part > maxPart && n <= nMax / 2)
+        {
+            n *= 2;
+            part = divUp(bytes, uint64_t(n));
+        }
+        part = divUp(part, minPart) * minPart;
+        return int(std::min<uint64_t>(divUp(bytes, part), uint64_t(perPeer)));
+    }
+    // addP2pToPlan: as many channels as minPart fills up to nMin, doubled while a part exceeds
+    // maxPart.
+    int nCh = int(std::min<uint64_t>(uint64_t(nMin), divUp(bytes, minPart)));
+    uint64_t part = std::max(minPart, divUp(bytes, uint64_t(nCh)));
+    while (part > maxPart && nCh <= nMax / 2)
     {
         nCh *= 2;
+        part = divUp(bytes, uint64_t(nCh));
     }
-    return std::max(nCh, 1);
+    return nCh;
 }
 
 } // namespace nccl

@@ -46,7 +46,10 @@ int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorit
 double OpThreadShare(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
                      NcclProtocol protocol, uint32_t ncclVersion);
 
-/// Channels NCCL gives one point-to-point operation of `bytes` (scheduleP2pTasksToPlan).
+/// Channels NCCL gives one point-to-point operation of `bytes` (scheduleP2pTasksToPlan), by the
+/// communicator's release: up to 2.21 calcP2pChunkSize's parts (minimum part the p2p chunk / 8;
+/// from 2.20 / 2 across nodes), from 2.22 addP2pToPlan's channel count; nMin is halved to share
+/// the p2p pool on one node only up to 2.19, on every communicator from 2.20.
 int P2pOpChannels(const NcclCommInfo& comm, uint64_t bytes);
 
 } // namespace nccl

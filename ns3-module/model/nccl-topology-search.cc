@@ -906,6 +906,7 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
                    const std::vector<uint32_t>& gpus, const SearchSettings& settings)
 {
     NcclCommInfo c;
+    c.ncclVersion = settings.ncclVersion;
     c.nRanks = uint32_t(gpus.size());
     NS_ABORT_MSG_IF(gpus.empty(), "CollectiveModel: communicator without ranks");
 

@@ -114,6 +114,7 @@ public:
     void SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed();
     void SendrecvLlThresholdIsTheReleases();
     void NvlsCtasAndChunksAreTheReleases();
+    void P2pOpsSplitAsTheReleaseDoes();
     void AlltoallFollowsNcclsP2pRoundsAndChannelSharing();
     void CollectiveWaitsForItsLastRankAndReportsEveryRankOnce();
     void OtherCollectivesMoveWhatNcclMoves();
@@ -1233,6 +1234,53 @@ CollectiveModelTestCase::NvlsCtasAndChunksAreTheReleases()
 }
 
 void
+CollectiveModelTestCase::P2pOpsSplitAsTheReleaseDoes()
+{
+    // Channels of one send (scheduleP2pTasksToPlan), worked from each release's code.
+    // 4 x 8 H100 (32 ranks; p2p chunk 128 KiB across nodes; 2 channels per peer; p2p pool 32 up
+    // to 2.19, 16 from 2.20, where NVLS raises it):
+    // - up to 2.19 a multi-node comm keeps nChannelsMin = 2, and calcP2pChunkSize cuts parts of
+    //   at least 128 KiB / 8 = 16 KiB: 32 KiB -> 2 parts of 16 KiB, 2 channels; 16 KiB -> 1.
+    // - from 2.20 nChannelsMin halves while 2 x 32 > 16: 1; parts of at least 64 KiB: 32 KiB ->
+    //   1 channel. 1 MiB: part 1 MiB > 128 KiB -> 2 channels, 512 KiB each, on every release.
+    // One DGX H100 (8 ranks; p2p chunk 512 KiB; 32 a peer; pool 32): nChannelsMin 32 -> 4 (4 x 8
+    // <= 32); parts of at least 64 KiB, at most 16 MiB.
+    // - 320 KiB: up to 2.21 a part of max(64, 320 / 4 = 80) KiB rounded up to 64 KiB = 128 KiB:
+    //   3 parts, 3 channels; from 2.22 min(4, 320 / 64 = 5) = 4 channels.
+    // - 1 GiB: up to 2.19 nChannelsMax also halves while 32 x 8 > 4 x 32: 16; parts 256 -> 128 ->
+    //   64 MiB on 4, 8, 16 channels, and 16 is the most: 16 channels. From 2.20 nChannelsMax 32:
+    //   32 channels of 32 MiB.
+    struct Case
+    {
+        const char* topology;
+        uint32_t version;
+        uint64_t bytes;
+        int channels;
+    };
+    const uint64_t KiB = 1024;
+    const uint64_t GiB = KiB * KiB * KiB;
+    const Case cases[] = {
+        {"dgx-h100-4node", 21805, 32 * KiB, 2},   {"dgx-h100-4node", 21904, 32 * KiB, 2},
+        {"dgx-h100-4node", 21904, 16 * KiB, 1},   {"dgx-h100-4node", 22105, 32 * KiB, 1},
+        {"dgx-h100-4node", 22403, 32 * KiB, 1},   {"dgx-h100-4node", 21904, 1024 * KiB, 2},
+        {"dgx-h100-4node", 22105, 1024 * KiB, 2}, {"dgx-h100-4node", 22403, 1024 * KiB, 2},
+        {"dgx-h100-1node", 21904, 320 * KiB, 3},  {"dgx-h100-1node", 22105, 320 * KiB, 3},
+        {"dgx-h100-1node", 22203, 320 * KiB, 4},  {"dgx-h100-1node", 23007, 320 * KiB, 4},
+        {"dgx-h100-1node", 21805, GiB, 16},       {"dgx-h100-1node", 21904, GiB, 16},
+        {"dgx-h100-1node", 22105, GiB, 32},       {"dgx-h100-1node", 23007, GiB, 32},
+    };
+    for (const Case& k : cases)
+    {
+        Bench b(k.topology);
+        b.model->SetAttribute("NcclVersion", UintegerValue(k.version));
+        CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0);
+        call.transfers = {{0, 1, k.bytes}};
+        NS_TEST_EXPECT_MSG_EQ(b.model->Choose(call).channels, k.channels,
+                              k.topology << " " << k.version << " " << k.bytes << " B");
+    }
+}
+
+void
 CollectiveModelTestCase::SendrecvLlThresholdIsTheReleases()
 {
     // 256 KiB from rank 0 to rank 1 of two on one DGX H100: p2p channels per peer 2 x 18 -> 64
@@ -2287,6 +2335,7 @@ public:
              &C::SendrecvWaitsForBothRanksAndSelfCopiesRunAtHbmSpeed},
             {"sendrecv_ll_threshold_is_the_releases", &C::SendrecvLlThresholdIsTheReleases},
             {"nvls_ctas_and_chunks_are_the_releases", &C::NvlsCtasAndChunksAreTheReleases},
+            {"p2p_ops_split_as_the_release_does", &C::P2pOpsSplitAsTheReleaseDoes},
             {"alltoall_follows_ncclS_p2p_rounds_and_channel_sharing",
              &C::AlltoallFollowsNcclsP2pRoundsAndChannelSharing},
             {"collective_waits_for_its_last_rank_and_reports_every_rank_once",
