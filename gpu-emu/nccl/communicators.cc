@@ -207,14 +207,17 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
     {
         const auto code = ncclResult_t(reading.initError->code);
         Fail(code, std::string(api) + ":ncclenv", reading.initError->message);
-        if (blocking)
+        // Inside a group NCCL only queues the init (ncclAsyncLaunch) and fails ncclGroupEnd.
+        const bool grouped = InGroup();
+        if (blocking && !grouped)
         {
             return code;
         }
+        GroupError(code);
         auto* comm = new ncclComm(); // reported by ncclCommGetAsyncError, as NCCL's async init
         comm->member = member;
-        comm->blocking = false;
-        comm->pending = true;
+        comm->blocking = blocking;
+        comm->pending = !blocking;
         comm->initError = code;
         Live().insert(comm);
         *out = comm;

@@ -512,6 +512,21 @@ BOOST_AUTO_TEST_CASE(nccl_algo_nccl_cannot_read_fails_the_communicator)
     BOOST_TEST(ncclCommAbort(comm) == ncclSuccess);
     BOOST_TEST(g_sink->joined.empty());
 
+    // Inside a group NCCL queues the init (ncclAsyncLaunch, the communicator already handed out)
+    // and runs it at ncclGroupEnd, which fails.
+    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+    comm = nullptr;
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    BOOST_TEST(ncclCommInitRank(&comm, 1, id, 0) == ncclSuccess);
+    BOOST_TEST(ncclGroupEnd() == ncclInvalidUsage);
+    BOOST_TEST_REQUIRE(comm != nullptr);
+    BOOST_TEST(ncclCommGetAsyncError(comm, &async) == ncclSuccess);
+    BOOST_TEST(async == ncclInvalidUsage);
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 5, ncclFloat, ncclSum, comm, nullptr) ==
+               ncclInvalidUsage);
+    BOOST_TEST(ncclCommDestroy(comm) == ncclSuccess);
+    BOOST_TEST(g_sink->joined.empty());
+
     env.Release("2.21.5");
     std::vector<ncclComm_t> comms = InitAll(2);
     BOOST_TEST(g_sink->joined.size() == 2u);
