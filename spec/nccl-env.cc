@@ -312,7 +312,7 @@ NcclRingBackupKeepsProto(uint32_t version)
 }
 
 NcclCallError
-NcclNoAlgorithmText(uint32_t version, int f, const std::string& algo, const std::string& proto,
+NcclNoAlgorithmText(uint32_t version, int f, const char* algo, const char* proto,
                     const std::string& datatype)
 {
     if (version < 22400)
@@ -320,13 +320,13 @@ NcclNoAlgorithmText(uint32_t version, int f, const std::string& algo, const std:
         return {3, "Error : no algorithm/protocol available"};
     }
     std::string said;
-    if (!NcclTrim(algo).empty())
+    if (algo)
     {
-        said += " NCCL_ALGO was set to " + algo + ".";
+        said += std::string(" NCCL_ALGO was set to ") + algo + ".";
     }
-    if (!NcclTrim(proto).empty())
+    if (proto)
     {
-        said += " NCCL_PROTO was set to " + proto + ".";
+        said += std::string(" NCCL_PROTO was set to ") + proto + ".";
     }
     const std::string named = std::string(" for function ") + kNcclFuncNames[f] +
                               " with datatype " + datatype + "." + said;
@@ -353,8 +353,8 @@ NcclCollNetFallback(uint32_t version, bool collnet, int nNodes, bool algo[kNcclA
 }
 
 std::optional<NcclCallError>
-NcclNoAlgorithmError(uint32_t version, int f, const NcclEnableMasks& masks, const std::string& algo,
-                     const std::string& proto, const std::string& datatype)
+NcclNoAlgorithmError(uint32_t version, int f, const NcclEnableMasks& masks, const char* algo,
+                     const char* proto, const std::string& datatype)
 {
     if (version < 22400 && !masks.algo[f][kRing] && !masks.algo[f][kTree] &&
         !masks.algo[f][kNvlsTree])

@@ -105,16 +105,16 @@ bool NcclCollNetFallback(uint32_t version, bool collnet, int nNodes, bool algo[k
  * topology's to say (NVLS, PAT, CollNet support, nodes), which the model decides.
  */
 std::optional<NcclCallError> NcclNoAlgorithmError(uint32_t version, int f,
-                                                  const NcclEnableMasks& masks,
-                                                  const std::string& algo, const std::string& proto,
-                                                  const std::string& datatype);
+                                                  const NcclEnableMasks& masks, const char* algo,
+                                                  const char* proto, const std::string& datatype);
 
 /// NCCL's warning and code for a call of function `f` that finds no algorithm/protocol (the
 /// datatype as given): "Error : no algorithm/protocol available" up to 2.23 (ncclInternalError),
 /// naming the function, datatype and variables from 2.24 (ncclInvalidUsage when NCCL_ALGO or
-/// NCCL_PROTO is set), "No algorithm/protocol available ..." from 2.30.
-NcclCallError NcclNoAlgorithmText(uint32_t version, int f, const std::string& algo,
-                                  const std::string& proto, const std::string& datatype);
+/// NCCL_PROTO is set), "No algorithm/protocol available ..." from 2.30. `algo` / `proto` as getenv
+/// gives them: null where unset; set but empty still counts as set, as NCCL's getenv test does.
+NcclCallError NcclNoAlgorithmText(uint32_t version, int f, const char* algo, const char* proto,
+                                  const std::string& datatype);
 
 /// Helpers for NCCL's variables: ASCII lower case, surrounding blanks removed.
 std::string NcclLower(std::string s);

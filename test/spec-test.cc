@@ -338,9 +338,9 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
 
     auto error = [](uint32_t v, int f, const std::string& algo, const std::string& proto)
     {
-        return NcclNoAlgorithmError(
-            v, f, ReadNcclAlgoProto(v, algo.c_str(), proto.empty() ? nullptr : proto.c_str()).masks,
-            algo, proto, "ncclFloat32");
+        const char* p = proto.empty() ? nullptr : proto.c_str();
+        return NcclNoAlgorithmError(v, f, ReadNcclAlgoProto(v, algo.c_str(), p).masks, algo.c_str(),
+                                    p, "ncclFloat32");
     };
     // Tree for a Broadcast: 2.24 names it all (ncclInvalidUsage), 2.30 says "No ...", 2.18 says
     // less (ncclInternalError); 2.21 and 2.22 run Ring.
@@ -362,6 +362,15 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
     // Ring's backup keeps NCCL_PROTO from 2.22: with no protocol left, 2.22 fails and 2.21 runs.
     BOOST_TEST(error(22203, kBroadcast, "Tree", "^LL,LL128,Simple").has_value());
     BOOST_TEST(!error(22105, kBroadcast, "Tree", "^LL,LL128,Simple").has_value());
+    // NCCL names a variable that is set (its getenv test), empty or not: NCCL_ALGO="" beside an
+    // NCCL_PROTO that leaves nothing.
+    e = error(22403, kBroadcast, "", "^LL,LL128,Simple");
+    BOOST_TEST_REQUIRE(e.has_value());
+    BOOST_TEST(e->code == 5);
+    BOOST_TEST(e->message == "Error : no algorithm/protocol available for function Broadcast with "
+                             "datatype ncclFloat32. NCCL_ALGO was set to . NCCL_PROTO was set to "
+                             "^LL,LL128,Simple.");
+    BOOST_TEST(NcclNoAlgorithmText(22403, kBroadcast, nullptr, nullptr, "ncclFloat32").code == 3);
     // PAT for an AllReduce, NVLS with LL: nothing; NVLS alone, PAT for an AllGather, a prefix
     // for another function: something the topology may run (the model decides), so no error here.
     BOOST_TEST(error(23007, kAllReduce, "PAT", "").has_value());

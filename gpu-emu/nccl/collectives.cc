@@ -146,8 +146,8 @@ Collective(CommOpKind kind, const void* sendbuff, void* recvbuff, size_t count, 
         // where NCCL chooses, the group's end (enqueue.cc): inside a group the call itself
         // succeeds and ncclGroupEnd fails the whole group.
         const spec::NcclCallError error =
-            spec::NcclNoAlgorithmText(uint32_t(EmulatedVersionCode()), function, comm->ncclAlgo,
-                                      comm->ncclProto, TypeName(type));
+            spec::NcclNoAlgorithmText(uint32_t(EmulatedVersionCode()), function,
+                                      comm->AlgoVariable(), comm->ProtoVariable(), TypeName(type));
         const ncclResult_t code =
             Fail(ncclResult_t(error.code), std::string(name) + ":noalgorithm", error.message);
         GroupError(code);

@@ -235,11 +235,12 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
     comm->member = member;
     comm->ncclAlgo = algo ? algo : "";
     comm->ncclProto = proto ? proto : "";
+    comm->ncclAlgoSet = algo != nullptr;
+    comm->ncclProtoSet = proto != nullptr;
     for (int f = 0; f < spec::kNcclFuncs; ++f)
     {
-        comm->noAlgorithm[f] = spec::NcclNoAlgorithmError(version, f, reading.masks, comm->ncclAlgo,
-                                                          comm->ncclProto, "")
-                                   .has_value();
+        comm->noAlgorithm[f] =
+            spec::NcclNoAlgorithmError(version, f, reading.masks, algo, proto, "").has_value();
     }
     comm->blocking = blocking;
     comm->pending = !blocking;

@@ -45,8 +45,11 @@ struct ncclComm
     // Per NCCL function (spec/nccl-env.h order): NCCL_ALGO / NCCL_PROTO, read at init as NCCL
     // does, leave it nothing the emulated release implements, so NCCL fails its calls.
     bool noAlgorithm[eidolon::spec::kNcclFuncs] = {};
-    std::string ncclAlgo;  // NCCL_ALGO at init
-    std::string ncclProto; // NCCL_PROTO at init
+    std::string ncclAlgo;                           // NCCL_ALGO at init
+    std::string ncclProto;                          // NCCL_PROTO at init
+    bool ncclAlgoSet = false, ncclProtoSet = false; // present at init, even if empty
+    const char* AlgoVariable() const { return ncclAlgoSet ? ncclAlgo.c_str() : nullptr; }
+    const char* ProtoVariable() const { return ncclProtoSet ? ncclProto.c_str() : nullptr; }
 };
 
 // A buffer registered with ncclCommRegister (bookkeeping only); its handle points at this.

@@ -180,8 +180,9 @@ NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& comm,
         set = "NCCL's enable rules";
     }
     // NCCL's own warning and code (enqueue.cc), the datatype left open: the model does not know it.
-    const ::eidolon::spec::NcclCallError nccl = ::eidolon::spec::NcclNoAlgorithmText(
-        v, FuncOf(call.kind), settings.config.algo, settings.config.proto, "<its datatype>");
+    const ::eidolon::spec::NcclCallError nccl =
+        ::eidolon::spec::NcclNoAlgorithmText(v, FuncOf(call.kind), AlgoVariable(settings.config),
+                                             ProtoVariable(settings.config), "<its datatype>");
     const char* fn = ToString(call.kind);
     const std::string& warn = nccl.message;
     const char* code = nccl.code == 5 ? "ncclInvalidUsage" : "ncclInternalError";
