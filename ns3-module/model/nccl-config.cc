@@ -16,6 +16,7 @@
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace ns3
 {
@@ -109,9 +110,36 @@ ProtoVariable(const NcclConfig& config)
 EnableMasks
 ParseEnableMasks(const NcclConfig& config, uint32_t version, bool applyEnv)
 {
-    return applyEnv
-               ? spec::ReadNcclAlgoProto(version, AlgoVariable(config), ProtoVariable(config)).masks
-               : spec::ReadNcclAlgoProto(version, nullptr, nullptr).masks;
+    // Every collective the model chooses asks, nearly always with the same variables: the last
+    // reading is kept (per thread) so that one is parsed once, not once a collective.
+    struct Reading
+    {
+        bool valid = false;
+        uint32_t version = 0;
+        bool applyEnv = false, algoSet = false, protoSet = false;
+        std::string algo, proto;
+        EnableMasks masks;
+    };
+    thread_local Reading last;
+    const bool algoSet = applyEnv && AlgoVariable(config) != nullptr;
+    const bool protoSet = applyEnv && ProtoVariable(config) != nullptr;
+    if (last.valid && last.version == version && last.applyEnv == applyEnv &&
+        last.algoSet == algoSet && last.protoSet == protoSet &&
+        (!algoSet || last.algo == config.algo) && (!protoSet || last.proto == config.proto))
+    {
+        return last.masks;
+    }
+    last.masks = spec::ReadNcclAlgoProto(version, algoSet ? config.algo.c_str() : nullptr,
+                                         protoSet ? config.proto.c_str() : nullptr)
+                     .masks;
+    last.valid = true;
+    last.version = version;
+    last.applyEnv = applyEnv;
+    last.algoSet = algoSet;
+    last.protoSet = protoSet;
+    last.algo = algoSet ? config.algo : std::string();
+    last.proto = protoSet ? config.proto : std::string();
+    return last.masks;
 }
 
 } // namespace nccl

@@ -815,6 +815,14 @@ CollectiveModelTestCase::EnvironmentOverrides()
     NS_TEST_EXPECT_MSG_EQ(perFunc.model->Choose(big).algorithm, NcclAlgorithm::Ring, "");
     Bench perFunc2("dgx-h100-1node", {{"NCCL_ALGO", "AllGather:Ring"}});
     NS_TEST_EXPECT_MSG_EQ(perFunc2.model->Choose(big).algorithm, NcclAlgorithm::Nvls, "");
+    // Models with different variables, asked in turn, each keep their own (the masks' reading is
+    // kept between calls).
+    for (int i = 0; i < 2; ++i)
+    {
+        NS_TEST_EXPECT_MSG_EQ(ring.model->Choose(big).algorithm, NcclAlgorithm::Ring, i);
+        NS_TEST_EXPECT_MSG_EQ(perFunc2.model->Choose(big).algorithm, NcclAlgorithm::Nvls, i);
+        ring.model->SetAttribute("NcclVersion", UintegerValue(i ? 23007 : 21805));
+    }
 
     // NCCL_PROTO=^LL128 without NVLS: at 8 MiB LL128 would win (above); without it LL and Simple
     // cross at 15 + S/80.57 = 56 + S/205.7, S ~ 5.4 MB: 4 MiB stays LL, 8 MiB goes Simple.
