@@ -293,15 +293,16 @@ CommunicatorMatcher::MatchTransfers(const RankProcess& process, const Communicat
         int dst = send ? op.peer() : record.comm_rank();
         // Transfers waiting for their other side, oldest first (a pair with none waiting has no
         // entry: an alltoall of n ranks leaves n^2 pairs behind).
-        auto waiting = m_transfers.try_emplace({record.comm(), src, dst}).first;
-        auto& queue = waiting->second;
+        auto waiting = m_transfers.try_emplace(PairKey{record.comm(), src, dst}).first;
+        WaitQueue& queue = waiting->second;
         size_t slotIndex = 0;
-        if (!queue.empty() && (send ? m_transferPool[queue.front()].sendNode
-                                    : m_transferPool[queue.front()].recvNode) == kNoNode)
+        if (queue.head != kNoSlot && (send ? m_transferPool[queue.head].sendNode
+                                           : m_transferPool[queue.head].recvNode) == kNoNode)
         {
-            slotIndex = queue.front();
-            queue.pop_front(); // now matched on both sides
-            if (queue.empty())
+            slotIndex = queue.head; // now matched on both sides
+            queue.head = m_transferPool[slotIndex].nextWaiting;
+            m_transferPool[slotIndex].nextWaiting = kNoSlot;
+            if (queue.head == kNoSlot)
             {
                 m_transfers.erase(waiting);
             }
@@ -319,7 +320,15 @@ CommunicatorMatcher::MatchTransfers(const RankProcess& process, const Communicat
                 m_freeTransfers.pop_back();
                 m_transferPool[slotIndex] = Transfer{};
             }
-            queue.push_back(slotIndex);
+            if (queue.head == kNoSlot)
+            {
+                queue.head = slotIndex;
+            }
+            else
+            {
+                m_transferPool[queue.tail].nextWaiting = slotIndex;
+            }
+            queue.tail = slotIndex;
         }
         Transfer* slot = &m_transferPool[slotIndex];
         slot->comm = record.comm();

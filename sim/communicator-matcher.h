@@ -81,6 +81,34 @@ private:
         uint64_t comm = 0;
         int src = 0;
         int dst = 0;
+        size_t nextWaiting = kNoSlot; //!< the pair's next transfer waiting for its other side
+    };
+    static constexpr size_t kNoSlot = ~size_t(0);
+    // A (comm, src, dst) pair's transfers that one side has posted and the other not yet, oldest
+    // first: a list threaded through the pool (most pairs have one), not a container each.
+    struct PairKey
+    {
+        uint64_t comm;
+        int src, dst;
+        bool operator==(const PairKey& o) const
+        {
+            return comm == o.comm && src == o.src && dst == o.dst;
+        }
+    };
+    struct PairKeyHash
+    {
+        size_t operator()(const PairKey& k) const
+        {
+            uint64_t h = k.comm * 0x9e3779b97f4a7c15ULL;
+            h ^= (uint64_t(uint32_t(k.src)) << 32 | uint32_t(k.dst)) + 0x632be59bd9b4e019ULL +
+                 (h << 6) + (h >> 2);
+            return size_t(h ^ (h >> 31));
+        }
+    };
+    struct WaitQueue
+    {
+        size_t head = kNoSlot;
+        size_t tail = kNoSlot;
     };
 
     void MatchCollective(const RankProcess& process, Communicator& comm, NodeIndex index,
@@ -110,8 +138,8 @@ private:
     // A transfer's call, kept between transfers: its GPU list (the communicator's, thousands of
     // ranks long) is copied only when the communicator changes.
     ns3::eidolon::CollectiveCall m_transferCall;
-    // (comm, src, dst) -> transfers one side has posted and the other not yet, oldest first
-    std::map<std::tuple<uint64_t, int, int>, std::deque<size_t>> m_transfers;
+    // (comm, src, dst) -> transfers one side has posted and the other not yet (looked up only)
+    std::unordered_map<PairKey, WaitQueue, PairKeyHash> m_transfers;
 };
 
 } // namespace eidolon::sim
