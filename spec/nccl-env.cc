@@ -209,6 +209,15 @@ ReadNcclAlgoProto(uint32_t version, const char* algo, const char* proto)
             std::copy(m.proto[0], m.proto[0] + kNcclProtos, m.proto[f]);
             std::copy(m.algo[0], m.algo[0] + kNcclAlgos, m.algo[f]);
         }
+        if (version < 21900)
+        {
+            // 2.18 never turns Ring off for a function other than AllReduce (tuning.cc: "Never
+            // disable ring for non-allreduce operations"): NCCL_ALGO=Tree runs them on Ring.
+            for (int f = 0; f < kNcclFuncs; ++f)
+            {
+                m.algo[f][kRing] = m.algo[f][kRing] || f != kAllReduce;
+            }
+        }
         return r;
     }
     // NCCL reads NCCL_PROTO first; the first error ends communicator creation.
@@ -267,11 +276,13 @@ NcclEnvReadingWarning(uint32_t version, const NcclEnvReading& reading, const cha
     for (const std::string& var : reading.nothingEnabled)
     {
         const bool isAlgo = var == "NCCL_ALGO";
-        said += (said.empty() ? "" : ". ") + quoted(var.c_str(), isAlgo ? algo : proto) +
-                " enables nothing NCCL " + release + " knows: every " +
-                (isAlgo ? "algorithm is off (where CollNet is off too, NCCL turns Ring and Tree "
-                          "back on)"
-                        : "protocol is off, so no collective has an algorithm/protocol");
+        said +=
+            (said.empty() ? "" : ". ") + quoted(var.c_str(), isAlgo ? algo : proto) +
+            " enables nothing NCCL " + release + " knows: every " +
+            (isAlgo ? std::string("algorithm is off (where CollNet is off too, NCCL turns "
+                                  "Ring and Tree back on") +
+                          (version < 21900 ? "; Ring stays on for all but AllReduce)" : ")")
+                    : std::string("protocol is off, so no collective has an algorithm/protocol"));
     }
     return said;
 }

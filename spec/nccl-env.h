@@ -68,7 +68,8 @@ struct NcclEnvReading
  * ones skipped (PAT is a name from 2.23); a variable set to "" is a list of nothing. From 2.24:
  * "list" or "function:list;function:list" (the first entry alone may lack the function, setting
  * all of them; later entries override), functions not named keep everything, "" changes nothing;
- * an unknown name or function fails the communicator's creation.
+ * an unknown name or function fails the communicator's creation. 2.18 keeps Ring on for every
+ * function but AllReduce whatever NCCL_ALGO says (its enable rule skips them).
  */
 NcclEnvReading ReadNcclAlgoProto(uint32_t version, const char* algo, const char* proto);
 

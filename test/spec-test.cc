@@ -225,7 +225,7 @@ BOOST_AUTO_TEST_CASE(nccl_version_from_the_environment)
 // (enqueue.cc, tuning.cc of 2.18.5, 2.21.5, 2.22.3, 2.24.3, 2.30.7).
 BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_as_each_release_reads_them)
 {
-    constexpr int kBroadcast = 0, kAllReduce = 4;
+    constexpr int kBroadcast = 0, kReduce = 1, kAllReduce = 4;
     constexpr int kTree = 0, kRing = 1, kCollNetDirect = 2, kNvls = 4, kNvlsTree = 5, kPat = 6;
     constexpr int kLL = 0, kLL128 = 1, kSimple = 2;
     // 2.24+: a list for all functions, per-function lists (the others keep everything), and a
@@ -286,6 +286,12 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_as_each_release_reads_them)
     BOOST_TEST((r.masks.proto[kBroadcast][kSimple] && !r.masks.proto[kBroadcast][kLL] &&
                 !r.masks.proto[kBroadcast][kLL128] && r.masks.protoNamed[kAllReduce]));
     BOOST_TEST(r.ignored == std::vector<std::string>{"NCCL_PROTO: ' LL'"});
+    // 2.18 keeps Ring for every function but AllReduce, whatever NCCL_ALGO says; 2.19 does not.
+    r = ReadNcclAlgoProto(21805, "tree", nullptr);
+    BOOST_TEST((r.masks.algo[kBroadcast][kRing] && r.masks.algo[kReduce][kRing] &&
+                !r.masks.algo[kAllReduce][kRing] && r.masks.algo[kAllReduce][kTree]));
+    r = ReadNcclAlgoProto(21904, "tree", nullptr);
+    BOOST_TEST((!r.masks.algo[kBroadcast][kRing] && !r.masks.algo[kReduce][kRing]));
     const std::string said = NcclEnvReadingWarning(
         22105, ReadNcclAlgoProto(22105, "allreduce:tree", nullptr), "allreduce:tree", nullptr);
     BOOST_TEST(said.find("function:list entries came with NCCL 2.24") != std::string::npos);
@@ -354,7 +360,10 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
     BOOST_TEST(e->message == "No algorithm/protocol available for function Broadcast with datatype "
                              "ncclFloat32. NCCL_ALGO was set to Tree. NCCL_PROTO was set to "
                              "Simple.");
-    e = error(21805, kBroadcast, "Tree", "");
+    // 2.18 never turns Ring off for a Broadcast (tuning.cc: "Never disable ring for
+    // non-allreduce operations"); an AllReduce with no protocol left fails.
+    BOOST_TEST(!error(21805, kBroadcast, "Tree", "").has_value());
+    e = error(21805, kAllReduce, "Tree", "^LL,LL128,Simple");
     BOOST_TEST_REQUIRE(e.has_value());
     BOOST_TEST((e->code == 3 && e->message == "Error : no algorithm/protocol available"));
     BOOST_TEST(!error(22105, kBroadcast, "Tree", "").has_value());
@@ -383,7 +392,7 @@ BOOST_AUTO_TEST_CASE(nccl_algo_and_proto_leave_a_function_nothing)
     // NCCL_ALGO=PAT is a list of nothing.
     BOOST_TEST(!error(21805, kBroadcast, "CollNetDirect", "").has_value());
     BOOST_TEST(!error(21805, kBroadcast, "PAT", "").has_value());
-    BOOST_TEST(error(21805, kBroadcast, "Tree,CollNetDirect", "").has_value());
+    BOOST_TEST(!error(21805, kBroadcast, "Tree,CollNetDirect", "").has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

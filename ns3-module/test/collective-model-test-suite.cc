@@ -853,7 +853,8 @@ CollectiveModelTestCase::EnvironmentOverrides()
 // NVLS with LL): NCCL 2.18 and 2.24+ fail the call (enqueue.cc, "no algorithm/protocol
 // available"), which the model runs as NCCL's own choice and reports on the NoAlgorithm trace;
 // 2.19-2.23 run Ring instead (`ringbdw`), with any protocol up to 2.21 (NVIDIA/nccl#1304: Tree +
-// Simple ran a Broadcast as Ring/LL) and NCCL_PROTO's from 2.22.
+// Simple ran a Broadcast as Ring/LL) and NCCL_PROTO's from 2.22. 2.18 keeps Ring on for every
+// function but AllReduce, whatever NCCL_ALGO says.
 void
 CollectiveModelTestCase::NoAlgorithmIsWhatTheReleaseDoes()
 {
@@ -905,10 +906,29 @@ CollectiveModelTestCase::NoAlgorithmIsWhatTheReleaseDoes()
                           int(NcclEnvOutcome::Unavailable), "");
     NS_TEST_EXPECT_MSG_EQ(said.size(), 1u, "");
 
-    // Tree for a Broadcast (Ring only): 2.24.3 and 2.18.5 fail it (2.18 without naming the
-    // function, ncclInternalError), and an AllReduce of the same settings runs Tree.
+    // Tree for a Broadcast (Ring only): 2.24.3 fails it, and an AllReduce of the same settings
+    // runs Tree. 2.18.5 runs the Broadcast on Ring (its enable rule never turns Ring off for a
+    // Broadcast), untraced; with no protocol left (NCCL_PROTO=^LL,LL128,Simple) an AllReduce
+    // fails there, without naming the function (ncclInternalError).
     const CollectiveCall bc = plain->Call(CollectiveKind::Broadcast, 64 << 10);
-    for (uint32_t v : {22403u, 21805u})
+    {
+        said.clear();
+        auto tree = bench(21805u, {{"NCCL_ALGO", "Tree"}});
+        listen(*tree);
+        const CollectivePlan b = tree->model->Choose(bc);
+        NS_TEST_EXPECT_MSG_EQ(int(b.envOutcome), int(NcclEnvOutcome::Applied), "");
+        NS_TEST_EXPECT_MSG_EQ(int(b.algorithm), int(NcclAlgorithm::Ring), "");
+        NS_TEST_EXPECT_MSG_EQ(said.size(), 0u, "");
+        auto none = bench(21805u, {{"NCCL_ALGO", "Tree"}, {"NCCL_PROTO", "^LL,LL128,Simple"}});
+        listen(*none);
+        NS_TEST_EXPECT_MSG_EQ(int(none->model->Choose(ar).envOutcome),
+                              int(NcclEnvOutcome::Unavailable), "");
+        NS_TEST_ASSERT_MSG_EQ(said.size(), 1u, "");
+        NS_TEST_EXPECT_MSG_EQ(has(said[0].second, "\"Error : no algorithm/protocol available\""),
+                              true, said[0].second);
+        NS_TEST_EXPECT_MSG_EQ(has(said[0].second, "ncclInternalError"), true, said[0].second);
+    }
+    for (uint32_t v : {22403u})
     {
         said.clear();
         auto tree = bench(v, {{"NCCL_ALGO", "Tree"}});
