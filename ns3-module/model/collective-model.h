@@ -202,8 +202,10 @@ struct NcclCommInfo
     int minCompCap = 0; //!< e.g. 90 for sm_90 (smallest over the comm)
     int maxCompCap = 0;
     bool nvswitch = false; //!< every rank's GPU hangs off an NVSwitch
-    bool nvls = false;     //!< NVLS usable (sm90+, NVSwitch, NCCL_NVLS_ENABLE, >= 2 ranks)
-    bool pat = false;      //!< PAT usable (one rank per node, NCCL_PAT_ENABLE)
+    /// NVLS usable: sm90+, NVSwitch, NCCL_NVLS_ENABLE, and more than 2 GPUs on every node up to
+    /// 2.28.3 (2 from 2.28.7).
+    bool nvls = false;
+    bool pat = false; //!< PAT usable (one rank per node, NCCL_PAT_ENABLE)
     /// CollNet usable: SHARP switches, NCCL_COLLNET_ENABLE=1, two nodes or more. Enables
     /// CollNetDirect (with an NVSwitch), CollNetChain and NVLS across nodes.
     bool collnet = false;

@@ -498,7 +498,13 @@ SearchNvls(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& 
     const bool nvlsEnv =
         settings.config.nvlsEnable == -1 ? settings.nvlsMulticast : settings.config.nvlsEnable != 0;
     const bool nvlsHw = c.nvswitch && c.minCompCap >= 90 && nvlsEnv;
-    if (!nvlsHw || c.ppn < 2)
+    // nvls.cc: NVLS needs more than 2 GPUs on the node up to 2.28.3, 2 from 2.28.7.
+    size_t local = c.nodes.empty() ? c.ppn : c.nodes[0].size();
+    for (const auto& node : c.nodes)
+    {
+        local = std::min(local, node.size());
+    }
+    if (!nvlsHw || local < (settings.ncclVersion >= 22807 ? 2u : 3u))
     {
         return;
     }

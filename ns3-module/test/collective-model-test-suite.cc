@@ -1254,6 +1254,19 @@ CollectiveModelTestCase::NvlsCtasAndChunksAreTheReleases()
         }
     }
 
+    // NVLS needs more than 2 GPUs on a node up to 2.28.3 (nvls.cc: gpuCount <= 2 turns it off),
+    // 2 from 2.28.7.
+    for (auto [version, ranks, on] :
+         {std::tuple{22403u, 2u, false}, std::tuple{22803u, 2u, false},
+          std::tuple{22809u, 2u, true}, std::tuple{23007u, 2u, true}, std::tuple{22403u, 3u, true}})
+    {
+        Bench b("dgx-h100-1node");
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        NS_TEST_EXPECT_MSG_EQ(
+            b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1, ranks).gpus).nvls,
+            on, version << ", " << ranks << " GPUs");
+    }
+
     // The variables are checked as the others are.
     EIDOLON_TEST_EXPECT_THROW(NcclConfig::FromEnvironment({{"NCCL_NVLS_CHUNKSIZE", "0"}}),
                               std::invalid_argument);
