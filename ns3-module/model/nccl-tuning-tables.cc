@@ -81,15 +81,22 @@ ModernTables(uint32_t version)
                            {0, 0, 14}});
     Fill(t.llMaxBw,
          {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}});
-    if (version < 22809)
+    // Blackwell's ring LL128 cap (tuning.cc at each tag): 2 x 36.7 to 2.28.3, 34.6 on two nodes
+    // from 2.28.7, 34.5/34.6/34.5 in 2.29.2-2.29.3, 40 from 2.29.7.
+    if (version < 22807)
     {
         Fill(t.perChMaxRingLL128,
              {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {73.4, 73.4, 73.4}});
     }
-    else if (version < 22907)
+    else if (version < 22902)
     {
         Fill(t.perChMaxRingLL128,
              {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {73.4, 34.6, 73.4}});
+    }
+    else if (version < 22907)
+    {
+        Fill(t.perChMaxRingLL128,
+             {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {34.5, 34.6, 34.5}});
     }
     else
     {
@@ -231,9 +238,9 @@ Release221Tables(uint32_t version)
 }
 
 /// NCCL 2.24.3 (used for 2.23 to 2.26) and 2.27.7 (2.27): the 2.23 formulas (PAT, Tree/Simple
-/// 4/4/14 us per hop over a base of 8.4 us) with NVLS still min(bwIntra, bwInter) x 5/6. 2.24 has
-/// three architecture rows (sm100 reads Hopper's, LL128 off by default); 2.27 adds Blackwell's at
-/// twice Hopper's figures and allows LL128 there.
+/// 4/4/14 us per hop over a base of 8.4 us) with NVLS still min(bwIntra, bwInter) x 5/6. 2.23-2.24
+/// have three architecture rows (sm100 reads Hopper's, LL128 off by default); 2.25 adds
+/// Blackwell's at twice Hopper's figures and allows LL128 there (2.25.1 tuning.cc).
 TuningTables
 Release224Tables(uint32_t version)
 {
@@ -243,14 +250,15 @@ Release224Tables(uint32_t version)
     t.release = r227 ? kRelease227 : kRelease224;
     t.nvlsEfficiencyModel = false;
     t.nvlsTreeCorrection = false;
-    t.ll128Blackwell = r227;
+    const bool blackwell = version >= 22500;
+    t.ll128Blackwell = blackwell;
     for (int p = 0; p < kProtos; ++p)
     {
         t.baseLat[kPat][p] = 0; // PAT's latency is its own formula (8 us base inside it)
         t.hwLat[kHwNvlink][kPat][p] = t.hwLat[kHwPci][kPat][p] = t.hwLat[kHwNet][kPat][p] = 0;
     }
     t.hwLat[kHwNet][kNvlsTree][kSimple] = 14;
-    const double m = r227 ? 2.0 : 1.0; // Blackwell row: twice Hopper's (2.27), Hopper's (2.24)
+    const double m = blackwell ? 2.0 : 1.0; // Blackwell row: twice Hopper's (2.25+), else Hopper's
     for (int i = 0; i < 3; ++i)
     {
         t.llMaxBw[3][i] = m * t.llMaxBw[2][i];

@@ -39,7 +39,7 @@ struct TuningTables
     bool ringLLHalf = true;          //!< ring LL bus bandwidth x1/2 (2.21+; before: x1/4 or x1/3)
     bool nvlsEfficiencyModel = true; //!< NVLS bandwidth from the NVLS efficiency (2.28+)
     bool nvlsTreeCorrection = true;  //!< tree size correction on Blackwell NVLSTree (2.29+)
-    bool ll128Blackwell = true;      //!< LL128 on by default on sm100 (2.27+)
+    bool ll128Blackwell = true;      //!< LL128 on by default on sm100 (2.25+)
     double baseLat[kAlgos][kProtos] = {};
     double hwLat[3][kAlgos][kProtos] = {};
     double llMaxBw[4][3] = {};

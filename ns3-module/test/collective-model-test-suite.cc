@@ -1953,6 +1953,47 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
     t = tables(22707, CollectiveKind::AllGather);
     NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[nvls][simple], 35.0 * 8), true,
                           t.bandwidthGBps[nvls][simple]);
+    // DGX B200 (ring graph 16 x 45 GB/s on one node, AllReduce ratio 8/14; 8 x 48 on two, 16/30).
+    // 2.23-2.24 read Hopper's rows for sm100 and keep LL128 off; 2.25 adds Blackwell's rows at
+    // twice Hopper's and turns LL128 on: ring LL min(282, 720 / 2), LL128 min(0.92 x 720, 16 x
+    // 73.4). Blackwell's ring LL128 cap per channel: 73.4 up to 2.28.3; on 2 nodes 34.6 from
+    // 2.28.7; on one node 34.5 in 2.29.2-2.29.6, 40 from 2.29.7.
+    const int ll128 = 1;
+    for (uint32_t nodes : {1u, 2u})
+    {
+        const std::string topo =
+            "/tmp/eidolon-collective-test-b200-" + std::to_string(nodes) + "node.yaml";
+        std::ofstream(topo) << "version: 1\ngpu_specs: " << ShippedTopologies() << "/gpus\n"
+                            << "name: b200\ngenerate:\n  nodes: " << nodes
+                            << "\n  node: {type: dgx-b200}\n";
+        auto b200 = [&](uint32_t version)
+        {
+            Bench b(topo);
+            b.model->SetAttribute("NcclVersion", UintegerValue(version));
+            return b.model->CostTable(b.Call(CollectiveKind::AllReduce, 1 << 20));
+        };
+        if (nodes == 1)
+        {
+            t = b200(22403);
+            NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll], 141.0 * 8 / 14), true, "");
+            NS_TEST_EXPECT_MSG_LT(t.timeUs[ring][ll128], 0, "LL128 off on sm100 before 2.25");
+            t = b200(22501);
+            NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll], 282.0 * 8 / 14), true, "");
+            NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll128], 0.92 * 720 * 8 / 14), true,
+                                  t.bandwidthGBps[ring][ll128]);
+            NS_TEST_EXPECT_MSG_EQ(Near(b200(22903).bandwidthGBps[ring][ll128], 16 * 34.5 * 8 / 14),
+                                  true, "");
+            NS_TEST_EXPECT_MSG_EQ(Near(b200(23007).bandwidthGBps[ring][ll128], 16 * 40.0 * 8 / 14),
+                                  true, "");
+        }
+        else
+        {
+            NS_TEST_EXPECT_MSG_EQ(
+                Near(b200(22803).bandwidthGBps[ring][ll128], 0.92 * 384 * 16 / 30), true, "");
+            NS_TEST_EXPECT_MSG_EQ(Near(b200(22807).bandwidthGBps[ring][ll128], 8 * 34.6 * 16 / 30),
+                                  true, "");
+        }
+    }
     // Multi-node sm90 channels (connect.cc): 2 x 8 H100 search 8 ring channels, doubled to 16 for
     // the two trees; 2.18-2.19 double again while 2 x 16 fits MAXCHANNELS (32), 2.20+ only under
     // 16 channels.
