@@ -48,6 +48,9 @@ struct CostInputs
     double netOverheadBase = 0;
     int nsteps = 0;      //!< ring steps
     int nInterSteps = 0; //!< of which cross nodes
+    /// A node of the comm holds one of its GPUs: NCCL's tree graph there is a plain TREE
+    /// (search.cc: ngpus == 1), whose bandwidth it takes at 0.85 (every release).
+    bool plainTree = false;
 };
 
 CostInputs
@@ -72,6 +75,11 @@ MakeInputs(const TuningTables& t, int coll, const NcclCommInfo& comm, bool amd)
     in.perChMaxNvlsTree = t.perChMaxNvlsTree[ccIdx][index2];
     in.nvlsEff = t.nvlsEff[ccIdx];
     in.netOverheadBase = amd ? 2.0 : 1.0;
+    in.plainTree = comm.nodes.empty() ? comm.ppn == 1 : false;
+    for (const auto& node : comm.nodes)
+    {
+        in.plainTree = in.plainTree || node.size() == 1;
+    }
 
     in.nsteps = coll == kAllReduce                               ? 2 * (nRanks - 1)
                 : (coll == kReduceScatter || coll == kAllGather) ? nRanks - 1
@@ -194,9 +202,13 @@ ModernBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, in
         busBw = std::min(busBw * (in.nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                          g.nChannels * in.perChMaxTreeLL128);
     }
+    if (a == kTree && in.plainTree && in.nRanks > 1)
+    {
+        busBw *= 0.85;
+    }
     if (a == kPat)
     {
-        busBw *= 0.75;
+        busBw *= in.t.version < 22400 ? 0.85 : 0.75; // 2.23.4 tuning.cc .85, 2.24 on .75
     }
     if (a == kCollNetDirect && coll == kAllReduce)
     {
@@ -302,9 +314,13 @@ ClassicBusBandwidth(const CostInputs& in, const NcclCommInfo::Graph& g, int a, i
         busBw = std::min(busBw * (in.nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                          g.nChannels * in.perChMaxTreeLL128);
     }
+    if (a == kTree && in.plainTree && in.nRanks > 1)
+    {
+        busBw *= 0.85;
+    }
     if (a == kPat)
     {
-        busBw *= 0.75;
+        busBw *= in.t.version < 22400 ? 0.85 : 0.75; // 2.23.4 tuning.cc .85, 2.24 on .75
     }
     if (a == kCollNetDirect && coll == kAllReduce)
     {

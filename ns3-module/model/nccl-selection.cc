@@ -260,11 +260,17 @@ OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm a
     int nc;
     if (a == kNvls)
     {
-        nc = comm.nNodes == 1 ? comm.nvlsChannels : std::min(comm.nvlsChannels, comm.channels);
+        // Across nodes (with SHARP) 2.28+ take no more than the comm's channels.
+        nc = comm.nNodes == 1 || ncclVersion < 22800 ? comm.nvlsChannels
+                                                     : std::min(comm.nvlsChannels, comm.channels);
     }
     else if (a == kNvlsTree)
     {
         nc = comm.nvlsChannels;
+    }
+    else if (a == kPat)
+    {
+        nc = comm.channels; // NCCL sets no maxThreads for PAT, so topoGetAlgoInfo drops none
     }
     else
     {

@@ -1994,6 +1994,40 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
                                   true, "");
         }
     }
+    // One H100 on each of 4 nodes (tree graph 2 channels x 24 GB/s across nodes, busBw 48): PAT
+    // at 0.85 of it in 2.23.4, 0.75 from 2.24; the tree graph is a plain TREE there (one GPU a
+    // node), at 0.85 on every release: Tree/Simple AllReduce min(0.92 x 48, 2 x 36.0) x 0.85,
+    // halved to algorithm bandwidth.
+    {
+        Bench b("dgx-h100-4node");
+        const int pat = int(NcclAlgorithm::Pat);
+        CollectiveCall call = b.Call(CollectiveKind::AllGather, 4 << 20);
+        call.gpus = {b.topo->GpuDevice(0), b.topo->GpuDevice(8), b.topo->GpuDevice(16),
+                     b.topo->GpuDevice(24)};
+        CollectiveCall ar = call;
+        ar.kind = CollectiveKind::AllReduce;
+        for (auto [version, factor] : {std::pair{22304u, 0.85}, std::pair{22403u, 0.75}})
+        {
+            b.model->SetAttribute("NcclVersion", UintegerValue(version));
+            NS_TEST_EXPECT_MSG_EQ(
+                Near(b.model->CostTable(call).bandwidthGBps[pat][simple], 48 * factor), true,
+                version);
+            NS_TEST_EXPECT_MSG_EQ(
+                Near(b.model->CostTable(ar).bandwidthGBps[tree][simple], 0.92 * 48 * 0.85 * 0.5),
+                true, version);
+        }
+        // NCCL sets no maxThreads for PAT, so topoGetAlgoInfo drops none of its channels; only
+        // the scheduler's 16 KiB cells limit them: a 64 KiB AllGather moves 4 x 16 KiB, 4
+        // channels (the thread rule would have left 2: 64 KiB < 2 x 512 x 64 B is false at 2).
+        Bench forced("dgx-h100-4node", {{"NCCL_ALGO", "PAT"}});
+        forced.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        CollectiveCall small = call;
+        small.bytes = 64 << 10;
+        NS_TEST_EXPECT_MSG_GT(forced.model->DescribeCommunicator(small.gpus).channels, 3, "");
+        const CollectivePlan plan = forced.model->Choose(small);
+        NS_TEST_EXPECT_MSG_EQ(int(plan.algorithm), pat, "");
+        NS_TEST_EXPECT_MSG_EQ(plan.channels, 4, "");
+    }
     // Multi-node sm90 channels (connect.cc): 2 x 8 H100 search 8 ring channels, doubled to 16 for
     // the two trees; 2.18-2.19 double again while 2 x 16 fits MAXCHANNELS (32), 2.20+ only under
     // 16 channels.
@@ -2271,6 +2305,19 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
     NS_TEST_EXPECT_MSG_EQ(Near(ag224.bandwidthGBps[direct][2], 326.4), true,
                           ag224.bandwidthGBps[direct][2]);
     NS_TEST_EXPECT_MSG_LT(ag224.timeUs[nvls][2], 0, "");
+    // NVLS across nodes on NCCL_MAX_NCHANNELS=4: 2.28+ take min(NVLS CTAs, the comm's 4
+    // channels) (enqueue.cc topoGetAlgoInfo); 2.21 all 16 NVLS CTAs (2.22-2.27 raise the comm's
+    // channels to them anyway).
+    for (auto [version, channels] : {std::pair{22105u, 16}, std::pair{22803u, 4}})
+    {
+        Bench capped(
+            path,
+            {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_MAX_NCHANNELS", "4"}, {"NCCL_ALGO", "NVLS"}});
+        capped.model->SetAttribute("NcclVersion", UintegerValue(version));
+        const CollectivePlan plan = capped.model->Choose(big);
+        NS_TEST_EXPECT_MSG_EQ(int(plan.algorithm), nvls, version);
+        NS_TEST_EXPECT_MSG_EQ(plan.channels, channels, version);
+    }
     const NcclCostTable ag218 = old.model->CostTable(gather);
     NS_TEST_EXPECT_MSG_LT(ag218.timeUs[direct][2], 0, "");
     // tuning.cc admits CollNetDirect for AllGather/ReduceScatter from 2.20 (not 2.19).
