@@ -536,7 +536,12 @@ SearchNvls(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& 
                 }
             }
         }
-        nv.bwInter = std::max(nv.bwIntra, std::min(2 * nv.bwIntra, top));
+        // search.cc pass 2 raises an NVLS graph's bwInter from 2.19; 2.18 keeps a raised graph
+        // only for more heads (ncclTopoCompareGraphs), so its NVLS graph stays at bwIntra.
+        if (settings.ncclVersion >= 21900)
+        {
+            nv.bwInter = std::max(nv.bwIntra, std::min(2 * nv.bwIntra, top));
+        }
     }
     if (nv.nChannels >= 2)
     {

@@ -2028,6 +2028,21 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
         NS_TEST_EXPECT_MSG_EQ(int(plan.algorithm), pat, "");
         NS_TEST_EXPECT_MSG_EQ(plan.channels, 4, "");
     }
+    // 4 x 8 H100: the NVLS graph (8 NIC heads) is 40/40 GB/s in 2.18, whose search keeps a raised
+    // graph only for more heads; 2.19+ raise bwInter to min(2 x 40, 48). 2.18's NVLSTree takes
+    // bwInter from 3 nodes at 0.7 x 4 / (2 x 3): 8 x 40 x 0.7 x 4 / 6.
+    {
+        Bench b("dgx-h100-4node");
+        const CollectiveCall call = b.Call(CollectiveKind::AllReduce, 256 << 20);
+        b.model->SetAttribute("NcclVersion", UintegerValue(21805));
+        NS_TEST_EXPECT_MSG_EQ(b.model->DescribeCommunicator(call.gpus).nvlsGraph.bwInter, 40.0, "");
+        const int nvlsTree = int(NcclAlgorithm::NvlsTree);
+        NS_TEST_EXPECT_MSG_EQ(
+            Near(b.model->CostTable(call).bandwidthGBps[nvlsTree][simple], 8 * 40 * 0.7 * 4 / 6),
+            true, b.model->CostTable(call).bandwidthGBps[nvlsTree][simple]);
+        b.model->SetAttribute("NcclVersion", UintegerValue(21904));
+        NS_TEST_EXPECT_MSG_EQ(b.model->DescribeCommunicator(call.gpus).nvlsGraph.bwInter, 48.0, "");
+    }
     // Multi-node sm90 channels (connect.cc): 2 x 8 H100 search 8 ring channels, doubled to 16 for
     // the two trees; 2.18-2.19 double again while 2 x 16 fits MAXCHANNELS (32), 2.20+ only under
     // 16 channels.
