@@ -312,6 +312,8 @@ CollectiveModel::GetCostSettings() const
     s.ncclVersion = m_ncclVersion;
     s.config = m_config;
     s.amdCpu = IsAmdCpu();
+    const std::string cpu = CpuVendor();
+    s.x86Cpu = cpu != "arm" && cpu != "power";
     s.netMessageLatencyUs = GetTopology()->transport.messageLatencyUs;
     return s;
 }

@@ -51,6 +51,7 @@ struct CostInputs
     /// A node of the comm holds one of its GPUs: NCCL's tree graph there is a plain TREE
     /// (search.cc: ngpus == 1), whose bandwidth it takes at 0.85 (every release).
     bool plainTree = false;
+    bool x86Cpu = true; //!< CostSettings::x86Cpu
 };
 
 CostInputs
@@ -512,7 +513,8 @@ EstimateTimes(const CostInputs& in, const NcclCommInfo& comm, uint64_t nBytes, N
                 bw *= t.treeCorrection[p][logSize];
             }
             if (t.nvlsTreeCorrection && a == kNvlsTree && coll == kAllReduce &&
-                comm.minCompCap >= 100 && logSize >= 0 && logSize < 24 && logSize < entries)
+                comm.minCompCap >= 100 && in.x86Cpu && logSize >= 0 && logSize < 24 &&
+                logSize < entries)
             {
                 bw *= t.treeCorrection[p][logSize];
             }
@@ -554,7 +556,8 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
     {
         return;
     }
-    const CostInputs in = MakeInputs(t, coll, comm, settings.amdCpu);
+    CostInputs in = MakeInputs(t, coll, comm, settings.amdCpu);
+    in.x86Cpu = settings.x86Cpu;
     for (int a = 0; a < kAlgos; ++a)
     {
         if (!Supported(t, coll, a))

@@ -26,6 +26,8 @@ struct CostSettings
     uint32_t ncclVersion = 0;
     NcclConfig config;
     bool amdCpu = false; //!< NCCL's LL bandwidth row on multi-node, network post overhead
+    /// NCCL's CPU arch is x86 (intel, amd, zhaoxin): 2.29+ correct Blackwell's NVLSTree there only.
+    bool x86Cpu = true;
     /// The topology's network transport: added to every network message on the critical path
     /// of the timing (PlanLatencyUs), not to NCCL's own estimate (which knows IB only).
     double netMessageLatencyUs = 0;

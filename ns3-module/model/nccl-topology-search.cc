@@ -721,9 +721,14 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
 /// GPU drives (one here); from 2.29 ceil(NIC GB/s / 14), halved while it times ceil(nRanks / 8)
 /// exceeds the p2p channels.
 void
-SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, uint32_t ncclVersion, int baseChannels)
+SetP2pChannels(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& settings,
+               int baseChannels)
 {
-    c.p2pChunkBytes = c.nNodes > 1 ? 131072 : (b.nvlinkAll ? 524288 : 131072);
+    const uint32_t ncclVersion = settings.ncclVersion;
+    // Across nodes NCCL_P2P_NET_CHUNKSIZE (128 KiB), doubled from 2.29.2 on ARM hosts with sm100
+    // (init.cc: GB200 hosts have 4 GPUs); one node the NVLink (512 KiB) or PCI (128 KiB) chunk.
+    const bool gbx = settings.cpuVendor == "arm" && c.minCompCap >= 100 && ncclVersion >= 22902;
+    c.p2pChunkBytes = c.nNodes > 1 ? (gbx ? 262144 : 131072) : (b.nvlinkAll ? 524288 : 131072);
     c.p2pChannels = int(Pow2Up(uint32_t(std::min(baseChannels, kMaxChannels))));
     const bool byNicBandwidth = ncclVersion >= 22900;
     int perPeer;
@@ -896,7 +901,7 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     c.pat = (config.patEnable != 0) && c.minCompCap >= 60 && c.nNodes == c.nRanks &&
             (tables.modern || config.patEnable == 1);
     const int p2pBase = SetChannels(c, b, config, settings);
-    SetP2pChannels(c, b, settings.ncclVersion, p2pBase);
+    SetP2pChannels(c, b, settings, p2pBase);
 }
 } // namespace
 

@@ -1988,6 +1988,35 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
         }
         else
         {
+            // ARM hosts (GB200-class): from 2.29.2 the network p2p chunk doubles to 256 KiB on
+            // sm100, and 2.29+ correct Blackwell's NVLSTree by size on x86 only: a 1 MiB
+            // AllReduce (1 MiB >> 6 = 2^14) is taken at treeCorrectionFactor[Simple][14] = 0.5
+            // on x86 and not on ARM.
+            for (auto [version, cpu, chunk] :
+                 {std::tuple{23007u, "arm", 262144u}, std::tuple{23007u, "intel", 131072u},
+                  std::tuple{22809u, "arm", 131072u}})
+            {
+                Bench b(topo);
+                b.model->SetAttribute("NcclVersion", UintegerValue(version));
+                b.model->SetAttribute("CpuVendor", StringValue(cpu));
+                NS_TEST_EXPECT_MSG_EQ(
+                    b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus)
+                        .p2pChunkBytes,
+                    chunk, version << " " << cpu);
+            }
+            // NCCL's time: latency + bytes / (bandwidth x correction).
+            const int nvlsTree = int(NcclAlgorithm::NvlsTree);
+            auto streaming = [&](const char* cpu)
+            {
+                Bench b(topo);
+                b.model->SetAttribute("CpuVendor", StringValue(cpu));
+                const NcclCostTable c =
+                    b.model->CostTable(b.Call(CollectiveKind::AllReduce, 1 << 20));
+                return c.timeUs[nvlsTree][simple] - c.latencyUs[nvlsTree][simple];
+            };
+            NS_TEST_EXPECT_MSG_GT(streaming("arm"), 0, "");
+            NS_TEST_EXPECT_MSG_EQ(Near(streaming("intel"), streaming("arm") / 0.5), true,
+                                  streaming("intel") << " vs " << streaming("arm"));
             NS_TEST_EXPECT_MSG_EQ(
                 Near(b200(22803).bandwidthGBps[ring][ll128], 0.92 * 384 * 16 / 30), true, "");
             NS_TEST_EXPECT_MSG_EQ(Near(b200(22807).bandwidthGBps[ring][ll128], 8 * 34.6 * 16 / 30),
