@@ -58,35 +58,63 @@ NcclNvlinkPerLink(int cc)
     return 18.0;
 }
 
-/// Candidate per-channel speeds of NCCL's search (GB/s), src/graph/search.cc.
+/// Candidate per-channel speeds of NCCL's search (GB/s), src/graph/search.cc at each tag: sm90's
+/// intra list gained 50 in 2.19 and 11 in 2.21, its inter list 22 in 2.19; sm100 reads sm90's
+/// lists until it has its own (intra from 2.25, inter from 2.27, changed in 2.27.5, 2.27.6,
+/// 2.29.2, 2.29.7 and 2.30).
 const std::vector<double>&
 IntraSpeeds(int cc, uint32_t version)
 {
     static const std::vector<double> sm80 = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+    static const std::vector<double> sm90v218 = {60, 40, 30, 24, 20, 15, 12, 6, 3};
+    static const std::vector<double> sm90v219 = {60, 50, 40, 30, 24, 20, 15, 12, 6, 3};
     static const std::vector<double> sm90 = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+    static const std::vector<double> sm100v225 = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19};
+    static const std::vector<double> sm100v227 = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18};
     static const std::vector<double> sm100 = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
-    static const std::vector<double> sm100Old = {90, 80, 70, 60, 50, 40, 30, 24, 20, 19, 18};
-    if (cc >= 100)
+    if (cc >= 100 && version >= 22500)
     {
-        return version >= 22902 ? sm100 : sm100Old; // 45.0 added in 2.29.2
+        return version >= 22902 ? sm100 : version >= 22700 ? sm100v227 : sm100v225;
     }
-    return cc >= 90 ? sm90 : sm80;
+    if (cc >= 90) // sm100 too before 2.25, which had no list of its own
+    {
+        return version >= 22100 ? sm90 : version >= 21900 ? sm90v219 : sm90v218;
+    }
+    return sm80;
 }
 
 const std::vector<double>&
-InterSpeeds(int cc)
+InterSpeeds(int cc, uint32_t version)
 {
     static const std::vector<double> sm80 = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
                                              7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
+    static const std::vector<double> sm90v218 = {48, 45, 42, 40, 30,  24,  20,   17.5,
+                                                 15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
     static const std::vector<double> sm90 = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
                                              15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+    static const std::vector<double> sm100v2273 = {47.9, 45, 42, 40, 30,  24,  22,   20,  17.5,
+                                                   15,   12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+    static const std::vector<double> sm100v2275 = {48, 45.1, 42, 40, 30,  24,  22,   20,  17.5,
+                                                   15, 12,   6,  3,  2.4, 1.2, 0.24, 0.12};
+    static const std::vector<double> sm100v2276 = {96,   48, 45.1, 42, 40, 30,  24,  22,   20,
+                                                   17.5, 15, 12,   6,  3,  2.4, 1.2, 0.24, 0.12};
+    static const std::vector<double> sm100v2297 = {96,   80, 48, 45.1, 42, 40,  30,  24,   22,  20,
+                                                   17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
     static const std::vector<double> sm100 = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
                                               20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
-    if (cc >= 100)
+    if (cc >= 100 && version >= 22700)
     {
-        return sm100;
+        return version >= 23000   ? sm100
+               : version >= 22907 ? sm100v2297
+               : version >= 22706 ? sm100v2276
+               : version >= 22705 ? sm100v2275
+                                  : sm100v2273;
     }
-    return cc >= 90 ? sm90 : sm80;
+    if (cc >= 90) // sm100 too before 2.27 (2.25-2.26 give it the sm90 list)
+    {
+        return version >= 21900 ? sm90 : sm90v218;
+    }
+    return sm80;
 }
 
 /// NCCL's double binary tree over node indices (src/graph/trees.cc, restated): parent of r in
@@ -874,7 +902,7 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
 {
     const TuningTables& tables = GetTuningTables(settings.ncclVersion);
     const auto& intra = IntraSpeeds(c.minCompCap, settings.ncclVersion);
-    const auto& inter = InterSpeeds(c.minCompCap);
+    const auto& inter = InterSpeeds(c.minCompCap, settings.ncclVersion);
     NcclCommInfo::Graph ring = SearchRing(c, b, intra, inter);
     NcclCommInfo::Graph tree = SearchTree(ring, c, b, intra);
     DuplicateGraph(ring, c.minCompCap);

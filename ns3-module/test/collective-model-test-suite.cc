@@ -1974,6 +1974,17 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
         };
         if (nodes == 1)
         {
+            // The NVLS graph (8 heads, 9 x speed within NVLink5's 18 x 40.1 = 721.8 GB/s): the
+            // sm90 speed list up to 2.24 (60 the largest), sm100's own from 2.25 (80).
+            for (auto [version, speed] : {std::pair{22403u, 60.0}, std::pair{22501u, 80.0}})
+            {
+                Bench b(topo);
+                b.model->SetAttribute("NcclVersion", UintegerValue(version));
+                NS_TEST_EXPECT_MSG_EQ(
+                    b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus)
+                        .nvlsGraph.bwIntra,
+                    speed, version);
+            }
             t = b200(22403);
             NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll], 141.0 * 8 / 14), true, "");
             NS_TEST_EXPECT_MSG_LT(t.timeUs[ring][ll128], 0, "LL128 off on sm100 before 2.25");
