@@ -17,10 +17,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 
 namespace ns3
 {
@@ -102,50 +104,37 @@ struct PipeInputs
     }
 };
 
+/// calcCollChunking's cuts for small operations: for each (chunks, size) in turn, the chunk drops
+/// to `size` where the operation holds fewer than `chunks` chunks per concurrent op (channel x
+/// head) and the chunk, as the cuts before left it, is larger.
+double
+CutChunk(uint64_t nBytes, double ops, uint64_t startChunk,
+         std::initializer_list<std::pair<double, double>> cuts)
+{
+    double chunk = double(startChunk);
+    for (const auto& [chunks, size] : cuts)
+    {
+        if (double(nBytes) < chunks * ops * chunk && chunk > size)
+        {
+            chunk = size;
+        }
+    }
+    return chunk;
+}
 } // namespace
 
 double
 NvlsChunk(uint64_t nBytes, int channels, uint32_t heads, uint64_t startChunk)
 {
-    double chunk = double(startChunk);
-    const double ops = double(channels) * heads;
-    if (nBytes < 64 * ops * chunk && chunk > 65536)
-    {
-        chunk = 65536;
-    }
-    if (nBytes < 8 * ops * chunk && chunk > 32768)
-    {
-        chunk = 32768;
-    }
-    if (nBytes < 2 * ops * chunk && chunk > 16384)
-    {
-        chunk = 16384;
-    }
-    return chunk;
+    return CutChunk(nBytes, double(channels) * heads, startChunk,
+                    {{64, 65536}, {8, 32768}, {2, 16384}});
 }
 
 double
 NvlsTreeChunk(uint64_t nBytes, int channels, uint32_t heads, uint64_t startChunk)
 {
-    double chunk = double(startChunk);
-    const double ops = double(channels) * heads;
-    if (nBytes < 32 * ops * chunk && chunk > 262144)
-    {
-        chunk = 262144;
-    }
-    if (nBytes < 16 * ops * chunk && chunk > 131072)
-    {
-        chunk = 131072;
-    }
-    if (nBytes < 4 * ops * chunk && chunk > 65536)
-    {
-        chunk = 65536;
-    }
-    if (nBytes < 1 * ops * chunk && chunk > 32768)
-    {
-        chunk = 32768;
-    }
-    return chunk;
+    return CutChunk(nBytes, double(channels) * heads, startChunk,
+                    {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}});
 }
 
 namespace
