@@ -238,6 +238,8 @@ struct NcclCommInfo
     Graph collnetChain;   //!< CollNetChain graph: the ring's channels, NIC in and out the same
     int channels = 0;     //!< comm.nChannels (after Postset and NCCL_MIN/MAX_NCHANNELS)
     int nvlsChannels = 0; //!< NVLS/NVLSTree CTAs
+    /// The Simple FIFO step: NCCL_BUFFSIZE (4 MiB; 1 MiB on ARM hosts in 2.18) over its 8 steps.
+    uint64_t simpleStepBytes = 524288;
     /// NVLS's chunk before its halving for small operations (calcCollChunking): the Simple step
     /// (512 KiB) capped at 128 KiB, NCCL_NVLS_CHUNKSIZE from 2.21.
     uint64_t nvlsChunkBytes = 131072;

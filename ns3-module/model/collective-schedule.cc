@@ -140,13 +140,14 @@ NvlsTreeChunk(uint64_t nBytes, int channels, uint32_t heads, uint64_t startChunk
 namespace
 {
 
-/// Tree Simple: one 512 KiB step per chunk; up to 2.19 (2.18.5, 2.19.4 enqueue.cc computeColl)
-/// halved until the op has about 8 x depth chunks per channel (down to 128 KiB), 4 x depth
-/// (64 KiB), depth (32 KiB). 2.20 dropped the halving (computeCollChunkInfo), as have all since.
+/// Tree Simple: one Simple step (`step`, 512 KiB) per chunk; up to 2.19 (2.18.5, 2.19.4 enqueue.cc
+/// computeColl) halved until the op has about 8 x depth chunks per channel (down to 128 KiB), 4 x
+/// depth (64 KiB), depth (32 KiB). 2.20 dropped the halving (computeCollChunkInfo), as have all
+/// since.
 double
-TreeChunk(uint64_t nBytes, int channels, int depth, uint32_t ncclVersion)
+TreeChunk(uint64_t nBytes, int channels, int depth, uint32_t ncclVersion, double step)
 {
-    double chunk = 512 * 1024;
+    double chunk = step;
     if (ncclVersion >= 22000)
     {
         return chunk;
@@ -252,9 +253,6 @@ CtaRate(const TuningTables& t, const NcclCommInfo& comm, int a, int p, int C, do
     return cta;
 }
 
-/// NCCL's FIFO step: the Simple buffer (NCCL_BUFFSIZE, 4 MiB) over NCCL_STEPS (8) slots; a
-/// Broadcast/Reduce slice is one step (BROADCAST_SLICESTEPS = REDUCE_SLICESTEPS = 1).
-constexpr double kSimpleStepBytes = 4194304.0 / 8;
 /// LL128 data per step: the 4,915,200-byte buffer over 8 slots, 120 of every 128 bytes data.
 constexpr double kLl128StepDataBytes = 4915200.0 / 8 * 120 / 128;
 /// LL data per step: the 524,288-byte buffer over 8 slots, half of every 16-byte line data.
@@ -285,10 +283,14 @@ LlProxyRate(double rate, const NcclCommInfo& comm, int C)
 ///   network hop holds a step (576,000 B of data) back.
 /// - LL: the same as LL128 with 16-byte lines: every network hop holds a step (32 KiB of data)
 ///   back.
+/// Simple: NCCL's FIFO step (NcclCommInfo::simpleStepBytes); a Broadcast/Reduce slice is one step
+/// (BROADCAST_SLICESTEPS = REDUCE_SLICESTEPS = 1).
 double
-ChainChunkBytes(int p)
+ChainChunkBytes(int p, const NcclCommInfo& comm)
 {
-    return p == kSimple ? kSimpleStepBytes : p == kLL128 ? kLl128StepDataBytes : kLlStepDataBytes;
+    return p == kSimple  ? double(comm.simpleStepBytes)
+           : p == kLL128 ? kLl128StepDataBytes
+                         : kLlStepDataBytes;
 }
 
 uint32_t
@@ -382,7 +384,7 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
     m_payload = in.S / in.C;
     m_baseNs = hops.baseUs * 1000.0;
     m_lockstepNs = hops.lockstepUs * 1000.0;
-    m_waitsForReceiver = m_payload > kFifoSteps * ChainChunkBytes(in.p);
+    m_waitsForReceiver = m_payload > kFifoSteps * ChainChunkBytes(in.p, in.comm);
     m_startNs.assign(m_n, -1.0);
     m_pending.assign(m_n, uint32_t(in.C));
 
@@ -419,7 +421,7 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
             }
         }
     }
-    const double chunk = std::min(ChainChunkBytes(in.p), m_payload);
+    const double chunk = std::min(ChainChunkBytes(in.p, in.comm), m_payload);
     const double inf = std::numeric_limits<double>::infinity();
     // The LL send buffer of a network connection is in host memory and the proxy posts a step
     // once it has checked every line's flags (transport/net.cc).
@@ -683,7 +685,8 @@ TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
             // Reduce up then broadcast down, chunk by chunk: the stages that run at the
             // bottleneck's rate are the network hops across nodes, the chain hops on one node.
             const int depth = int(comm.ppn) - 1 + Log2i(comm.nNodes);
-            pipe.chunk = TreeChunk(in.call.bytes, in.C, std::max(depth, 1), in.ncclVersion);
+            pipe.chunk = TreeChunk(in.call.bytes, in.C, std::max(depth, 1), in.ncclVersion,
+                                   double(comm.simpleStepBytes));
             pipe.stages = comm.nNodes > 1 ? 2 * CeilLog2(comm.nNodes) : 2 * (comm.ppn - 1);
         }
         else if (in.p == kLL128 && comm.nNodes > 1)

@@ -626,7 +626,7 @@ LockstepRingLatencyUs(const CollectiveCall& call, const NcclCommInfo& comm,
             ? intraHop
             : std::max(NetHopLatency(t, kRing, p, int(comm.ppn)) + settings.netMessageLatencyUs,
                        intraHop);
-    const double chunk = p == kSimple ? 4.0 * 524288 : 576000.0;
+    const double chunk = p == kSimple ? 4.0 * double(comm.simpleStepBytes) : 576000.0;
     const double loopBytes = double(std::max(plan.channels, 1)) * double(n) * chunk;
     const double loops = std::max(1.0, std::ceil(double(call.bytes) / loopBytes));
     const double nsteps = f == kAllReduce ? 2.0 * double(n - 1) : double(n - 1);
@@ -704,12 +704,12 @@ ChainHopLatencies(const CollectiveCall& call, const NcclCommInfo& comm, const Co
         // the chain (a copy hop; a network hop is two: the copy and the network transfer) fills
         // in one message, and each hop passes its slices one message apart:
         //   base + (slices + stages - 1) x message along the chain.
-        constexpr double kSliceBytes = 4194304.0 / 8;      // NCCL_BUFFSIZE / NCCL_STEPS
-        constexpr double kRingMessagesPerStep = 4.0 / 2.0; // ALLREDUCE chunkSteps / sliceSteps
+        const double sliceBytes = double(comm.simpleStepBytes); // NCCL_BUFFSIZE / NCCL_STEPS
+        constexpr double kRingMessagesPerStep = 4.0 / 2.0;      // ALLREDUCE chunkSteps / sliceSteps
         const double message =
             t.hwLat[kHwNet][kRing][kSimple] / kRingMessagesPerStep + settings.netMessageLatencyUs;
         const double perChannel = double(call.bytes) / double(std::max(plan.channels, 1));
-        const double slices = std::max(1.0, std::ceil(perChannel / kSliceBytes));
+        const double slices = std::max(1.0, std::ceil(perChannel / sliceBytes));
         h.intraHopUs = message;
         h.netHopUs = 2 * message;
         h.lockstepUs = (slices - 1) * message;

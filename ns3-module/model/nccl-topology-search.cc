@@ -636,7 +636,7 @@ SearchCollNet(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double
 int
 SetNvlsTuning(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config, uint32_t v)
 {
-    constexpr int kStep = 524288; // NCCL_BUFFSIZE / NCCL_STEPS
+    const int kStep = int(c.simpleStepBytes); // NCCL_BUFFSIZE / NCCL_STEPS
     int channels = 16;
     int chunk = v >= 22100 ? 131072 : kStep;
     int treeMax = 0; // 0: NCCL's fallback below
@@ -951,6 +951,9 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
 {
     NcclCommInfo c;
     c.ncclVersion = settings.ncclVersion;
+    // init.cc computeBuffSizes: 2.18 gives ARM hosts a 1 MiB Simple buffer (DEFAULT_BUFFSIZE_ARM).
+    c.simpleStepBytes =
+        settings.ncclVersion < 21900 && settings.cpuVendor == "arm" ? 131072 : 524288;
     c.nRanks = uint32_t(gpus.size());
     NS_ABORT_MSG_IF(gpus.empty(), "CollectiveModel: communicator without ranks");
 

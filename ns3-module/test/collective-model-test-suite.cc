@@ -1254,6 +1254,38 @@ CollectiveModelTestCase::NvlsCtasAndChunksAreTheReleases()
         }
     }
 
+    // 2.18 gives ARM hosts a 1 MiB Simple buffer (init.cc DEFAULT_BUFFSIZE_ARM): 128 KiB steps,
+    // so NVLSTree starts from 128 KiB there, and a Ring/Simple AllReduce across 2 x 8 H100 loops
+    // over channels x ranks x 4 steps of 128 KiB instead of 2 MiB. With 32 channels (2.18
+    // doubles 16 across nodes) and 16 ranks, 1 GiB is one loop of 2 MiB chunks and 2 GiB two,
+    // against four and eight of 512 KiB: the plan's latency is base + loops x K, so on ARM 1 GiB
+    // costs 3 K more than on Intel, K being what the second loop adds on Intel.
+    {
+        auto plan = [this](const char* cpu, uint32_t version, uint64_t bytes, NcclCommInfo* info)
+        {
+            Bench b("default", {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+            b.model->SetAttribute("NcclVersion", UintegerValue(version));
+            b.model->SetAttribute("CpuVendor", StringValue(cpu));
+            const CollectiveCall call = b.Call(CollectiveKind::AllReduce, bytes);
+            *info = b.model->DescribeCommunicator(call.gpus);
+            const CollectivePlan p = b.model->Choose(call);
+            NS_TEST_EXPECT_MSG_EQ(p.channels, 32, cpu);
+            return b.model->PlanLatencyUs(call, p);
+        };
+        NcclCommInfo arm, intel, arm219;
+        const double l1 = plan("intel", 21805, 1ull << 30, &intel);
+        const double l2 = plan("intel", 21805, 2ull << 30, &intel);
+        const double a1 = plan("arm", 21805, 1ull << 30, &arm);
+        plan("arm", 21904, 1ull << 30, &arm219);
+        NS_TEST_EXPECT_MSG_EQ(arm.simpleStepBytes, 131072u, "");
+        NS_TEST_EXPECT_MSG_EQ(intel.simpleStepBytes, 524288u, "");
+        NS_TEST_EXPECT_MSG_EQ(arm219.simpleStepBytes, 524288u, "");
+        NS_TEST_EXPECT_MSG_EQ(arm.nvlsTreeChunkBytes, 131072u, "");
+        NS_TEST_EXPECT_MSG_EQ(intel.nvlsTreeChunkBytes, 524288u, "");
+        NS_TEST_EXPECT_MSG_GT(l2 - l1, 0, "");
+        NS_TEST_EXPECT_MSG_EQ(Near(a1 - l1, 3 * (l2 - l1)), true, a1 << " " << l1 << " " << l2);
+    }
+
     // NVLS needs more than 2 GPUs on a node up to 2.28.3 (nvls.cc: gpuCount <= 2 turns it off),
     // 2 from 2.28.7.
     for (auto [version, ranks, on] :
