@@ -30,7 +30,12 @@ namespace nccl
 {
 namespace
 {
-constexpr int kSearchMaxChannels = 32; //!< ring search maxChannels
+/// The ring search's maxChannels: MAXCHANNELS / 2 (init.cc), 16 up to 2.24 and 32 from 2.25.
+int
+RingSearchMaxChannels(uint32_t version)
+{
+    return version >= 22500 ? 32 : 16;
+}
 /// NCCL's PCIe figure over the link rate after encoding: Gen5 x16 is 48 GB/s to NCCL (16 lanes x
 /// 240 / 80) where the link carries 63 GB/s; Gen4 x16 is 24 against 31.5.
 constexpr double kNcclPcieFactor = 48.0 / 63.0;
@@ -416,21 +421,22 @@ SummarizeBandwidths(const std::vector<GpuFacts>& facts,
     return b;
 }
 
-/// Search rule: a solution is doubled (per-channel bandwidth halved) unless its speed is below
-/// 25 GB/s or, on sm90+, below 50 GB/s with more than 4 channels.
+/// Search rule (ncclTopoDupChannels): a solution is doubled up to `maxChannels` unless its speed
+/// is below 25 GB/s or, on sm90+, below 50 GB/s with more than 4 channels; the per-channel
+/// bandwidth is divided by ceil(new / old channels), so 12 x 60 capped at 16 becomes 16 x 30.
 void
-DuplicateGraph(NcclCommInfo::Graph& g, int minCompCap)
+DuplicateGraph(NcclCommInfo::Graph& g, int minCompCap, int maxChannels)
 {
     if (g.nChannels == 0 || g.bwIntra < 25 ||
         (minCompCap > 80 && g.bwIntra < 50 && g.nChannels > 4))
     {
         return;
     }
-    int n = std::min(2 * g.nChannels, kSearchMaxChannels);
-    double f = double(g.nChannels) / n;
+    const int n = std::min(2 * g.nChannels, std::max(maxChannels, g.nChannels));
+    const int divisor = (n + g.nChannels - 1) / g.nChannels;
     g.nChannels = n;
-    g.bwIntra *= f;
-    g.bwInter *= f;
+    g.bwIntra /= divisor;
+    g.bwInter /= divisor;
 }
 
 /// The ring graph: on one node the speed of NCCL's per-arch list giving the most channels x speed
@@ -438,7 +444,7 @@ DuplicateGraph(NcclCommInfo::Graph& g, int minCompCap)
 /// port, limited by the intra-node hops a ring makes on each node).
 NcclCommInfo::Graph
 SearchRing(const NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& intra,
-           const std::vector<double>& inter)
+           const std::vector<double>& inter, int maxChannels)
 {
     NcclCommInfo::Graph ring;
     ring.nvlinkIntra = b.nvlinkAll;
@@ -451,7 +457,7 @@ SearchRing(const NcclCommInfo& c, const CommBandwidths& b, const std::vector<dou
             {
                 continue;
             }
-            int n = std::min(kSearchMaxChannels, int(std::floor(b.intraTotal / s + 1e-9)));
+            int n = std::min(maxChannels, int(std::floor(b.intraTotal / s + 1e-9)));
             if (n * s > best + 1e-9)
             {
                 best = n * s;
@@ -473,7 +479,7 @@ SearchRing(const NcclCommInfo& c, const CommBandwidths& b, const std::vector<dou
             {
                 n = std::min(n, int(std::floor(b.intraTotal / (s * (c.ppn - 1) / c.ppn) + 1e-9)));
             }
-            n = std::min(n, kSearchMaxChannels);
+            n = std::min(n, maxChannels);
             if (n > 0 && n * s > best + 1e-9)
             {
                 best = n * s;
@@ -903,10 +909,11 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     const TuningTables& tables = GetTuningTables(settings.ncclVersion);
     const auto& intra = IntraSpeeds(c.minCompCap, settings.ncclVersion);
     const auto& inter = InterSpeeds(c.minCompCap, settings.ncclVersion);
-    NcclCommInfo::Graph ring = SearchRing(c, b, intra, inter);
+    const int maxChannels = RingSearchMaxChannels(settings.ncclVersion);
+    NcclCommInfo::Graph ring = SearchRing(c, b, intra, inter, maxChannels);
     NcclCommInfo::Graph tree = SearchTree(ring, c, b, intra);
-    DuplicateGraph(ring, c.minCompCap);
-    DuplicateGraph(tree, c.minCompCap);
+    DuplicateGraph(ring, c.minCompCap, maxChannels);
+    DuplicateGraph(tree, c.minCompCap, ring.nChannels); // the tree's maxChannels: the ring's
     // LL128 (tuning.cc): NVLink (or NVLink through one GPU) inside nodes; across nodes the network
     // path within PCIe switches (PXB) or, on sm90+, no farther than PXN (a NIC reached only across
     // the CPU turns it off); one compute capability (2.30: or sm90+); before 2.27 only on sm70,

@@ -2007,15 +2007,20 @@ CollectiveModelTestCase::EachClaimedReleaseHasItsTablesAndRules()
         if (nodes == 1)
         {
             // The NVLS graph (8 heads, 9 x speed within NVLink5's 18 x 40.1 = 721.8 GB/s): the
-            // sm90 speed list up to 2.24 (60 the largest), sm100's own from 2.25 (80).
-            for (auto [version, speed] : {std::pair{22403u, 60.0}, std::pair{22501u, 80.0}})
+            // sm90 speed list up to 2.24 (60 the largest), sm100's own from 2.25 (80). The ring:
+            // 2.24 finds 12 x 60 (720) and doubles it up to the search's 16 channels (MAXCHANNELS
+            // 32 / 2), dividing the speed by ceil(16 / 12) = 2: 16 x 30; 2.25 finds 8 x 90 and
+            // doubles it to 16 x 45 (its cap is 32).
+            for (auto [version, speed, ringSpeed] :
+                 {std::tuple{22403u, 60.0, 30.0}, std::tuple{22501u, 80.0, 45.0}})
             {
                 Bench b(topo);
                 b.model->SetAttribute("NcclVersion", UintegerValue(version));
-                NS_TEST_EXPECT_MSG_EQ(
-                    b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus)
-                        .nvlsGraph.bwIntra,
-                    speed, version);
+                const NcclCommInfo c =
+                    b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+                NS_TEST_EXPECT_MSG_EQ(c.nvlsGraph.bwIntra, speed, version);
+                NS_TEST_EXPECT_MSG_EQ(c.ring.nChannels, 16, version);
+                NS_TEST_EXPECT_MSG_EQ(c.ring.bwIntra, ringSpeed, version);
             }
             t = b200(22403);
             NS_TEST_EXPECT_MSG_EQ(Near(t.bandwidthGBps[ring][ll], 141.0 * 8 / 14), true, "");
