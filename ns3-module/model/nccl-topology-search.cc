@@ -916,16 +916,22 @@ SearchGraphs(NcclCommInfo& c, const CommBandwidths& b, const SearchSettings& set
     DuplicateGraph(tree, c.minCompCap, ring.nChannels); // the tree's maxChannels: the ring's
     // LL128 (tuning.cc): NVLink (or NVLink through one GPU) inside nodes; across nodes the network
     // path within PCIe switches (PXB) or, on sm90+, no farther than PXN (a NIC reached only across
-    // the CPU turns it off); one compute capability (2.30: or sm90+); before 2.27 only on sm70,
-    // sm80 and sm90.
+    // the CPU turns it off); one compute capability (2.30: or sm90+); up to 2.24 only on sm70,
+    // sm80 and sm90, in 2.25-2.26 also sm100 and sm120, from 2.27 any sm70+.
     bool ll128 =
         b.nvlinkAll && c.minCompCap >= 70 &&
         (c.minCompCap == c.maxCompCap || (tables.release >= kRelease230 && c.minCompCap >= 90)) &&
         (c.nNodes == 1 || b.typeInter <= NcclConfig::kP2pLevelPxb ||
          (c.minCompCap >= 90 && b.typeInter <= kPathPxn));
+    const int cc = c.minCompCap;
     if (!tables.ll128Blackwell)
     {
-        ll128 = ll128 && (c.minCompCap == 70 || c.minCompCap == 80 || c.minCompCap == 90);
+        ll128 = ll128 && (cc == 70 || cc == 80 || cc == 90);
+    }
+    else if (settings.ncclVersion < 22700)
+    {
+        // 2.25-2.26 name the architectures (sm100 and sm120 added); 2.27 takes any sm70+.
+        ll128 = ll128 && (cc == 70 || cc == 80 || cc == 90 || cc == 100 || cc == 120);
     }
     ring.ll128 = tree.ll128 = ll128;
     c.ring = ring;

@@ -1286,6 +1286,43 @@ CollectiveModelTestCase::NvlsCtasAndChunksAreTheReleases()
         NS_TEST_EXPECT_MSG_EQ(Near(a1 - l1, 3 * (l2 - l1)), true, a1 << " " << l1 << " " << l2);
     }
 
+    // LL128's default by architecture (tuning.cc): 2.25-2.26 list sm70/80/90/100/120, so an sm103
+    // part (a B200 spec renamed, compute capability 10.3) has no LL128 there; 2.27 takes any
+    // sm70+.
+    {
+        namespace fs = std::filesystem;
+        const fs::path dir = "/tmp/eidolon-collective-test-sm103";
+        fs::create_directories(dir / "gpus");
+        std::ifstream in(ShippedTopologies() + "/gpus/B200.yaml");
+        std::ofstream out(dir / "gpus" / "B300-test.yaml");
+        for (std::string line; std::getline(in, line);)
+        {
+            if (line.rfind("name:", 0) == 0)
+            {
+                line = "name: B300-test";
+            }
+            else if (line.rfind("compute_capability:", 0) == 0)
+            {
+                line = "compute_capability: \"10.3\"";
+            }
+            out << line << "\n";
+        }
+        out.close();
+        const std::string topo = (dir / "one-node.yaml").string();
+        std::ofstream(topo) << "version: 1\ngpu_specs: " << (dir / "gpus").string() << "\n"
+                            << "name: sm103\ngenerate:\n  nodes: 1\n"
+                            << "  node: {type: dgx-b200, gpu_model: B300-test}\n";
+        for (auto [version, on] : {std::pair{22501u, false}, std::pair{22707u, true}})
+        {
+            Bench b(topo);
+            b.model->SetAttribute("NcclVersion", UintegerValue(version));
+            const NcclCommInfo c =
+                b.model->DescribeCommunicator(b.Call(CollectiveKind::AllReduce, 1).gpus);
+            NS_TEST_EXPECT_MSG_EQ(c.minCompCap, 103, "");
+            NS_TEST_EXPECT_MSG_EQ(c.ring.ll128, on, version);
+        }
+    }
+
     // NVLS needs more than 2 GPUs on a node up to 2.28.3 (nvls.cc: gpuCount <= 2 turns it off),
     // 2 from 2.28.7.
     for (auto [version, ranks, on] :
