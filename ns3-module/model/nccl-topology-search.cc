@@ -712,6 +712,15 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
     const int maxChannels = v >= 22500 ? kMaxChannels : 32;
     int ch = std::min(c.ring.nChannels, c.tree.nChannels);
     ch = std::min(maxChannels, 2 * ch);
+    // With CollNet, half as many channels again where its graph's intra-node speed exceeds its
+    // network speed and a node has several ranks (connect.cc, "saturate intra-node bandwidth"):
+    // the CollNetDirect graph up to 2.21, the CollNetChain graph from 2.22.
+    const NcclCommInfo::Graph& collnetGraph = v >= 22200 ? c.collnetChain : c.collnetDirect;
+    if (c.collnet && collnetGraph.nChannels > 0 && collnetGraph.bwIntra > collnetGraph.bwInter &&
+        c.nRanks > c.nNodes)
+    {
+        ch = std::min(maxChannels, ch + ch / 2);
+    }
     const bool arch = v >= 22500 ? c.minCompCap >= 90 : c.minCompCap == 90;
     const bool room = v >= 22000 ? ch < 16 : 2 * ch <= maxChannels;
     if (arch && c.nNodes > 1 && c.ring.bwIntra > 45 && room)

@@ -2447,6 +2447,35 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
         NS_TEST_EXPECT_MSG_EQ(int(plan.algorithm), nvls, version);
         NS_TEST_EXPECT_MSG_EQ(plan.channels, channels, version);
     }
+    // CollNet adds half as many channels again where its graph is faster inside the node than
+    // across it and nodes hold several ranks (connect.cc). 2 x 8 H100 on 200 Gb/s NICs: the ring
+    // is 8 x 24 GB/s, 16 channels once duplicated (no sm90 doubling: 24 < 45 GB/s); the CollNet
+    // graphs are 24 across nodes with their intra-node speed raised to 48, so
+    // NCCL_COLLNET_ENABLE=1 makes 16 + 8 = 24 (the CollNetDirect graph decides up to 2.21, the
+    // CollNetChain graph from 2.22).
+    {
+        const std::string slow = WriteSharpCluster(2, "200Gbps");
+        for (uint32_t version : {22105u, 22403u})
+        {
+            for (bool enable : {false, true})
+            {
+                Bench s(slow, {{"NCCL_COLLNET_ENABLE", enable ? "1" : "0"}});
+                s.model->SetAttribute("NcclVersion", UintegerValue(version));
+                const NcclCommInfo c =
+                    s.model->DescribeCommunicator(s.Call(CollectiveKind::AllReduce, 1).gpus);
+                NS_TEST_EXPECT_MSG_EQ(c.collnet, enable, version);
+                NS_TEST_EXPECT_MSG_EQ(c.ring.nChannels * c.ring.bwIntra, 8 * 24.0, version);
+                if (enable)
+                {
+                    NS_TEST_EXPECT_MSG_EQ(c.collnetChain.bwInter, 24.0, version);
+                    NS_TEST_EXPECT_MSG_EQ(c.collnetChain.bwIntra, 48.0, version);
+                    const bool faster = c.collnetDirect.bwIntra > c.collnetDirect.bwInter;
+                    NS_TEST_EXPECT_MSG_EQ(faster, true, version);
+                }
+                NS_TEST_EXPECT_MSG_EQ(c.channels, enable ? 24 : 16, version << " " << enable);
+            }
+        }
+    }
     const NcclCostTable ag218 = old.model->CostTable(gather);
     NS_TEST_EXPECT_MSG_LT(ag218.timeUs[direct][2], 0, "");
     // tuning.cc admits CollNetDirect for AllGather/ReduceScatter from 2.20 (not 2.19).
