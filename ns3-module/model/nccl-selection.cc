@@ -231,6 +231,39 @@ RingTreeChannels(const CollectiveCall& call, const NcclCommInfo& comm, int a, in
         nt /= 2;
     }
 }
+/// CollNet's channels for an op of `bytes` (enqueue.cc topoGetAlgoInfo; 640 threads, 512 B a
+/// thread): CollNetChain drops a channel while bytes < channels x 640 x 512; CollNetDirect counts
+/// its heads too and steps down towards 16, 8, 4, 2, 1 channels, halving the threshold each time it
+/// passes 1.5 x the next step.
+int
+CollNetChannels(uint64_t bytes, const NcclCommInfo& comm, int a)
+{
+    int nc = std::max(comm.channels, 1);
+    const uint64_t nt = 640;
+    uint64_t thr = 512;
+    if (a == kCollNetChain)
+    {
+        while (nc >= 2 && bytes < uint64_t(nc) * nt * thr)
+        {
+            --nc;
+        }
+        return nc;
+    }
+    const uint64_t heads = uint64_t(std::max(comm.collnetDirect.nChannels, 1));
+    bool flag = true;
+    for (int step = 16; step >= 1 && flag; step /= 2)
+    {
+        while ((flag = bytes < uint64_t(nc) * nt * heads * thr) && nc > step)
+        {
+            if (nc == step + step / 2)
+            {
+                thr /= 2;
+            }
+            --nc;
+        }
+    }
+    return nc;
+}
 } // namespace
 
 double
@@ -272,6 +305,10 @@ OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm a
     {
         nc = comm.channels; // NCCL sets no maxThreads for PAT, so topoGetAlgoInfo drops none
     }
+    else if (a == kCollNetDirect || a == kCollNetChain)
+    {
+        nc = CollNetChannels(call.bytes, comm, a);
+    }
     else
     {
         int nt = 0;
@@ -280,7 +317,10 @@ OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm a
     // The scheduler cuts an op into cells of its release's minimum traffic and fills channels
     // with them.
     const SchedulerCells rule = SchedulerCellsOf(ncclVersion);
-    if (rule.minTraffic == 0)
+    // CollNet ops and NVLS across nodes (isCollnet) take all their channels, outside the cells.
+    const bool isCollnet =
+        a == kCollNetDirect || a == kCollNetChain || (a == kNvls && comm.nNodes > 1);
+    if (rule.minTraffic == 0 || isCollnet)
     {
         return std::max(nc, 1);
     }

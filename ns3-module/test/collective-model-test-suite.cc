@@ -2475,6 +2475,23 @@ CollectiveModelTestCase::CollNetCostsAndSelectionAreNcclsOnSharpSwitches()
                 NS_TEST_EXPECT_MSG_EQ(c.channels, enable ? 24 : 16, version << " " << enable);
             }
         }
+        // A CollNet op's channels (enqueue.cc topoGetAlgoInfo, 640 threads, 512 B a thread), on
+        // those 24 channels, taken whole (no scheduler cells: CollNet ops are isCollnet):
+        // - CollNetChain drops a channel while bytes < nc x 640 x 512 (320 KiB a channel): 4 MiB
+        //   -> 12 channels, 1 MiB -> 3.
+        // - CollNetDirect with 8 heads steps down towards 16, 8, 4, ... from 2.5 MiB a channel,
+        //   halving that where it passes 24 and 12: 24 -> 16 at 1.25 MiB, 16 -> 8 at 0.625 MiB
+        //   (halved at 12), then down to 6, where 6 x 0.625 = 3.75 MiB <= 4 MiB stops it.
+        for (auto [algo, bytes, channels] :
+             {std::tuple{"CollNetChain", 4u << 20, 12}, std::tuple{"CollNetChain", 1u << 20, 3},
+              std::tuple{"CollNetDirect", 4u << 20, 6}})
+        {
+            Bench s(slow, {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", algo}});
+            s.model->SetAttribute("NcclVersion", UintegerValue(22403));
+            const CollectivePlan p = s.model->Choose(s.Call(CollectiveKind::AllReduce, bytes));
+            NS_TEST_EXPECT_MSG_EQ(std::string(ToString(p.algorithm)), algo, "");
+            NS_TEST_EXPECT_MSG_EQ(p.channels, channels, algo << " " << bytes);
+        }
     }
     const NcclCostTable ag218 = old.model->CostTable(gather);
     NS_TEST_EXPECT_MSG_LT(ag218.timeUs[direct][2], 0, "");
