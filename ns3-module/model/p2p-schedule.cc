@@ -114,12 +114,33 @@ P2pChannelBase(int round, uint32_t nNodes, uint32_t nLocals, int p2pChannels)
     return rev;
 }
 
-/// Warps one work gets when `works` works share a p2p CTA (sendrecv.h RunWorkBatch::run):
-/// nWarps / works each; with both a send and a recv part on this channel the recv gets
-/// (w - 1) / 2 (w / 2 when w <= 4) and the send the rest of the pair, else all w go one way.
+/// Warps one work gets when `works` works share a p2p CTA. From 2.22 (sendrecv.h
+/// RunWorkBatch::run): nWarps / works each; with both a send and a recv part on this channel the
+/// recv gets (w - 1) / 2 (w / 2 when w <= 4) and the send the rest of the pair, else all w go one
+/// way. Up to 2.21 (enqueue.cc finishWorkP2p): the works are pairs of slots in one ncclWork,
+/// recvs even and sends odd; the slots used round up to a power of two of groups, each group gets
+/// the smallest power of two of warps that times the groups exceeds half the CTA's 20, and a send
+/// one more: a send+recv pair 9 + 8, a lone send 9, a lone recv 16.
 void
-P2pWarps(int works, bool send, bool recv, int* sendWarps, int* recvWarps)
+P2pWarps(uint32_t version, int works, bool send, bool recv, int* sendWarps, int* recvWarps)
 {
+    if (version < 22200)
+    {
+        const int slots = 2 * std::max(works, 1) - (send ? 0 : 1);
+        int groups = 1;
+        while (groups < slots)
+        {
+            groups *= 2;
+        }
+        int warps = 1;
+        while (warps * groups <= kP2pWarps / 2)
+        {
+            warps *= 2;
+        }
+        *recvWarps = recv ? warps : 0;
+        *sendWarps = send ? warps + (warps >= 2 ? 1 : 0) : 0;
+        return;
+    }
     const int w = kP2pWarps / std::max(works, 1);
     if (send && recv)
     {
@@ -136,11 +157,11 @@ P2pWarps(int works, bool send, bool recv, int* sendWarps, int* recvWarps)
 /// The fraction of a lone CTA's rate the send (`sendSide`) or recv of a work gets when the CTA's
 /// warps are split among `works` works, this one sending and/or receiving.
 double
-WarpShare(int works, bool send, bool recv, bool sendSide)
+WarpShare(uint32_t version, int works, bool send, bool recv, bool sendSide)
 {
     int sw = 0;
     int rw = 0;
-    P2pWarps(works, send, recv, &sw, &rw);
+    P2pWarps(version, works, send, recv, &sw, &rw);
     return sendSide ? std::min(1.0, double(sw) / kP2pLoneSendWarps)
                     : std::min(1.0, double(rw) / kP2pLoneRecvWarps);
 }
@@ -206,6 +227,7 @@ private:
     /// its parts share no channel with other work of the call, so each gets a lone send's and
     /// recv's warps, and the tables below (O(ranks) to build) are not built.
     bool m_lone = false;
+    uint32_t m_version = 0; //!< the communicator's NCCL release (warp split)
     std::vector<uint32_t> m_rankNode;
     std::vector<uint32_t> m_rankLocal;
     uint32_t m_nNodes = 1;
@@ -235,6 +257,7 @@ private:
 P2pLayout::P2pLayout(const CollectiveCall& call, const NcclCommInfo& comm)
     : m_nP2p(std::max(comm.p2pChannels, 1))
 {
+    m_version = comm.ncclVersion;
     if (call.transfers.size() == 1 && call.transfers[0].srcRank != call.transfers[0].dstRank)
     {
         m_lone = true;
@@ -326,8 +349,8 @@ P2pLayout::CtaShare(uint32_t r, int k, int c, int part, bool sendSide) const
     const size_t rc = Row(r) * m_nP2p + size_t(c);
     const int inBatch = m_channelBatches[rc * m_batches + size_t(k / kP2pWorksPerBatch)];
     const Work& w = WorkOf(r, k);
-    return WarpShare(std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts, part < w.recvParts,
-                     sendSide) /
+    return WarpShare(m_version, std::min(inBatch, kP2pWorksPerBatch), part < w.sendParts,
+                     part < w.recvParts, sendSide) /
            double(std::max(1, m_batchesOnChannel[rc]));
 }
 
@@ -337,7 +360,8 @@ P2pLayout::Ctas(uint32_t src, uint32_t dst, int k, int nCh) const
     if (m_lone)
     {
         // One work per channel: a send alone on the source, a recv alone on the destination.
-        return nCh * std::min(WarpShare(1, true, false, true), WarpShare(1, false, true, false));
+        return nCh * std::min(WarpShare(m_version, 1, true, false, true),
+                              WarpShare(m_version, 1, false, true, false));
     }
     const int base = ChannelBase(k);
     double ctas = 0;

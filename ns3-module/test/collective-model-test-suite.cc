@@ -1399,9 +1399,13 @@ CollectiveModelTestCase::SendrecvLlThresholdIsTheReleases()
     // 64 KiB on 2.21 and 2.30 (the op's channels): Simple, 8.4 + 3.4 us and one more 64 KiB
     // step a channel at 4 x 20.6 GB/s; 32 x 16 KiB = 512 KiB on 2.24 (the peer's channels): LL,
     // 6.6 + 0.6 us, at half the CTA rate.
+    // Up to 2.21 a lone send runs on 9 warps (finishWorkP2p: its slot pairs with an empty recv
+    // slot, 2 groups of 8 warps, a send one more), against the 10 of 2.22's pair split the CTA
+    // rate stands for: 0.9 of it.
     const double simple = 11.8 + (262144.0 + 4 * 65536.0) / (4 * kCta) * 1e6;
+    const double simple221 = 11.8 + (262144.0 + 4 * 65536.0) / (4 * kCta * 0.9) * 1e6;
     const double ll = 7.2 + 262144.0 / (4 * kCta * 0.5) * 1e6;
-    for (auto [version, want] : {std::pair{22105u, simple}, std::pair{22403u, ll},
+    for (auto [version, want] : {std::pair{22105u, simple221}, std::pair{22403u, ll},
                                  std::pair{22707u, ll}, std::pair{23007u, simple}})
     {
         SimulatorGuard guard;
@@ -1413,6 +1417,22 @@ CollectiveModelTestCase::SendrecvLlThresholdIsTheReleases()
         NS_TEST_EXPECT_MSG_EQ(Near(ends[0][1], want, 1e-4), true,
                               version << ": " << ends[0][1] << " us, want " << want);
     }
+    // A send+recv pair on each channel (0 <-> 1, 64 MiB each way, Simple on 16 channels of 4 MiB
+    // parts): 2.22+ split the CTA's 20 warps 10 send + 9 recv, the rate the CTA figure stands
+    // for; up to 2.21 finishWorkP2p gives the pair 9 + 8 warps, so a transfer (its source's send,
+    // its destination's recv) runs at 8/9 of it: past the same 11.8 us latency, 9/8 the time.
+    double past[2] = {};
+    for (int i = 0; i < 2; ++i)
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node");
+        b.model->SetAttribute("NcclVersion", UintegerValue(i == 0 ? 22105u : 23007u));
+        CollectiveCall call = b.Call(CollectiveKind::SendRecv, 0, 2);
+        call.transfers = {{0, 1, 64u << 20}, {1, 0, 64u << 20}};
+        NS_TEST_EXPECT_MSG_EQ(b.model->Choose(call).channels, 16, i);
+        past[i] = Run(b, {call})[0][1] - 11.8;
+    }
+    NS_TEST_EXPECT_MSG_EQ(Near(past[0], past[1] * 9 / 8, 1e-4), true, past[0] << " vs " << past[1]);
 }
 
 void
