@@ -412,6 +412,8 @@ CommunicatorMatcher::TryBeginCollective(Collective& collective)
                       ? n
                       : 1);
     call.typeSize = uint32_t(typeSize);
+    call.dtype = op.dtype();
+    call.redop = op.redop();
     call.root = op.root();
     for (int r = 0; r < collective.nranks; ++r)
     {

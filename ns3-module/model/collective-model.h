@@ -93,6 +93,10 @@ struct CollectiveCall
     /// ReduceScatter: recvcount*typeSize*nranks (the nccl-tests convention: total bytes).
     uint64_t bytes = 0;
     uint32_t typeSize = 4;
+    /// ncclDataType_t and ncclRedOp_t of the call (-1: not known; a custom PreMulSum op counts
+    /// from ncclNumOps, 5): NVLS reduces only some of them, fp8 rings are shunned above 8 ranks.
+    int dtype = -1;
+    int redop = -1;
     /// Topology device id of each comm rank (index = rank in the communicator).
     std::vector<uint32_t> gpus;
     int root = 0;

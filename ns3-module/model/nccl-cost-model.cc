@@ -52,7 +52,38 @@ struct CostInputs
     /// (search.cc: ngpus == 1), whose bandwidth it takes at 0.85 (every release).
     bool plainTree = false;
     bool x86Cpu = true; //!< CostSettings::x86Cpu
+    int dtype = -1;     //!< CollectiveCall::dtype
+    int redop = -1;     //!< CollectiveCall::redop
 };
+
+/// NCCL's ncclNvlsSupported (device.h; 2.18's NCCL_NVLS_SUPPORTS): multimem reduces 32/64-bit
+/// integers, fp16 and bf16 by sum, min or max, fp32 and fp64 by sum only; never 8-bit types,
+/// prod, avg (a pre- or post-scaled sum) or a custom PreMulSum op. Unknown (-1): supported.
+bool
+NvlsReduces(int dtype, int redop)
+{
+    if (dtype < 0 || redop < 0)
+    {
+        return true;
+    }
+    const bool sum = redop == 0;
+    const bool minMax = redop == 2 || redop == 3;
+    switch (dtype)
+    {
+    case 2: // int32
+    case 3: // uint32
+    case 4: // int64
+    case 5: // uint64
+    case 6: // fp16
+    case 9: // bf16
+        return sum || minMax;
+    case 7: // fp32
+    case 8: // fp64
+        return sum;
+    default:
+        return false;
+    }
+}
 
 CostInputs
 MakeInputs(const TuningTables& t, int coll, const NcclCommInfo& comm, bool amd)
@@ -443,6 +474,17 @@ ApplyEnableRules(const CostInputs& in, const NcclCommInfo& comm, const EnableMas
         {
             algoOn = false;
         }
+        // NVLS reduces only some types and ops (AllGather moves data alone); 2.23+ keep PAT's
+        // ReduceScatter off for avg and PreMulSum (enqueue.cc).
+        if ((a == kNvls || a == kNvlsTree) && coll != kAllGather &&
+            !NvlsReduces(in.dtype, in.redop))
+        {
+            algoOn = false;
+        }
+        if (a == kPat && coll == kReduceScatter && in.redop >= 4)
+        {
+            algoOn = false;
+        }
         if ((a == kCollNetDirect || a == kCollNetChain || (a == kNvls && in.nNodes > 1)) &&
             !comm.collnet)
         {
@@ -524,6 +566,13 @@ EstimateTimes(const CostInputs& in, const NcclCommInfo& comm, uint64_t nBytes, N
                 lat *= comm.minCompCap < 80 ? 1.9 : 1.4;
             }
             table.timeUs[a][p] = lat + double(nBytes) / (1000.0 * bw);
+            // 2.24+ push fp8 rings of more than 8 ranks behind everything else (their
+            // reductions lose precision over so many steps): x1024 (enqueue.cc).
+            if (a == kRing && (in.dtype == 10 || in.dtype == 11) && in.nRanks > 8 &&
+                t.version >= 22400)
+            {
+                table.timeUs[a][p] *= 1024.0;
+            }
         }
     }
 }
@@ -558,6 +607,8 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
     }
     CostInputs in = MakeInputs(t, coll, comm, settings.amdCpu);
     in.x86Cpu = settings.x86Cpu;
+    in.dtype = call.dtype;
+    in.redop = call.redop;
     for (int a = 0; a < kAlgos; ++a)
     {
         if (!Supported(t, coll, a))
