@@ -311,8 +311,8 @@ CollectiveModel::GetCostSettings() const
     nccl::CostSettings s;
     s.ncclVersion = m_ncclVersion;
     s.config = m_config;
-    s.amdCpu = IsAmdCpu();
     const std::string cpu = CpuVendor();
+    s.amdCpu = cpu == "amd";
     s.x86Cpu = cpu != "arm" && cpu != "power";
     s.netMessageLatencyUs = GetTopology()->transport.messageLatencyUs;
     return s;

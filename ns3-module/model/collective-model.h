@@ -202,7 +202,10 @@ struct NcclCommInfo
     uint32_t ncclVersion = 0; //!< the release whose rules derived it (e.g. 22403)
     uint32_t nRanks = 0;
     uint32_t nNodes = 0;
-    uint32_t ppn = 0;   //!< nRanks / nNodes (integer division, as NCCL's latency uses it)
+    uint32_t ppn = 0; //!< nRanks / nNodes (integer division, as NCCL's latency uses it)
+    /// The fewest comm ranks on one node (NCCL's minLocalRanks, the GPUs its topology of that
+    /// node holds): NVLS needs 3 (2 from 2.28.7), one makes the tree graph a plain TREE.
+    uint32_t minLocalRanks = 0;
     int minCompCap = 0; //!< e.g. 90 for sm_90 (smallest over the comm)
     int maxCompCap = 0;
     bool nvswitch = false; //!< every rank's GPU hangs off an NVSwitch

@@ -107,11 +107,7 @@ MakeInputs(const TuningTables& t, int coll, const NcclCommInfo& comm, bool amd)
     in.perChMaxNvlsTree = t.perChMaxNvlsTree[ccIdx][index2];
     in.nvlsEff = t.nvlsEff[ccIdx];
     in.netOverheadBase = amd ? 2.0 : 1.0;
-    in.plainTree = comm.nodes.empty() ? comm.ppn == 1 : false;
-    for (const auto& node : comm.nodes)
-    {
-        in.plainTree = in.plainTree || node.size() == 1;
-    }
+    in.plainTree = comm.minLocalRanks == 1;
 
     in.nsteps = coll == kAllReduce                               ? 2 * (nRanks - 1)
                 : (coll == kReduceScatter || coll == kAllGather) ? nRanks - 1

@@ -533,12 +533,7 @@ SearchNvls(NcclCommInfo& c, const CommBandwidths& b, const std::vector<double>& 
         settings.config.nvlsEnable == -1 ? settings.nvlsMulticast : settings.config.nvlsEnable != 0;
     const bool nvlsHw = c.nvswitch && c.minCompCap >= 90 && nvlsEnv;
     // nvls.cc: NVLS needs more than 2 GPUs on the node up to 2.28.3, 2 from 2.28.7.
-    size_t local = c.nodes.empty() ? c.ppn : c.nodes[0].size();
-    for (const auto& node : c.nodes)
-    {
-        local = std::min(local, node.size());
-    }
-    if (!nvlsHw || local < (settings.ncclVersion >= 22807 ? 2u : 3u))
+    if (!nvlsHw || c.minLocalRanks < (settings.ncclVersion >= 22807 ? 2u : 3u))
     {
         return;
     }
@@ -653,25 +648,26 @@ SetNvlsTuning(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config
     if (c.minCompCap >= 100 && c.nNodes > 1 && v >= 23000)
     {
         const double nic = b.nicBwMin;
+        const uint32_t ppn = c.minLocalRanks; // ncclNvlsTreeSm100Tuning's ppn
         const bool pxb = b.typeInter <= NcclConfig::kP2pLevelPxb;
         if (c.nNodes == 2 && nic >= 48)
         {
             channels = 32;
             treeMax = 131072;
-            if (c.ppn <= 4)
+            if (ppn <= 4)
             {
                 chunk = treeMax = 262144;
             }
-            else if (c.ppn >= 16 || (c.ppn <= 8 && pxb && nic < 96))
+            else if (ppn >= 16 || (ppn <= 8 && pxb && nic < 96))
             {
                 treeMax = 65536;
             }
         }
         else if (nic >= 96)
         {
-            channels = c.ppn <= 8 ? 24 : 32;
-            chunk = c.ppn <= 8 ? 262144 : 131072;
-            treeMax = c.ppn <= 8 ? 262144 : c.ppn < 32 ? 131072 : 65536;
+            channels = ppn <= 8 ? 24 : 32;
+            chunk = ppn <= 8 ? 262144 : 131072;
+            treeMax = ppn <= 8 ? 262144 : ppn < 32 ? 131072 : 65536;
         }
         else if (nic >= 48)
         {
@@ -1038,6 +1034,11 @@ SearchCommunicator(const Topology& topology, const DeviceLinks& links,
     }
     c.nNodes = uint32_t(byNode.size());
     c.ppn = c.nRanks / c.nNodes;
+    c.minLocalRanks = c.nRanks;
+    for (const auto& node : c.nodes)
+    {
+        c.minLocalRanks = std::min(c.minLocalRanks, uint32_t(node.size()));
+    }
     c.minCompCap = std::numeric_limits<int>::max();
     c.maxCompCap = 0;
     c.nvswitch = true;
