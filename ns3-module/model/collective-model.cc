@@ -513,6 +513,51 @@ CollectiveModel::Begin(const CollectiveCall& call, DoneCallback done, Collective
         { self->StartPlanned(call, *comm, chosen, starts, done); });
 }
 
+std::shared_ptr<CollectiveRun>
+CollectiveModel::BeginGroup(const std::vector<CollectiveCall>& calls, DoneCallback done,
+                            std::vector<CollectivePlan>* plans)
+{
+    NS_ABORT_MSG_UNLESS(m_network, "CollectiveModel: SetNetworkModel before BeginGroup");
+    NS_ABORT_MSG_UNLESS(!calls.empty(), "CollectiveModel: BeginGroup without a call");
+    if (calls.size() == 1)
+    {
+        CollectivePlan plan;
+        auto run = Begin(calls[0], done, &plan);
+        if (plans)
+        {
+            *plans = {plan};
+        }
+        return run;
+    }
+    const CollectiveCall& first = calls[0];
+    for (const CollectiveCall& call : calls)
+    {
+        NS_ABORT_MSG_UNLESS(call.kind != CollectiveKind::SendRecv && call.gpus == first.gpus,
+                            "CollectiveModel: a group's collectives are of one communicator");
+    }
+    const std::shared_ptr<const NcclCommInfo> comm =
+        CommunicatorOf(first.gpus, first.minCtas, first.maxCtas);
+    const nccl::CostSettings settings = GetCostSettings();
+    nccl::GroupLayout layout = nccl::LayOutGroup(calls, *comm, settings);
+    for (size_t i = 0; i < calls.size(); ++i)
+    {
+        if (layout.plans[i].envOutcome == NcclEnvOutcome::Unavailable && !m_noAlgorithm.IsEmpty())
+        {
+            m_noAlgorithm(calls[i].kind,
+                          nccl::NoAlgorithmMessage(calls[i], *comm, settings, layout.plans[i]));
+        }
+    }
+    if (plans)
+    {
+        *plans = layout.plans;
+        for (size_t i = 0; i < calls.size(); ++i)
+        {
+            (*plans)[i].channels = layout.channelHi[i] - layout.channelLo[i] + 1;
+        }
+    }
+    return nccl::BeginGroup(GetScheduleContext(), settings, calls, comm, std::move(layout), done);
+}
+
 CollectivePlan
 CollectiveModel::Start(const CollectiveCall& call, const std::vector<Time>& starts,
                        DoneCallback done)

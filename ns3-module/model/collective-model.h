@@ -120,6 +120,10 @@ struct CollectiveCall
     /// within them, with NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (connect.cc).
     int minCtas = 0;
     int maxCtas = 0;
+    /// NCCL's numPipeOps: the operations of an aggregated group each channel runs one after the
+    /// other (1 outside a group). NCCL's estimate counts a Ring's latency once per operation and
+    /// the other algorithms' once per batch of work items (ncclTopoGetAlgoTime).
+    int pipeOps = 1;
 };
 
 /// What NCCL would pick, and what the environment forces (NCCL_ALGO, NCCL_PROTO,
@@ -352,6 +356,16 @@ public:
     /// receives the plan.
     std::shared_ptr<CollectiveRun> Begin(const CollectiveCall& call, DoneCallback done,
                                          CollectivePlan* plan = nullptr);
+
+    /// Runs the collectives one group (ncclGroupStart/End) issued on one communicator, in issue
+    /// order (`calls` share their GPUs), as NCCL runs them: in one kernel, aggregated and laid
+    /// on the channels by the emulated release's rules (doc/collective-model.md, "Groups"). It
+    /// starts once every rank has (CollectiveRun::MemberStart) and every rank is done with the
+    /// last channel. `plans`, when given, receives each call's plan, with the channels its
+    /// parts span. One call: Begin.
+    std::shared_ptr<CollectiveRun> BeginGroup(const std::vector<CollectiveCall>& calls,
+                                              DoneCallback done,
+                                              std::vector<CollectivePlan>* plans = nullptr);
 
     /// The communicator as the model sees it (graphs, channels, efficiencies); `gpus` are
     /// topology device ids by comm rank. Cached per GPU set.

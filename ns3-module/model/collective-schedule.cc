@@ -54,23 +54,11 @@ struct Pipe
     double holdNs = 0;
 };
 
-/// Completion bookkeeping shared by the flows of one collective: all ranks finish with the last.
+/// Completion bookkeeping shared by the flows of one collective (or one piece of a group's).
 struct CollectiveJob
 {
-    CollectiveModel::DoneCallback done;
+    std::function<void()> finished;
     uint64_t outstanding = 0;
-    uint32_t ranks = 0;
-
-    void FinishAll()
-    {
-        for (uint32_t r = 0; r < ranks; ++r)
-        {
-            if (!done.IsNull())
-            {
-                done(r);
-            }
-        }
-    }
 };
 
 /// What building the pipes of one call needs: the call, its routes and its per-channel figures.
@@ -88,6 +76,9 @@ struct PipeInputs
     double llNetSendRate = 0; //!< ScheduleContext::llNetSendRate
     uint32_t ncclVersion = 0; //!< ScheduleContext::ncclVersion
     uint64_t hashBase = 0;
+    /// The kernel's channel of the pipes' channel c is base + c (a group's piece runs on one
+    /// channel of the group's kernel: its ring, tree and routes are that channel's).
+    int base = 0;
 
     /// The route from comm rank `from`'s GPU to `to`'s: ECMP hashed by the call's identity and
     /// `salt`, so paths never depend on posting order.
@@ -606,15 +597,16 @@ RingPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
     NS_ABORT_MSG_IF(in.f == kBroadcast || in.f == kReduce,
                     "CollectiveModel: a Broadcast/Reduce chain runs hop by hop (BeginChain)");
     const uint32_t n = in.n;
-    const auto rings = RingOrders(in.comm.nodes, in.C);
+    const auto rings = RingOrders(in.comm.nodes, in.base + in.C);
     for (int c = 0; c < in.C; ++c)
     {
-        const auto& ring = rings[c];
+        const int ch = in.base + c;
+        const auto& ring = rings[size_t(ch)];
         Pipe pipe;
         pipe.payloadCap = in.cta;
         for (uint32_t i = 0; i < n; ++i)
         {
-            in.Append(pipe.path, ring[i], ring[(i + 1) % n], uint64_t(c));
+            in.Append(pipe.path, ring[i], ring[(i + 1) % n], uint64_t(ch));
         }
         const double share = in.f == kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
         pipe.payload = share * in.S / in.C;
@@ -640,7 +632,7 @@ TreePipes(const PipeInputs& in, std::vector<Pipe>& pipes)
     const NcclCommInfo& comm = in.comm;
     const std::vector<std::vector<uint32_t>>& nodeRanks = comm.nodes; // NCCL's nodes
     const int nNodes = int(nodeRanks.size());
-    for (int c = 0; c < in.C; ++c)
+    for (int c = in.base; c < in.base + in.C; ++c)
     {
         const int treeIdx = (comm.channels >= 2 && c >= comm.channels / 2) ? 1 : 0;
         Pipe pipe;
@@ -735,7 +727,7 @@ NvlsPipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& nodes,
 {
     const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
     const double chunk = NvlsChunk(in.call.bytes, in.C, heads, in.comm.nvlsChunkBytes);
-    for (int c = 0; c < in.C; ++c)
+    for (int c = in.base; c < in.base + in.C; ++c)
     {
         Pipe pipe;
         pipe.nvls = true;
@@ -777,7 +769,7 @@ NvlsTreePipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& no
     const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
     const int nNodes = int(nodes.size());
     const double chunk = NvlsTreeChunk(in.call.bytes, in.C, heads, in.comm.nvlsTreeChunkBytes);
-    for (int c = 0; c < in.C; ++c)
+    for (int c = in.base; c < in.base + in.C; ++c)
     {
         const NodeTree tree = DoubleBinaryTree(nNodes, c % 2);
         for (uint32_t h = 0; h < heads; ++h)
@@ -931,7 +923,7 @@ NvlsSharpPipes(const PipeInputs& in, const std::vector<std::vector<uint32_t>>& n
                std::vector<Pipe>& pipes)
 {
     const uint32_t heads = uint32_t(in.comm.nvlsGraph.nChannels);
-    for (int c = 0; c < in.C; ++c)
+    for (int c = in.base; c < in.base + in.C; ++c)
     {
         for (uint32_t h = 0; h < heads; ++h)
         {
@@ -1035,22 +1027,58 @@ PatPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
     }
 }
 
+/// Broadcast / Reduce as a piece of a group's kernel: per channel, one flow along the chain (from
+/// the root along the ring; into the root for Reduce), the chunks it holds back where hops land
+/// (ChainStageChunks) as store-and-forward stages. Outside a group a chain runs hop by hop
+/// (BeginChain), so that back-to-back chains overlap; inside one kernel its channel's pieces run
+/// one after the other anyway.
+void
+ChainPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
+{
+    const uint32_t n = in.n;
+    const auto rings = RingOrders(in.comm.nodes, in.base + in.C);
+    const double chunkBytes = ChainChunkBytes(in.p, in.comm);
+    for (int c = in.base; c < in.base + in.C; ++c)
+    {
+        const auto& ring = rings[size_t(c)];
+        uint32_t pos =
+            uint32_t(std::find(ring.begin(), ring.end(), uint32_t(in.call.root)) - ring.begin());
+        if (pos >= n)
+        {
+            pos = 0;
+        }
+        const uint32_t first = in.f == kBroadcast ? pos : (pos + 1) % n;
+        Pipe pipe;
+        pipe.payloadCap = in.cta;
+        pipe.payload = in.S / in.C;
+        pipe.chunk = std::min(chunkBytes, pipe.payload);
+        for (uint32_t k = 1; k < n; ++k)
+        {
+            const uint32_t from = ring[(first + k - 1) % n];
+            const uint32_t to = ring[(first + k) % n];
+            in.Append(pipe.path, from, to, uint64_t(c));
+            pipe.stages +=
+                ChainStageChunks(in.p, in.comm.nodeOfRank[from] != in.comm.nodeOfRank[to]);
+        }
+        pipes.push_back(std::move(pipe));
+    }
+}
+
 /// Posts the pipes as flows: the bottleneck class of each flow decides its wire efficiency; the
 /// latency is NCCL's for the algorithm/protocol, of which the links' own latency is a part.
 void
 PostPipes(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
           double eProto, double latencyUs, Time start, std::vector<Pipe>& pipes,
-          CollectiveModel::DoneCallback done)
+          std::function<void()> finished)
 {
     const Topology& topo = *ctx.topology;
     auto job = std::make_shared<CollectiveJob>();
-    job->done = done;
-    job->ranks = comm.nRanks;
+    job->finished = std::move(finished);
     job->outstanding = pipes.size();
     const int64_t latencyNs = int64_t(std::llround(latencyUs * 1000.0));
     if (pipes.empty())
     {
-        ScheduleAt(start, [job]() { job->FinishAll(); });
+        ScheduleAt(start, [job]() { job->finished(); });
         return;
     }
     uint64_t salt = 0;
@@ -1083,7 +1111,7 @@ PostPipes(const ScheduleContext& ctx, const CollectiveCall& call, const NcclComm
                              {
                                  if (--job->outstanding == 0)
                                  {
-                                     job->FinishAll();
+                                     job->finished();
                                  }
                              });
     }
@@ -1203,27 +1231,38 @@ BeginChain(const ScheduleContext& ctx, const CollectiveCall& call,
     return std::make_shared<ChainRun>(ctx, call, std::move(comm), plan, hops, done);
 }
 
+namespace
+{
+/// Posts `call` run as `plan` from `start`: on channels 0 .. plan.channels - 1, or, for a piece
+/// of a group (`base` >= 0), on the kernel's channel `base` alone, its CTA sharing NCCL's
+/// per-operation ceilings with `ctaChannels` channels. `finished` runs when its last flow ends.
 void
-PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
-               const CollectivePlan& plan, double latencyUs, Time start,
-               CollectiveModel::DoneCallback done)
+PostPlan(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
+         const CollectivePlan& plan, double latencyUs, Time start, int base, int ctaChannels,
+         std::function<void()> finished)
 {
     const int a = int(plan.algorithm);
     PipeInputs in{*ctx.topology, call, comm};
     in.f = FuncOf(call.kind);
     in.p = int(plan.protocol);
     in.n = comm.nRanks;
-    in.C = std::max(1, plan.channels);
+    in.C = base >= 0 ? 1 : std::max(1, plan.channels);
+    in.base = std::max(base, 0);
     in.S = double(call.bytes);
     const double eProto = ctx.protocolEfficiency[in.p];
-    in.cta = CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p, in.C, eProto, ctx.amdCpu,
-                     plan.threadShare);
+    in.cta =
+        CtaRate(GetTuningTables(ctx.ncclVersion), comm, a, in.p,
+                base >= 0 ? std::max(ctaChannels, 1) : in.C, eProto, ctx.amdCpu, plan.threadShare);
     in.llNetSendRate = ctx.llNetSendRate;
     in.ncclVersion = ctx.ncclVersion;
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
 
     std::vector<Pipe> pipes;
-    if (a == kRing)
+    if (a == kRing && (in.f == kBroadcast || in.f == kReduce))
+    {
+        ChainPipes(in, pipes);
+    }
+    else if (a == kRing)
     {
         RingPipes(in, pipes);
     }
@@ -1265,7 +1304,156 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
     {
         NS_FATAL_ERROR("CollectiveModel: algorithm " << kAlgoNames[a] << " has no data movement");
     }
-    PostPipes(ctx, call, comm, eProto, latencyUs, start, pipes, done);
+    PostPipes(ctx, call, comm, eProto, latencyUs, start, pipes, std::move(finished));
+}
+} // namespace
+
+void
+PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
+               const CollectivePlan& plan, double latencyUs, Time start,
+               CollectiveModel::DoneCallback done)
+{
+    const uint32_t ranks = comm.nRanks;
+    PostPlan(ctx, call, comm, plan, latencyUs, start, -1, 0,
+             [done, ranks]()
+             {
+                 for (uint32_t r = 0; r < ranks && !done.IsNull(); ++r)
+                 {
+                     done(r);
+                 }
+             });
+}
+
+namespace
+{
+/// The collectives of one group as one kernel (BeginGroup).
+class GroupRun : public CollectiveRun, public std::enable_shared_from_this<GroupRun>
+{
+public:
+    GroupRun(const ScheduleContext& ctx, const CostSettings& settings,
+             std::vector<CollectiveCall> calls, std::shared_ptr<const NcclCommInfo> comm,
+             GroupLayout layout, CollectiveModel::DoneCallback done)
+        : m_ctx(ctx)
+        , m_settings(settings)
+        , m_calls(std::move(calls))
+        , m_comm(std::move(comm))
+        , m_layout(std::move(layout))
+        , m_done(done)
+        , m_starts(m_comm->nRanks, Time(-1))
+    {
+        m_next.assign(m_layout.lanes.size(), 0);
+        m_full.resize(m_calls.size());
+        for (size_t i = 0; i < m_calls.size(); ++i)
+        {
+            m_full[i] = m_calls[i].bytes;
+        }
+        // The kernel's CTAs: NCCL's per-operation ceilings (LL's) are shared among them.
+        m_kernelChannels = int(m_layout.lanes.size());
+    }
+
+    void MemberStart(uint32_t rank, Time start) override
+    {
+        NS_ABORT_MSG_UNLESS(rank < m_starts.size() && m_starts[rank].IsNegative(),
+                            "CollectiveRun: rank " << rank << " started twice or is not a member");
+        m_starts[rank] = start;
+        if (++m_known < m_starts.size())
+        {
+            return;
+        }
+        // The kernel runs once its last rank has launched it.
+        const Time begin = *std::max_element(m_starts.begin(), m_starts.end());
+        m_lanesLeft = 0;
+        for (const auto& lane : m_layout.lanes)
+        {
+            m_lanesLeft += lane.empty() ? 0 : 1;
+        }
+        if (m_lanesLeft == 0)
+        {
+            auto self = shared_from_this();
+            ScheduleAt(begin, [self]() { self->Finish(); });
+            return;
+        }
+        for (size_t c = 0; c < m_layout.lanes.size(); ++c)
+        {
+            if (!m_layout.lanes[c].empty())
+            {
+                PostNext(c, begin);
+            }
+        }
+    }
+
+private:
+    /// Posts channel c's next piece at `at`.
+    void PostNext(size_t c, Time at)
+    {
+        const size_t k = m_next[c]++;
+        const GroupPiece& piece = m_layout.lanes[c][k];
+        CollectiveCall& call = m_calls[piece.call];
+        const CollectivePlan& plan = m_layout.plans[piece.call];
+        call.bytes = piece.bytes;
+        CollectivePlan one = plan;
+        one.channels = 1;
+        const int a = int(plan.algorithm);
+        const int p = int(plan.protocol);
+        double latencyUs = PlanLatencyUs(call, *m_comm, one, m_settings);
+        if (k > 0)
+        {
+            // The kernel was launched once: a later piece pays its steps' latency, not the base.
+            // A Ring's steps run anew for each piece; the other algorithms pipeline the pieces
+            // of a batch of work items behind the first (NCCL's numPipeOps rule).
+            const double base = GetTuningTables(m_ctx.ncclVersion).baseLat[a][p];
+            const bool batchStart = k % size_t(WorkBatchColls(m_ctx.ncclVersion)) == 0;
+            latencyUs = a == kRing || batchStart ? std::max(0.0, latencyUs - base) : 0.0;
+        }
+        auto self = shared_from_this();
+        PostPlan(m_ctx, call, *m_comm, one, latencyUs, at, int(c), m_kernelChannels,
+                 [self, c]() { self->PieceDone(c); });
+        call.bytes = m_full[piece.call];
+    }
+
+    void PieceDone(size_t c)
+    {
+        if (m_next[c] < m_layout.lanes[c].size())
+        {
+            PostNext(c, Simulator::Now());
+            return;
+        }
+        if (--m_lanesLeft == 0)
+        {
+            Finish();
+        }
+    }
+
+    void Finish()
+    {
+        for (uint32_t r = 0; r < m_starts.size() && !m_done.IsNull(); ++r)
+        {
+            m_done(r);
+        }
+    }
+
+    ScheduleContext m_ctx;
+    CostSettings m_settings;
+    std::vector<CollectiveCall> m_calls; //!< bytes set to a piece's while it is posted
+    std::vector<uint64_t> m_full;        //!< each call's own bytes
+    std::shared_ptr<const NcclCommInfo> m_comm;
+    GroupLayout m_layout;
+    CollectiveModel::DoneCallback m_done;
+    std::vector<Time> m_starts;
+    size_t m_known = 0;
+    std::vector<size_t> m_next; //!< per channel: its next piece
+    size_t m_lanesLeft = 0;
+    int m_kernelChannels = 1;
+};
+} // namespace
+
+std::shared_ptr<CollectiveRun>
+BeginGroup(const ScheduleContext& ctx, const CostSettings& settings,
+           std::vector<CollectiveCall> calls, std::shared_ptr<const NcclCommInfo> comm,
+           GroupLayout layout, CollectiveModel::DoneCallback done)
+{
+    return std::make_shared<GroupRun>(ctx, settings, std::move(calls), std::move(comm),
+                                      std::move(layout), done);
 }
 
 } // namespace nccl

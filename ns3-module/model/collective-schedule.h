@@ -9,6 +9,7 @@
 #ifndef EIDOLON_COLLECTIVE_SCHEDULE_H
 #define EIDOLON_COLLECTIVE_SCHEDULE_H
 
+#include "collective-group.h"
 #include "collective-model.h"
 #include "nccl-cost-model.h"
 #include "nccl-indices.h"
@@ -100,6 +101,19 @@ std::shared_ptr<CollectiveRun> BeginChain(const ScheduleContext& ctx, const Coll
                                           std::shared_ptr<const NcclCommInfo> comm,
                                           const CollectivePlan& plan, const ChainHops& hops,
                                           CollectiveModel::DoneCallback done);
+
+/// The collectives `calls` of one group as NCCL's one kernel runs them (`layout`, LayOutGroup):
+/// once every rank has started, each channel runs its pieces one after the other, a piece being
+/// its call's plan on that channel alone (its ring, tree or NVLS walk, its CTA). The first piece
+/// of a channel pays its plan's latency (nccl::PlanLatencyUs); a later one, as the kernel was
+/// launched once, the latency less NCCL's base: a Ring's steps run anew for every piece, the
+/// other algorithms pipeline the pieces of a batch of work items (nccl::WorkBatchColls) behind
+/// its first, whose flows then pay only their links' latency (NCCL's numPipeOps rule). Every
+/// rank is done when the last channel is.
+std::shared_ptr<CollectiveRun> BeginGroup(const ScheduleContext& ctx, const CostSettings& settings,
+                                          std::vector<CollectiveCall> calls,
+                                          std::shared_ptr<const NcclCommInfo> comm,
+                                          GroupLayout layout, CollectiveModel::DoneCallback done);
 
 } // namespace nccl
 } // namespace eidolon

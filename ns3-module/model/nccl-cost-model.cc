@@ -54,6 +54,7 @@ struct CostInputs
     bool x86Cpu = true; //!< CostSettings::x86Cpu
     int dtype = -1;     //!< CollectiveCall::dtype
     int redop = -1;     //!< CollectiveCall::redop
+    int pipeOps = 1;    //!< CollectiveCall::pipeOps
 };
 
 /// NCCL's ncclNvlsSupported (device.h; 2.18's NCCL_NVLS_SUPPORTS): multimem reduces 32/64-bit
@@ -561,7 +562,11 @@ EstimateTimes(const CostInputs& in, const NcclCommInfo& comm, uint64_t nBytes, N
             {
                 lat *= comm.minCompCap < 80 ? 1.9 : 1.4;
             }
-            table.timeUs[a][p] = lat + double(nBytes) / (1000.0 * bw);
+            // Pipelined operations of a group: a Ring pays its latency per operation, the others
+            // once per batch of work items (ncclTopoGetAlgoTime).
+            const int batch = WorkBatchColls(t.version);
+            const int latCount = a == kRing ? in.pipeOps : (in.pipeOps + batch - 1) / batch;
+            table.timeUs[a][p] = lat * latCount + double(nBytes) / (1000.0 * bw);
             // 2.24+ push fp8 rings of more than 8 ranks behind everything else (their
             // reductions lose precision over so many steps): x1024 (enqueue.cc).
             if (a == kRing && (in.dtype == 10 || in.dtype == 11) && in.nRanks > 8 &&
@@ -573,6 +578,15 @@ EstimateTimes(const CostInputs& in, const NcclCommInfo& comm, uint64_t nBytes, N
     }
 }
 } // namespace
+
+int
+WorkBatchColls(uint32_t version)
+{
+    return version < 22200   ? 9
+           : version < 22300 ? 1024 / 64
+           : version < 23000 ? 1024 / 96
+                             : 1024 / 128;
+}
 
 void
 ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSettings& settings,
@@ -605,6 +619,7 @@ ComputeCosts(const CollectiveCall& call, const NcclCommInfo& comm, const CostSet
     in.x86Cpu = settings.x86Cpu;
     in.dtype = call.dtype;
     in.redop = call.redop;
+    in.pipeOps = std::max(1, call.pipeOps);
     for (int a = 0; a < kAlgos; ++a)
     {
         if (!Supported(t, coll, a))

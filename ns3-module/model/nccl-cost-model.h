@@ -33,6 +33,11 @@ struct CostSettings
     double netMessageLatencyUs = 0;
 };
 
+/// Collective work items a channel takes in one batch: NCCL_MAX_WORK_ELEMENTS (9) up to 2.21;
+/// from 2.22 NCCL_MAX_DEV_WORK_BATCH_BYTES (1024) over sizeof(ncclDevWorkColl): 64 B in 2.22,
+/// 96 B in 2.23-2.29 (buffer offsets and remote addresses added), 128 B from 2.30 (padding).
+int WorkBatchColls(uint32_t version);
+
 /// NCCL's table for `call` on `comm`. With `applyEnv` false, NCCL_ALGO and NCCL_PROTO are ignored
 /// (NCCL's own choice); the platform rules hold either way. SendRecv and one-rank communicators
 /// get an empty table (every time negative).

@@ -25,19 +25,6 @@ NS_LOG_COMPONENT_DEFINE("EidolonNcclSelection");
 
 namespace nccl
 {
-namespace
-{
-/// How NCCL's collective scheduler (enqueue.cc scheduleCollTasksToPlan) spreads one op over the
-/// channels its thread threshold left: in cells of a minimum traffic per channel, so that an op
-/// of T bytes of traffic takes at most ceil(T / minTraffic) channels. Read at the tags: none up
-/// to 2.21 (2.18.5, 2.21.5: the op takes every channel the threshold leaves); 512 B in 2.22.3;
-/// 16 KiB in 2.23.4-2.28.3; 32 KiB from 2.29.3. LL traffic counts four times from 2.26.2.
-struct SchedulerCells
-{
-    uint64_t minTraffic; //!< 0: no cells
-    bool llTimesFour;
-};
-
 SchedulerCells
 SchedulerCellsOf(uint32_t version)
 {
@@ -52,6 +39,8 @@ SchedulerCellsOf(uint32_t version)
     return {version >= 22900 ? 32u * 1024 : 16u * 1024, version >= 22600};
 }
 
+namespace
+{
 /// The (algorithm, protocol) of least estimated time; false where every time is negative.
 bool
 PickFastest(const NcclCostTable& table, int* bestA, int* bestP, double* best)

@@ -20,6 +20,19 @@ namespace eidolon
 namespace nccl
 {
 
+/// How NCCL's collective scheduler (enqueue.cc scheduleCollTasksToPlan) spreads one op over the
+/// channels its thread threshold left: in cells of a minimum traffic per channel, so that an op
+/// of T bytes of traffic takes at most ceil(T / minTraffic) channels. Read at the tags: none up
+/// to 2.21 (2.18.5, 2.21.5: the op takes every channel the threshold leaves); 512 B in 2.22.3;
+/// 16 KiB in 2.23.4-2.28.3; 32 KiB from 2.29.3. LL traffic counts four times from 2.26.2.
+struct SchedulerCells
+{
+    uint64_t minTraffic; //!< 0: no cells
+    bool llTimesFour;
+};
+
+SchedulerCells SchedulerCellsOf(uint32_t version);
+
 /// NCCL's plan for `call` on `comm`. Where NCCL_ALGO / NCCL_PROTO leave nothing this call can
 /// run, what the emulated release does (plan.envOutcome): 2.19-2.23 run Ring, the others fail
 /// the call, for which the plan is NCCL's own choice without the variables. SendRecv: the

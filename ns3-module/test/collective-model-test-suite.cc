@@ -142,6 +142,11 @@ public:
     void ConfigCtasBoundTheChannels();
     void Ll128FollowsTheNicsPlace();
     void CommNodesAreNcclsNodes();
+    void GroupsAreLaidOutAsTheReleaseDoes();
+    void GroupRunsAsOneKernel();
+    /// The calls of one group, all members starting at 0: every rank's end (us).
+    std::vector<double> RunGroup(Bench& b, const std::vector<CollectiveCall>& calls,
+                                 std::vector<CollectivePlan>* plans = nullptr);
 
 private:
     void DoRun() override { (this->*m_check)(); }
@@ -2680,6 +2685,239 @@ CollectiveModelTestCase::CollNetDirectAllgatherGathersInTheSwitch()
 
 namespace
 {
+std::vector<double>
+CollectiveModelTestCase::RunGroup(Bench& b, const std::vector<CollectiveCall>& calls,
+                                  std::vector<CollectivePlan>* plans)
+{
+    std::vector<double> ends(calls[0].gpus.size(), -1);
+    auto* slot = &ends;
+    auto run = b.model->BeginGroup(
+        calls,
+        [this, slot](uint32_t r)
+        {
+            NS_TEST_EXPECT_MSG_LT((*slot)[r], 0, "rank " << r << " reported twice");
+            (*slot)[r] = Simulator::Now().GetNanoSeconds() / 1e3;
+        },
+        plans);
+    for (uint32_t r = 0; r < calls[0].gpus.size(); ++r)
+    {
+        run->MemberStart(r, Seconds(0));
+    }
+    Simulator::Run();
+    Simulator::Destroy();
+    return ends;
+}
+
+void
+CollectiveModelTestCase::GroupsAreLaidOutAsTheReleaseDoes()
+{
+    // Eight float AllReduces of 64 KiB in one group on one DGX H100 (enqueue.cc at each tag).
+    Bench b("dgx-h100-1node");
+    auto layout = [&](uint32_t version, const std::vector<uint64_t>& sizes,
+                      std::map<std::string, std::string> env = {})
+    {
+        nccl::CostSettings settings;
+        settings.ncclVersion = version;
+        settings.config = NcclConfig::FromEnvironment(env);
+        std::vector<CollectiveCall> calls;
+        for (size_t i = 0; i < sizes.size(); ++i)
+        {
+            calls.push_back(b.Call(CollectiveKind::AllReduce, sizes[i], 0, 1 + i));
+            calls.back().dtype = 7; // ncclFloat32
+            calls.back().redop = 0; // ncclSum
+        }
+        b.model->SetAttribute("NcclVersion", UintegerValue(version));
+        const NcclCommInfo comm = b.model->DescribeCommunicator(calls[0].gpus);
+        return std::make_pair(comm, nccl::LayOutGroup(calls, comm, settings));
+    };
+    const std::vector<uint64_t> eight(8, 65536);
+    {
+        // 2.30.7: one aggregate (all within 4x of the smallest), chosen on 512 KiB: Ring/LL on
+        // 16 channels (the call alone would be; LL traffic counts 4x from 2.26). A task's traffic
+        // is 64 KiB x 2 x 4 = 512 KiB, the kind's 4 MiB over min(8 x 16, 24) = 24 channels:
+        // 174,768 B a channel (4 MiB / 24 rounded up to 16). Cells hold 32 KiB of traffic, 4 KiB
+        // of data: 16 a task, at most ceil(174,768 / 32 Ki) = 6 a channel. Task 0: 6 + 6 + 4
+        // cells on channels 0-2 (4 x 32 Ki = 131,072 B of channel 2 used); task 1: 2 cells to
+        // fill channel 2, then 6, 6, 2 on channels 3-5; task 2: 4, 6, 6 on 5-7 (channel 7 full:
+        // the next starts on 8); tasks 3-5 repeat 0-2 from channel 8, tasks 6-7 repeat 0-1 from
+        // 16: channels 0-21 run, 22 and 23 stay idle.
+        auto [comm, l] = layout(23007, eight);
+        NS_TEST_EXPECT_MSG_EQ(comm.channels, 24, "");
+        for (size_t i = 0; i < 8; ++i)
+        {
+            NS_TEST_EXPECT_MSG_EQ(l.plans[i].algorithm, NcclAlgorithm::Ring, "one aggregate");
+            NS_TEST_EXPECT_MSG_EQ(l.plans[i].protocol, NcclProtocol::LL, "one aggregate");
+            NS_TEST_EXPECT_MSG_EQ(l.plans[i].channels, 16, "the aggregate's channels");
+        }
+        const int lo[8] = {0, 2, 5, 8, 10, 13, 16, 18};
+        const int hi[8] = {2, 5, 7, 10, 13, 15, 18, 21};
+        for (int k = 0; k < 8; ++k)
+        {
+            NS_TEST_EXPECT_MSG_EQ(l.channelLo[k], lo[k], "task " << k);
+            NS_TEST_EXPECT_MSG_EQ(l.channelHi[k], hi[k], "task " << k);
+        }
+        std::ostringstream text;
+        for (size_t c = 0; c < l.lanes.size(); ++c)
+        {
+            for (const auto& piece : l.lanes[c])
+            {
+                text << " " << c << ":" << piece.call << "/" << piece.bytes;
+            }
+        }
+        NS_TEST_EXPECT_MSG_EQ(l.lanes.size(), 22u, text.str());
+        using P = std::vector<std::pair<uint32_t, uint64_t>>;
+        auto lane = [&](size_t c)
+        {
+            P out;
+            for (const auto& piece : c < l.lanes.size() ? l.lanes[c] : l.lanes.front())
+            {
+                out.emplace_back(piece.call, piece.bytes);
+            }
+            return out;
+        };
+        NS_TEST_EXPECT_MSG_EQ((lane(0) == P{{0, 24576}}), true, "");
+        NS_TEST_EXPECT_MSG_EQ((lane(2) == P{{0, 16384}, {1, 8192}}), true, "");
+        NS_TEST_EXPECT_MSG_EQ((lane(5) == P{{1, 8192}, {2, 16384}}), true, "");
+        NS_TEST_EXPECT_MSG_EQ((lane(7) == P{{2, 24576}}), true, "");
+        NS_TEST_EXPECT_MSG_EQ((lane(18) == P{{6, 16384}, {7, 8192}}), true, "");
+        NS_TEST_EXPECT_MSG_EQ((lane(19) == P{{7, 24576}}), true, "");
+        NS_TEST_EXPECT_MSG_EQ((lane(21) == P{{7, 8192}}), true, "");
+    }
+    {
+        // Forced Ring/Simple on 2.30.7 (24 channels, 32 KiB minimum traffic): 48 x 64 KiB, 6 MiB
+        // of traffic, 256 KiB a channel: each task is 4 cells of 32 KiB (128 KiB), so channel c
+        // runs tasks 2c and 2c + 1 whole, one after the other.
+        std::vector<uint64_t> many(48, 65536);
+        auto [comm, l] = layout(23007, many, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+        NS_TEST_EXPECT_MSG_EQ(comm.channels, 24, "");
+        NS_TEST_EXPECT_MSG_EQ(l.lanes.size(), 24u, "");
+        for (size_t c = 0; c < l.lanes.size(); ++c)
+        {
+            NS_TEST_EXPECT_MSG_EQ(l.lanes[c].size(), 2u, "channel " << c);
+            for (size_t k = 0; k < l.lanes[c].size() && k < 2; ++k)
+            {
+                NS_TEST_EXPECT_MSG_EQ(l.lanes[c][k].call, 2 * c + k, "channel " << c);
+                NS_TEST_EXPECT_MSG_EQ(l.lanes[c][k].bytes, 65536u, "channel " << c);
+            }
+        }
+        // 2 x 48 MiB: 4 x 48 MiB / 24 = 8 MiB of traffic a channel, 16 KiB cells (32 KiB of
+        // traffic), 3072 of them a task, 256 a channel: task 0 on channels 0-11, task 1 on
+        // 12-23, 4 MiB each.
+        auto [comm2, big] = layout(23007, {48u << 20, 48u << 20},
+                                   {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+        NS_TEST_EXPECT_MSG_EQ(big.channelLo[0], 0, "");
+        NS_TEST_EXPECT_MSG_EQ(big.channelHi[0], 11, "");
+        NS_TEST_EXPECT_MSG_EQ(big.channelLo[1], 12, "");
+        NS_TEST_EXPECT_MSG_EQ(big.channelHi[1], 23, "");
+        for (const auto& lane : big.lanes)
+        {
+            NS_TEST_EXPECT_MSG_EQ(lane.size(), 1u, "");
+            NS_TEST_EXPECT_MSG_EQ(lane[0].bytes, uint64_t(4) << 20, "");
+        }
+    }
+    {
+        // 2.18.5: the per-channel size halves to 512 B, so a 64 KiB call asks for 128 channels
+        // and takes all C: every channel runs the eight calls in issue order, 64 KiB / C each.
+        auto [comm, l] = layout(21805, eight, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+        const size_t C = size_t(comm.channels);
+        NS_TEST_EXPECT_MSG_EQ(l.lanes.size(), C, "");
+        for (const auto& lane : l.lanes)
+        {
+            NS_TEST_EXPECT_MSG_EQ(lane.size(), 8u, "");
+            for (size_t k = 0; k < lane.size(); ++k)
+            {
+                NS_TEST_EXPECT_MSG_EQ(lane[k].call, k, "");
+                NS_TEST_EXPECT_MSG_EQ(lane[k].bytes, 65536u / C, "");
+            }
+        }
+    }
+    {
+        // 2.21.5, 2 x 48 MiB of Ring/Simple: both take every channel C, so 96 MiB / C a channel,
+        // filled in order: the first call on channels 0 .. C/2 - 1, the second on the rest.
+        auto [comm, l] = layout(22105, {48u << 20, 48u << 20},
+                                {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}});
+        const int C = comm.channels;
+        NS_TEST_EXPECT_MSG_EQ(l.lanes.size(), size_t(C), "");
+        NS_TEST_EXPECT_MSG_EQ(l.channelHi[0], C / 2 - 1, "");
+        NS_TEST_EXPECT_MSG_EQ(l.channelLo[1], C / 2, "");
+        for (const auto& lane : l.lanes)
+        {
+            NS_TEST_EXPECT_MSG_EQ(lane.size(), 1u, "");
+            NS_TEST_EXPECT_MSG_EQ(lane[0].bytes, (uint64_t(96) << 20) / uint64_t(C), "");
+        }
+    }
+    {
+        // 2.24.3: calls more than 4x apart are aggregated apart; the one of another function is
+        // a bin of its own. 64 KiB, 128 KiB, 1 MiB AllReduce: {64, 128} KiB and {1 MiB}.
+        nccl::CostSettings settings;
+        settings.ncclVersion = 22403;
+        b.model->SetAttribute("NcclVersion", UintegerValue(22403));
+        std::vector<CollectiveCall> calls = {b.Call(CollectiveKind::AllReduce, 65536),
+                                             b.Call(CollectiveKind::AllReduce, 131072),
+                                             b.Call(CollectiveKind::AllReduce, 1 << 20)};
+        const NcclCommInfo comm = b.model->DescribeCommunicator(calls[0].gpus);
+        const auto l = nccl::LayOutGroup(calls, comm, settings);
+        CollectiveCall small = calls[0];
+        small.bytes = 65536 + 131072;
+        small.pipeOps = 1;
+        const CollectivePlan want = b.model->Choose(small);
+        NS_TEST_EXPECT_MSG_EQ(l.plans[0].algorithm, want.algorithm, "");
+        NS_TEST_EXPECT_MSG_EQ(l.plans[1].protocol, want.protocol, "");
+        const CollectivePlan alone = b.model->Choose(calls[2]);
+        NS_TEST_EXPECT_MSG_EQ(l.plans[2].algorithm, alone.algorithm, "");
+        NS_TEST_EXPECT_MSG_EQ(l.plans[2].protocol, alone.protocol, "");
+    }
+}
+
+void
+CollectiveModelTestCase::GroupRunsAsOneKernel()
+{
+    // NCCL_ALGO=Ring, NCCL_PROTO=Simple on one DGX H100 (2.30.7, 24 channels), as
+    // ring_allreduce_time_is_alpha_beta: 24 flows share each 450 GB/s link, the ring moves
+    // 2(n-1)/n of the data at 370.8 GB/s, and a loop of a channel's ring (8 ranks x 2 MiB) pays
+    // NCCL's 8.4 us base and 14 x 3.4 = 47.6 us of steps.
+    const std::map<std::string, std::string> env = {{"NCCL_ALGO", "Ring"},
+                                                    {"NCCL_PROTO", "Simple"}};
+    {
+        // 2 x 48 MiB in one group: channels 0-11 run the first, 12-23 the second, 4 MiB each
+        // (one loop): 56 us + 1.75 x 96 MiB / 370.8 GB/s, as one 96 MiB AllReduce would.
+        // Issued apart, one after the other, each pays its 56 us.
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node", env);
+        std::vector<CollectivePlan> plans;
+        const auto ends = RunGroup(b,
+                                   {b.Call(CollectiveKind::AllReduce, 48u << 20, 0, 1),
+                                    b.Call(CollectiveKind::AllReduce, 48u << 20, 0, 2)},
+                                   &plans);
+        const double want = 56.0 + 1.75 * double(96u << 20) / kNvlPayload * 1e6;
+        for (double e : ends)
+        {
+            NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
+        }
+        NS_TEST_EXPECT_MSG_EQ(plans.size(), 2u, "");
+        NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 12, "the channels a call spans");
+    }
+    {
+        // 48 x 64 KiB: channel c runs calls 2c and 2c + 1 one after the other. The first pays
+        // 56 us, the second its steps alone (47.6 us: the kernel was launched once); each moves
+        // 1.75 x 64 KiB on each of the 24 channels at once, 1.75 x 24 x 64 KiB / 370.8 GB/s.
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node", env);
+        std::vector<CollectiveCall> calls;
+        for (uint64_t i = 0; i < 48; ++i)
+        {
+            calls.push_back(b.Call(CollectiveKind::AllReduce, 65536, 0, 1 + i));
+        }
+        const auto ends = RunGroup(b, calls);
+        const double wave = 1.75 * 24 * 65536.0 / kNvlPayload * 1e6;
+        const double want = 56.0 + 47.6 + 2 * wave;
+        for (double e : ends)
+        {
+            NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
+        }
+    }
+}
+
 class CollectiveModelTestSuite : public TestSuite
 {
 public:
@@ -2748,6 +2986,8 @@ public:
             {"config_ctas_bound_the_channels", &C::ConfigCtasBoundTheChannels},
             {"ll128_follows_the_nics_place", &C::Ll128FollowsTheNicsPlace},
             {"comm_nodes_are_nccls_nodes", &C::CommNodesAreNcclsNodes},
+            {"groups_are_laid_out_as_the_release_does", &C::GroupsAreLaidOutAsTheReleaseDoes},
+            {"group_runs_as_one_kernel", &C::GroupRunsAsOneKernel},
         };
         for (const auto& [name, check] : checks)
         {
