@@ -245,7 +245,13 @@ CommunicatorMatcher::MatchCollective(const RankProcess& process, Communicator& c
         {
             continue;
         }
-        if (!SameCall(collective.calls[other].ops(0), record.ops(0)))
+        const wire::Communication& theirs = collective.calls[other];
+        bool same = theirs.ops_size() == record.ops_size();
+        for (int k = 0; same && k < record.ops_size(); ++k)
+        {
+            same = SameCall(theirs.ops(k), record.ops(k));
+        }
+        if (!same)
         {
             const RankProcess& first =
                 m_timelines.Process(m_timelines.At(collective.members[other]).process);
@@ -400,39 +406,72 @@ CommunicatorMatcher::TryBeginCollective(Collective& collective)
     {
         ++first;
     }
-    const wire::CommOp& op = collective.calls[size_t(first)].ops(0);
-    e::CollectiveCall call;
-    call.kind = KindOf(op.kind());
-    uint64_t typeSize = uint64_t(std::max(1, op.type_size()));
+    // One call per operation of the record: a group's collectives on one stream are one record.
+    const wire::Communication& issued = collective.calls[size_t(first)];
+    std::vector<e::CollectiveCall> calls(size_t(issued.ops_size()));
     uint64_t n = uint64_t(collective.nranks);
-    // nccl-tests' size: the whole buffer (allgather/reducescatter counts are per rank).
-    call.bytes = op.count() * typeSize *
-                 ((call.kind == e::CollectiveKind::AllGather ||
-                   call.kind == e::CollectiveKind::ReduceScatter)
-                      ? n
-                      : 1);
-    call.typeSize = uint32_t(typeSize);
-    call.dtype = op.dtype();
-    call.redop = op.redop();
-    call.root = op.root();
-    for (int r = 0; r < collective.nranks; ++r)
+    for (int k = 0; k < issued.ops_size(); ++k)
     {
-        call.gpus.push_back(m_topology->GpuDevice(comm.gpuOfRank.at(r)));
+        const wire::CommOp& op = issued.ops(k);
+        e::CollectiveCall& call = calls[size_t(k)];
+        call.kind = KindOf(op.kind());
+        uint64_t typeSize = uint64_t(std::max(1, op.type_size()));
+        // nccl-tests' size: the whole buffer (allgather/reducescatter counts are per rank).
+        call.bytes = op.count() * typeSize *
+                     ((call.kind == e::CollectiveKind::AllGather ||
+                       call.kind == e::CollectiveKind::ReduceScatter)
+                          ? n
+                          : 1);
+        call.typeSize = uint32_t(typeSize);
+        call.dtype = op.dtype();
+        call.redop = op.redop();
+        call.root = op.root();
+        if (k == 0)
+        {
+            for (int r = 0; r < collective.nranks; ++r)
+            {
+                call.gpus.push_back(m_topology->GpuDevice(comm.gpuOfRank.at(r)));
+            }
+        }
+        else
+        {
+            call.gpus = calls[0].gpus;
+        }
+        // Each operation's own identity (ECMP hashing): the record's, then one per operation.
+        call.tag = collective.comm * 0x9e3779b97f4a7c15ULL + collective.index +
+                   uint64_t(k) * 0xbf58476d1ce4e5b9ULL;
+        call.minCtas = comm.minCtas;
+        call.maxCtas = comm.maxCtas;
     }
-    call.tag = collective.comm * 0x9e3779b97f4a7c15ULL + collective.index;
-    call.minCtas = comm.minCtas;
-    call.maxCtas = comm.maxCtas;
-    e::CollectivePlan plan;
-    collective.run = m_collectives->Begin(
-        call,
-        ns3::MakeBoundCallback(
-            +[](CommunicatorMatcher* self, uint64_t comm, uint64_t index, uint32_t rank)
-            { self->CollectiveMemberDone(comm, index, rank); },
-            this, collective.comm, collective.index),
-        &plan);
-    std::string text = fmt::format(
-        "{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[size_t(first)]),
-        Bytes(call.bytes), e::ToString(plan.algorithm), e::ToString(plan.protocol), plan.channels);
+    const e::CollectiveCall& call = calls[0];
+    auto done = ns3::MakeBoundCallback(
+        +[](CommunicatorMatcher* self, uint64_t comm, uint64_t index, uint32_t rank)
+        { self->CollectiveMemberDone(comm, index, rank); },
+        this, collective.comm, collective.index);
+    std::string text;
+    if (calls.size() == 1)
+    {
+        e::CollectivePlan plan;
+        collective.run = m_collectives->Begin(call, done, &plan);
+        text =
+            fmt::format("{} {} {}/{} {}ch", m_timelines.LabelOf(collective.members[size_t(first)]),
+                        Bytes(call.bytes), e::ToString(plan.algorithm), e::ToString(plan.protocol),
+                        plan.channels);
+    }
+    else
+    {
+        std::vector<e::CollectivePlan> plans;
+        collective.run = m_collectives->BeginGroup(calls, done, &plans);
+        uint64_t bytes = 0;
+        for (const e::CollectiveCall& c : calls)
+        {
+            bytes += c.bytes;
+        }
+        text = fmt::format("{} group of {} {} {}/{}",
+                           m_timelines.LabelOf(collective.members[size_t(first)]), calls.size(),
+                           Bytes(bytes), e::ToString(plans[0].algorithm),
+                           e::ToString(plans[0].protocol));
+    }
     collective.label = m_timelines.InternLabel(text);
     for (NodeIndex member : collective.members)
     {

@@ -1,8 +1,10 @@
 // Point-to-point and groups: ncclSend, ncclRecv, ncclGroupStart/End/SimulateEnd, and the one path
 // every operation takes to the emulator. Outside a group an operation is placed at once; inside
 // one (groups nest, per thread) it waits for the outermost ncclGroupEnd, which places, for each
-// communicator in the order it first appeared, its collectives in issue order (one record each)
-// and then all its sends and receives as one record.
+// communicator in the order it first appeared, its collectives as one record per stream (issue
+// order inside it: NCCL runs a group's collectives as one kernel, aggregated and spread over the
+// channels, which the simulator's model lays out) and then all its sends and receives as one
+// record.
 #include "../core/per-thread.h"
 #include "nccl-common.h"
 
@@ -63,10 +65,13 @@ Place(ApiCall& call, ncclComm* comm, Stream* stream, const std::vector<CommOp>& 
                     std::string(api) + ": Cuda failure 'invalid resource handle' (the stream was "
                                        "destroyed before the group ended)");
     }
-    // One enqueue per record: each collective is its own (a group of 8 all-reduces measured 8 times
-    // one), a group's sends and receives on a communicator go to the GPU together, as NCCL fuses
-    // them into one kernel.
-    emu.Clock().Charge(spec::HostCall::NcclEnqueue);
+    // One enqueue per collective (a group of 8 all-reduces measured 8 times one); a group's sends
+    // and receives on a communicator go to the GPU together, as NCCL fuses them into one kernel.
+    const size_t enqueues = IsP2p(ops.front()) ? 1 : ops.size();
+    for (size_t i = 0; i < enqueues; ++i)
+    {
+        emu.Clock().Charge(spec::HostCall::NcclEnqueue);
+    }
     std::string error;
     if (!emu.PlaceCommunication(*stream, comm->member, comm->seq, ops, &error))
     {
@@ -109,17 +114,34 @@ Flush(ApiCall& call, std::vector<Task> tasks)
                       "ended; its operations are dropped"));
             continue;
         }
+        // The communicator's collectives, one record per stream in the order the streams first
+        // appear; its sends and receives after them.
+        std::vector<std::pair<Stream*, std::vector<CommOp>>> collectives;
+        for (const Task& task : tasks)
+        {
+            if (task.comm != comm || IsP2p(task.op))
+            {
+                continue;
+            }
+            auto it = std::find_if(collectives.begin(), collectives.end(),
+                                   [&task](const auto& c) { return c.first == task.stream; });
+            if (it == collectives.end())
+            {
+                collectives.emplace_back(task.stream, std::vector<CommOp>{});
+                it = collectives.end() - 1;
+            }
+            it->second.push_back(task.op);
+        }
+        for (const auto& [stream, ops] : collectives)
+        {
+            note(Place(call, comm, stream, ops, "ncclGroupEnd"));
+        }
         std::vector<CommOp> p2p;
         Stream* p2pStream = nullptr;
         for (const Task& task : tasks)
         {
-            if (task.comm != comm)
+            if (task.comm != comm || !IsP2p(task.op))
             {
-                continue;
-            }
-            if (!IsP2p(task.op))
-            {
-                note(Place(call, comm, task.stream, {task.op}, task.api));
                 continue;
             }
             if (!p2pStream)

@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(init_all_registers_every_rank)
     BOOST_TEST(g_sink->left.size() == 3u);
 }
 
-BOOST_AUTO_TEST_CASE(group_places_collectives_then_one_p2p_record_per_comm)
+BOOST_AUTO_TEST_CASE(group_places_its_collectives_then_its_p2p_as_one_record_each_per_comm)
 {
     std::vector<ncclComm_t> comms = InitAll(3);
     g_sink->records.clear();
@@ -171,31 +171,54 @@ BOOST_AUTO_TEST_CASE(group_places_collectives_then_one_p2p_record_per_comm)
     }
     BOOST_TEST(g_sink->records.empty()); // nothing before the group ends
     BOOST_TEST(ncclGroupEnd() == ncclSuccess);
-    BOOST_TEST_REQUIRE(g_sink->records.size() == 9u);
+    // Per communicator: its collectives as one record (NCCL runs them as one kernel), in issue
+    // order, then its sends and receives as one record.
+    BOOST_TEST_REQUIRE(g_sink->records.size() == 6u);
     for (int i = 0; i < 3; ++i)
     {
-        const Record* r = &g_sink->records[3 * i];
-        for (int k = 0; k < 3; ++k)
+        const Record* r = &g_sink->records[2 * i];
+        for (int k = 0; k < 2; ++k)
         {
             BOOST_TEST(r[k].member.rank == i);
             BOOST_TEST(r[k].device == i);
             BOOST_TEST(r[k].streamId == LegacyStreamId(i));
             BOOST_TEST(r[k].seq == uint64_t(k));
         }
-        BOOST_TEST_REQUIRE(r[0].ops.size() == 1u);
+        BOOST_TEST_REQUIRE(r[0].ops.size() == 2u);
         BOOST_TEST((r[0].ops[0].kind == CommOpKind::AllReduce));
         BOOST_TEST(r[0].ops[0].count == 1000u);
         BOOST_TEST(r[0].ops[0].dtype == int(ncclBfloat16));
         BOOST_TEST(r[0].ops[0].typeSize == 2);
         BOOST_TEST(r[0].ops[0].redop == int(ncclSum));
-        BOOST_TEST((r[1].ops.size() == 1u && r[1].ops[0].kind == CommOpKind::AllGather));
-        BOOST_TEST_REQUIRE(r[2].ops.size() == 2u);
-        BOOST_TEST((r[2].ops[0].kind == CommOpKind::Send));
-        BOOST_TEST(r[2].ops[0].peer == (i + 1) % 3);
-        BOOST_TEST((r[2].ops[1].kind == CommOpKind::Recv));
-        BOOST_TEST(r[2].ops[1].peer == (i + 2) % 3);
-        BOOST_TEST(r[2].ops[1].typeSize == 4);
+        BOOST_TEST((r[0].ops[1].kind == CommOpKind::AllGather));
+        BOOST_TEST_REQUIRE(r[1].ops.size() == 2u);
+        BOOST_TEST((r[1].ops[0].kind == CommOpKind::Send));
+        BOOST_TEST(r[1].ops[0].peer == (i + 1) % 3);
+        BOOST_TEST((r[1].ops[1].kind == CommOpKind::Recv));
+        BOOST_TEST(r[1].ops[1].peer == (i + 2) % 3);
+        BOOST_TEST(r[1].ops[1].typeSize == 4);
     }
+
+    // Collectives of one group on two streams of a communicator: a record per stream, in the
+    // order the streams first appear.
+    auto other = reinterpret_cast<cudaStream_t>(Emulator::Get().CreateStream(1, 0, 0));
+    g_sink->records.clear();
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 8, ncclFloat, ncclSum, comms[1], other) ==
+               ncclSuccess);
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 16, ncclFloat, ncclSum, comms[1], nullptr) ==
+               ncclSuccess);
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 32, ncclFloat, ncclSum, comms[1], other) ==
+               ncclSuccess);
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST_REQUIRE(g_sink->records.size() == 2u);
+    BOOST_TEST_REQUIRE(g_sink->records[0].ops.size() == 2u);
+    BOOST_TEST(g_sink->records[0].ops[0].count == 8u);
+    BOOST_TEST(g_sink->records[0].ops[1].count == 32u);
+    BOOST_TEST(g_sink->records[0].seq == 2u);
+    BOOST_TEST_REQUIRE(g_sink->records[1].ops.size() == 1u);
+    BOOST_TEST(g_sink->records[1].ops[0].count == 16u);
+    BOOST_TEST(g_sink->records[1].seq == 3u);
 
     // Outside a group each call is its own record and takes the next seq.
     g_sink->records.clear();
@@ -203,9 +226,9 @@ BOOST_AUTO_TEST_CASE(group_places_collectives_then_one_p2p_record_per_comm)
     BOOST_TEST(ncclReduce(nullptr, nullptr, 5, ncclFloat, ncclMax, 1, comms[1], nullptr) ==
                ncclSuccess);
     BOOST_TEST_REQUIRE(g_sink->records.size() == 2u);
-    BOOST_TEST(g_sink->records[0].seq == 3u);
+    BOOST_TEST(g_sink->records[0].seq == 4u);
     BOOST_TEST(g_sink->records[0].ops[0].root == 2);
-    BOOST_TEST(g_sink->records[1].seq == 4u);
+    BOOST_TEST(g_sink->records[1].seq == 5u);
     BOOST_TEST(g_sink->records[1].ops[0].redop == int(ncclMax));
     DestroyAll(comms);
 }
