@@ -12,6 +12,7 @@
 #include "nccl-selection.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 

@@ -298,9 +298,12 @@ ChainStageChunks(int p, bool networkHop)
 class ChainRun : public CollectiveRun, public std::enable_shared_from_this<ChainRun>
 {
 public:
+    /// `base` >= 0: one channel, the kernel's channel `base`, its CTA sharing NCCL's ceilings
+    /// with `ctaChannels` channels (a group's piece).
     ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
              std::shared_ptr<const NcclCommInfo> comm, const CollectivePlan& plan,
-             const ChainHops& hops, CollectiveModel::DoneCallback done);
+             const ChainHops& hops, CollectiveModel::DoneCallback done, int base = -1,
+             int ctaChannels = 0);
     void MemberStart(uint32_t rank, Time start) override;
 
 private:
@@ -337,6 +340,7 @@ private:
     ScheduleContext m_ctx;
     std::shared_ptr<const NcclCommInfo> m_comm;
     uint64_t m_tag = 0;
+    int m_base = 0; //!< the kernel's channel of channel 0 (a group's piece)
     uint32_t m_n = 0;
     double m_payload = 0; //!< data bytes per channel
     double m_eProto = 1;
@@ -352,10 +356,12 @@ private:
 
 ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
                    std::shared_ptr<const NcclCommInfo> comm, const CollectivePlan& plan,
-                   const ChainHops& hops, CollectiveModel::DoneCallback done)
+                   const ChainHops& hops, CollectiveModel::DoneCallback done, int base,
+                   int ctaChannels)
     : m_ctx(ctx)
     , m_comm(std::move(comm))
     , m_tag(call.tag)
+    , m_base(std::max(base, 0))
     , m_done(done)
 {
     const NcclCommInfo& cm = *m_comm;
@@ -365,11 +371,12 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
     in.f = FuncOf(call.kind);
     in.p = int(plan.protocol);
     in.n = cm.nRanks;
-    in.C = std::max(1, plan.channels);
+    in.C = base >= 0 ? 1 : std::max(1, plan.channels);
     in.S = double(call.bytes);
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
     m_eProto = ctx.protocolEfficiency[in.p];
-    m_cta = CtaRate(GetTuningTables(ctx.ncclVersion), cm, kRing, in.p, in.C, m_eProto, ctx.amdCpu,
+    m_cta = CtaRate(GetTuningTables(ctx.ncclVersion), cm, kRing, in.p,
+                    base >= 0 ? std::max(ctaChannels, 1) : in.C, m_eProto, ctx.amdCpu,
                     plan.threadShare);
     m_n = in.n;
     m_payload = in.S / in.C;
@@ -381,12 +388,12 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
 
     // Chains and routes, and how many of the call's hops share each link (the rate estimate
     // behind the store-and-forward stages).
-    const auto rings = RingOrders(cm.nodes, in.C);
+    const auto rings = RingOrders(cm.nodes, m_base + in.C);
     std::map<uint32_t, uint32_t> uses;
     m_channels.resize(size_t(in.C));
     for (int c = 0; c < in.C; ++c)
     {
-        const auto& ring = rings[c];
+        const auto& ring = rings[size_t(m_base + c)];
         Channel& ch = m_channels[c];
         uint32_t pos =
             uint32_t(std::find(ring.begin(), ring.end(), uint32_t(call.root)) - ring.begin());
@@ -404,7 +411,7 @@ ChainRun::ChainRun(const ScheduleContext& ctx, const CollectiveCall& call,
         for (uint32_t k = 1; k < m_n; ++k)
         {
             Hop& hop = ch.hops[k];
-            hop.path = in.Route(ch.order[k - 1], ch.order[k], uint64_t(c));
+            hop.path = in.Route(ch.order[k - 1], ch.order[k], uint64_t(m_base + c));
             hop.network = cm.nodeOfRank[ch.order[k - 1]] != cm.nodeOfRank[ch.order[k]];
             for (uint32_t link : hop.path)
             {
@@ -506,7 +513,7 @@ ChainRun::Post(uint32_t c, uint32_t k)
     spec.dst = topo.ChannelTo(hop.path.back());
     spec.bytes = uint64_t(std::ceil(m_payload / (m_eProto * eLink)));
     spec.start = NanoSeconds(int64_t(std::llround(start)));
-    spec.tag = m_tag ^ ((uint64_t(c) * m_n + k + 1) * 0x100000001b3ULL);
+    spec.tag = m_tag ^ ((uint64_t(m_base + int(c)) * m_n + k + 1) * 0x100000001b3ULL);
     spec.rateCap = hop.rateCap > 0 ? hop.rateCap / (m_eProto * eLink) : 0;
     const int64_t pathNs = topo.PathLatencyNs(hop.path);
     spec.extraLatency =
@@ -1027,43 +1034,6 @@ PatPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
     }
 }
 
-/// Broadcast / Reduce as a piece of a group's kernel: per channel, one flow along the chain (from
-/// the root along the ring; into the root for Reduce), the chunks it holds back where hops land
-/// (ChainStageChunks) as store-and-forward stages. Outside a group a chain runs hop by hop
-/// (BeginChain), so that back-to-back chains overlap; inside one kernel its channel's pieces run
-/// one after the other anyway.
-void
-ChainPipes(const PipeInputs& in, std::vector<Pipe>& pipes)
-{
-    const uint32_t n = in.n;
-    const auto rings = RingOrders(in.comm.nodes, in.base + in.C);
-    const double chunkBytes = ChainChunkBytes(in.p, in.comm);
-    for (int c = in.base; c < in.base + in.C; ++c)
-    {
-        const auto& ring = rings[size_t(c)];
-        uint32_t pos =
-            uint32_t(std::find(ring.begin(), ring.end(), uint32_t(in.call.root)) - ring.begin());
-        if (pos >= n)
-        {
-            pos = 0;
-        }
-        const uint32_t first = in.f == kBroadcast ? pos : (pos + 1) % n;
-        Pipe pipe;
-        pipe.payloadCap = in.cta;
-        pipe.payload = in.S / in.C;
-        pipe.chunk = std::min(chunkBytes, pipe.payload);
-        for (uint32_t k = 1; k < n; ++k)
-        {
-            const uint32_t from = ring[(first + k - 1) % n];
-            const uint32_t to = ring[(first + k) % n];
-            in.Append(pipe.path, from, to, uint64_t(c));
-            pipe.stages +=
-                ChainStageChunks(in.p, in.comm.nodeOfRank[from] != in.comm.nodeOfRank[to]);
-        }
-        pipes.push_back(std::move(pipe));
-    }
-}
-
 /// Posts the pipes as flows: the bottleneck class of each flow decides its wire efficiency; the
 /// latency is NCCL's for the algorithm/protocol, of which the links' own latency is a part.
 void
@@ -1239,7 +1209,7 @@ namespace
 void
 PostPlan(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommInfo& comm,
          const CollectivePlan& plan, double latencyUs, Time start, int base, int ctaChannels,
-         std::function<void()> finished)
+         bool pipelined, std::function<void()> finished)
 {
     const int a = int(plan.algorithm);
     PipeInputs in{*ctx.topology, call, comm};
@@ -1258,11 +1228,7 @@ PostPlan(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommI
     in.hashBase = call.tag * 0x9e3779b97f4a7c15ULL;
 
     std::vector<Pipe> pipes;
-    if (a == kRing && (in.f == kBroadcast || in.f == kReduce))
-    {
-        ChainPipes(in, pipes);
-    }
-    else if (a == kRing)
+    if (a == kRing)
     {
         RingPipes(in, pipes);
     }
@@ -1304,6 +1270,16 @@ PostPlan(const ScheduleContext& ctx, const CollectiveCall& call, const NcclCommI
     {
         NS_FATAL_ERROR("CollectiveModel: algorithm " << kAlgoNames[a] << " has no data movement");
     }
+    if (pipelined)
+    {
+        // Behind the piece before on its channel: its chunks follow that piece's through the
+        // stages without filling them again.
+        for (Pipe& pipe : pipes)
+        {
+            pipe.stages = 1;
+            pipe.holdNs = 0;
+        }
+    }
     PostPipes(ctx, call, comm, eProto, latencyUs, start, pipes, std::move(finished));
 }
 } // namespace
@@ -1314,7 +1290,7 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
                CollectiveModel::DoneCallback done)
 {
     const uint32_t ranks = comm.nRanks;
-    PostPlan(ctx, call, comm, plan, latencyUs, start, -1, 0,
+    PostPlan(ctx, call, comm, plan, latencyUs, start, -1, 0, false,
              [done, ranks]()
              {
                  for (uint32_t r = 0; r < ranks && !done.IsNull(); ++r)
@@ -1326,7 +1302,10 @@ PostCollective(const ScheduleContext& ctx, const CollectiveCall& call, const Ncc
 
 namespace
 {
-/// The collectives of one group as one kernel (BeginGroup).
+/// The collectives of one group as one kernel (BeginGroup). Each channel (lane) runs its pieces in
+/// turn, rank by rank: a rank goes on to a lane's next piece when its part of the piece before is
+/// done, so a Broadcast/Reduce chain's root moves on before its tail (as NCCL's CTAs do) and the
+/// other pieces start with their last rank; a rank is done when every lane's last piece is.
 class GroupRun : public CollectiveRun, public std::enable_shared_from_this<GroupRun>
 {
 public:
@@ -1339,54 +1318,84 @@ public:
         , m_comm(std::move(comm))
         , m_layout(std::move(layout))
         , m_done(done)
-        , m_starts(m_comm->nRanks, Time(-1))
+        , m_n(m_comm->nRanks)
     {
-        m_next.assign(m_layout.lanes.size(), 0);
         m_full.resize(m_calls.size());
         for (size_t i = 0; i < m_calls.size(); ++i)
         {
             m_full[i] = m_calls[i].bytes;
         }
+        m_runs.resize(m_layout.lanes.size());
+        size_t lanes = 0;
+        for (size_t c = 0; c < m_layout.lanes.size(); ++c)
+        {
+            m_runs[c].resize(m_layout.lanes[c].size());
+            lanes += m_layout.lanes[c].empty() ? 0 : 1;
+        }
+        m_lanesLeft.assign(m_n, lanes);
+        m_started.assign(m_n, false);
         // The kernel's CTAs: NCCL's per-operation ceilings (LL's) are shared among them.
-        m_kernelChannels = int(m_layout.lanes.size());
+        m_kernelChannels = std::max<int>(1, int(m_layout.lanes.size()));
     }
 
     void MemberStart(uint32_t rank, Time start) override
     {
-        NS_ABORT_MSG_UNLESS(rank < m_starts.size() && m_starts[rank].IsNegative(),
+        NS_ABORT_MSG_UNLESS(rank < m_n && !m_started[rank],
                             "CollectiveRun: rank " << rank << " started twice or is not a member");
-        m_starts[rank] = start;
-        if (++m_known < m_starts.size())
+        m_started[rank] = true;
+        if (m_lanesLeft[rank] == 0)
         {
-            return;
-        }
-        // The kernel runs once its last rank has launched it.
-        const Time begin = *std::max_element(m_starts.begin(), m_starts.end());
-        m_lanesLeft = 0;
-        for (const auto& lane : m_layout.lanes)
-        {
-            m_lanesLeft += lane.empty() ? 0 : 1;
-        }
-        if (m_lanesLeft == 0)
-        {
-            auto self = shared_from_this();
-            ScheduleAt(begin, [self]() { self->Finish(); });
+            std::weak_ptr<GroupRun> weak = shared_from_this();
+            ScheduleAt(start,
+                       [weak, rank]()
+                       {
+                           if (auto self = weak.lock())
+                           {
+                               self->m_done(rank);
+                           }
+                       });
             return;
         }
         for (size_t c = 0; c < m_layout.lanes.size(); ++c)
         {
             if (!m_layout.lanes[c].empty())
             {
-                PostNext(c, begin);
+                Piece(c, 0)->MemberStart(rank, start);
             }
         }
     }
 
 private:
-    /// Posts channel c's next piece at `at`.
-    void PostNext(size_t c, Time at)
+    /// Rank `rank`'s part of lane c's piece k is done (Simulator::Now()).
+    /// What the pieces' callbacks hold of the group (ns-3 binds arguments it can compare).
+    using Handle = std::shared_ptr<std::weak_ptr<GroupRun>>;
+
+    static void PartDone(Handle handle, size_t c, size_t k, uint32_t rank)
     {
-        const size_t k = m_next[c]++;
+        auto self = handle->lock();
+        if (!self)
+        {
+            return;
+        }
+        if (k + 1 < self->m_layout.lanes[c].size())
+        {
+            self->Piece(c, k + 1)->MemberStart(rank, Simulator::Now());
+            return;
+        }
+        if (--self->m_lanesLeft[rank] == 0 && !self->m_done.IsNull())
+        {
+            self->m_done(rank);
+        }
+    }
+
+    /// Lane c's piece k, made when its first rank may start it.
+    const std::shared_ptr<CollectiveRun>& Piece(size_t c, size_t k)
+    {
+        std::shared_ptr<CollectiveRun>& run = m_runs[c][k];
+        if (run)
+        {
+            return run;
+        }
         const GroupPiece& piece = m_layout.lanes[c][k];
         CollectiveCall& call = m_calls[piece.call];
         const CollectivePlan& plan = m_layout.plans[piece.call];
@@ -1395,55 +1404,103 @@ private:
         one.channels = 1;
         const int a = int(plan.algorithm);
         const int p = int(plan.protocol);
-        double latencyUs = PlanLatencyUs(call, *m_comm, one, m_settings);
-        if (k > 0)
+        const int f = FuncOf(call.kind);
+        const bool chain = a == kRing && (f == kBroadcast || f == kReduce);
+        // The kernel was launched once: a later piece pays its steps' latency, not the base. A
+        // ring's steps (AllReduce, AllGather, ReduceScatter) run anew for each piece, in
+        // lockstep; the other algorithms pipeline the pieces of a batch of work items behind the
+        // first: no latency, no pipeline fill (NCCL's numPipeOps rule). A chain's rank simply
+        // goes on, its next piece's hops following the last's.
+        const double base = GetTuningTables(m_ctx.ncclVersion).baseLat[a][p];
+        const bool batchStart = k % size_t(WorkBatchColls(m_ctx.ncclVersion)) == 0;
+        const bool pipelined = k > 0 && !(a == kRing && !chain) && !batchStart;
+        if (!m_handle)
         {
-            // The kernel was launched once: a later piece pays its steps' latency, not the base.
-            // A Ring's steps run anew for each piece; the other algorithms pipeline the pieces
-            // of a batch of work items behind the first (NCCL's numPipeOps rule).
-            const double base = GetTuningTables(m_ctx.ncclVersion).baseLat[a][p];
-            const bool batchStart = k % size_t(WorkBatchColls(m_ctx.ncclVersion)) == 0;
-            latencyUs = a == kRing || batchStart ? std::max(0.0, latencyUs - base) : 0.0;
+            m_handle = std::make_shared<std::weak_ptr<GroupRun>>(weak_from_this());
         }
-        auto self = shared_from_this();
-        PostPlan(m_ctx, call, *m_comm, one, latencyUs, at, int(c), m_kernelChannels,
-                 [self, c]() { self->PieceDone(c); });
+        auto done = MakeBoundCallback(&GroupRun::PartDone, m_handle, c, k);
+        if (chain)
+        {
+            ChainHops hops = ChainHopLatencies(call, *m_comm, one, m_settings);
+            if (k > 0)
+            {
+                hops.baseUs = 0;
+            }
+            run = std::make_shared<ChainRun>(m_ctx, call, m_comm, one, hops, done, int(c),
+                                             m_kernelChannels);
+        }
+        else
+        {
+            double latencyUs = PlanLatencyUs(call, *m_comm, one, m_settings);
+            if (k > 0)
+            {
+                latencyUs = pipelined ? 0.0 : std::max(0.0, latencyUs - base);
+            }
+            // Starts with its last rank; every rank's part ends with its last flow.
+            ScheduleContext ctx = m_ctx;
+            CollectiveCall posted = call;
+            std::shared_ptr<const NcclCommInfo> comm = m_comm;
+            const int channel = int(c);
+            const int ctaChannels = m_kernelChannels;
+            const uint32_t n = m_n;
+            run =
+                std::make_shared<StartWhenAll>(n,
+                                               [ctx, posted, comm, one, latencyUs, channel,
+                                                ctaChannels, pipelined, done, n](Time start)
+                                               {
+                                                   PostPlan(ctx, posted, *comm, one, latencyUs,
+                                                            start, channel, ctaChannels, pipelined,
+                                                            [done, n]()
+                                                            {
+                                                                for (uint32_t r = 0; r < n; ++r)
+                                                                {
+                                                                    done(r);
+                                                                }
+                                                            });
+                                               });
+        }
         call.bytes = m_full[piece.call];
+        return run;
     }
 
-    void PieceDone(size_t c)
+    /// A piece that starts when its last rank may (its start: the latest).
+    class StartWhenAll : public CollectiveRun
     {
-        if (m_next[c] < m_layout.lanes[c].size())
+    public:
+        StartWhenAll(uint32_t n, std::function<void(Time)> start)
+            : m_left(n)
+            , m_start(std::move(start))
         {
-            PostNext(c, Simulator::Now());
-            return;
         }
-        if (--m_lanesLeft == 0)
-        {
-            Finish();
-        }
-    }
 
-    void Finish()
-    {
-        for (uint32_t r = 0; r < m_starts.size() && !m_done.IsNull(); ++r)
+        void MemberStart(uint32_t, Time start) override
         {
-            m_done(r);
+            m_latest = std::max(m_latest, start);
+            if (--m_left == 0)
+            {
+                m_start(m_latest);
+            }
         }
-    }
+
+    private:
+        uint32_t m_left;
+        Time m_latest = Seconds(0);
+        std::function<void(Time)> m_start;
+    };
 
     ScheduleContext m_ctx;
     CostSettings m_settings;
-    std::vector<CollectiveCall> m_calls; //!< bytes set to a piece's while it is posted
+    std::vector<CollectiveCall> m_calls; //!< bytes set to a piece's while it is made
     std::vector<uint64_t> m_full;        //!< each call's own bytes
     std::shared_ptr<const NcclCommInfo> m_comm;
     GroupLayout m_layout;
     CollectiveModel::DoneCallback m_done;
-    std::vector<Time> m_starts;
-    size_t m_known = 0;
-    std::vector<size_t> m_next; //!< per channel: its next piece
-    size_t m_lanesLeft = 0;
+    uint32_t m_n = 0;
+    std::vector<std::vector<std::shared_ptr<CollectiveRun>>> m_runs; //!< per lane, per piece
+    std::vector<size_t> m_lanesLeft; //!< per rank: lanes whose last piece it has not done
+    std::vector<bool> m_started;
     int m_kernelChannels = 1;
+    Handle m_handle;
 };
 } // namespace
 

@@ -2916,6 +2916,28 @@ CollectiveModelTestCase::GroupRunsAsOneKernel()
             NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
         }
     }
+    {
+        // Two 48 MiB Broadcasts from rank 0 in a group: each a chain on 12 channels (the layout
+        // of the AllReduces above, traffic once the data). A chain's rank is done when its own
+        // hop out has landed, so the root ends first and the chain's tail last. The root's
+        // uplink carries all 96 MiB once: no rank is done before 96 MiB / 370.8 GB/s.
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node", env);
+        std::vector<CollectivePlan> plans;
+        const auto ends = RunGroup(b,
+                                   {b.Call(CollectiveKind::Broadcast, 48u << 20, 0, 1),
+                                    b.Call(CollectiveKind::Broadcast, 48u << 20, 0, 2)},
+                                   &plans);
+        NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 12, "");
+        const double floor = double(96u << 20) / kNvlPayload * 1e6;
+        double last = 0;
+        for (double e : ends)
+        {
+            NS_TEST_EXPECT_MSG_GT_OR_EQ(e, floor, "no rank before the root has sent it all");
+            last = std::max(last, e);
+        }
+        NS_TEST_EXPECT_MSG_LT(ends[0], last, "the root is done before the chain's tail");
+    }
 }
 
 class CollectiveModelTestSuite : public TestSuite
