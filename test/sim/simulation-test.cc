@@ -889,3 +889,66 @@ BOOST_AUTO_TEST_CASE(a_call_nccl_fails_for_its_nccl_algo_is_said_once_and_still_
     BOOST_TEST(text.find("AllReduce") == std::string::npos, text);
     BOOST_TEST(sink.failures.empty());
 }
+
+// A group's collectives on one stream come as one record of several operations: every rank's
+// record must hold the same operations, and the group runs as one kernel (one latency), so it
+// ends before the same two all-reduces issued one after the other.
+BOOST_AUTO_TEST_CASE(a_group_record_is_one_call_of_several_collectives)
+{
+    auto run = [](bool grouped, bool mismatched)
+    {
+        std::ostringstream log;
+        RecordingSink sink;
+        sim::Simulation simulation(Options(), log, sink);
+        simulation.Join(Hello("rank0", 0, 2));
+        simulation.Join(Hello("rank1", 1, 2));
+        double end = -1;
+        for (int rank : {0, 1})
+        {
+            wire::Batch batch = JoinBatch(rank, 0);
+            AddP2p(batch, rank, 1, 1, wire::COMM_ALL_REDUCE, 4096, 0);
+            wire::Communication* c =
+                batch.mutable_records(batch.records_size() - 1)->mutable_communication();
+            c->mutable_ops(0)->set_peer(-1);
+            if (grouped && !(mismatched && rank == 1))
+            {
+                *c->add_ops() = c->ops(0);
+            }
+            else if (!grouped)
+            {
+                AddP2p(batch, rank, 2, 1, wire::COMM_ALL_REDUCE, 4096, 0);
+                wire::Communication* second =
+                    batch.mutable_records(batch.records_size() - 1)->mutable_communication();
+                second->mutable_ops(0)->set_peer(-1);
+                second->add_deps(1);
+            }
+            if (mismatched && rank == 1)
+            {
+                BOOST_CHECK_EXCEPTION(simulation.Batch(rank, batch), sim::ProgramError,
+                                      [](const sim::ProgramError& e) {
+                                          return std::string(e.what()).find(
+                                                     "mismatched NCCL calls") != std::string::npos;
+                                      });
+                return end;
+            }
+            simulation.Batch(rank, batch);
+        }
+        const uint64_t last = grouped ? 1 : 2;
+        simulation.Sync(0, 1, SyncOn(1, {last}, 1, 0));
+        simulation.Sync(1, 2, SyncOn(2, {last}, 1, 0));
+        for (int i = 0; i < 20 && sink.syncs.size() < 2; ++i)
+        {
+            simulation.Step();
+        }
+        BOOST_REQUIRE(sink.syncs.size() == 2u);
+        BOOST_TEST(sink.syncs[0].second.ends(0).end_ns() == sink.syncs[1].second.ends(0).end_ns());
+        BOOST_TEST(sink.failures.empty());
+        end = sink.syncs[0].second.ends(0).end_ns();
+        return end;
+    };
+    const double grouped = run(true, false);
+    const double apart = run(false, false);
+    BOOST_TEST(grouped > 0.0);
+    BOOST_TEST(grouped < apart, grouped << " ns grouped, " << apart << " ns apart");
+    run(true, true);
+}
