@@ -94,6 +94,7 @@ main(int argc, char* argv[])
     uint32_t version = 23007;
     uint32_t typeSize = 4;
     uint32_t iters = 1;
+    uint32_t agg = 1;
     int root = 0;
     std::string compare;
     std::string networkModel = "ns3::eidolon::FlowModel";
@@ -124,6 +125,10 @@ main(int argc, char* argv[])
         "back-to-back calls timed as nccl-tests does (after one, each rank's calls from "
         "its own end of the one before; mean over ranks); 1: one call, its last rank's end",
         iters);
+    cmd.AddValue("agg",
+                 "operations issued in one group per call (nccl-tests -m, agg_iters): run as "
+                 "NCCL's one kernel; the time is per operation",
+                 agg);
     cmd.AddValue("compare", "validation YAML (rows of size_bytes, busbw_gbps) to compare with",
                  compare);
     cmd.AddValue("networkModel", "NetworkModel TypeId (ns3::eidolon::FlowModel or PacketModel)",
@@ -249,6 +254,12 @@ main(int argc, char* argv[])
         "# eidolon collective sweep: %s on %s, %u ranks on %u GPUs, NCCL %u.%u.%u emulated\n",
         collective.c_str(), topology->name.c_str(), n, topology->GpuCount(), version / 10000,
         version / 100 % 100, version % 100);
+    if (agg > 1)
+    {
+        std::printf("# %u operations a group (nccl-tests -m): time per operation; ch: the channels "
+                    "one operation spans; nccl_us: NCCL's estimate for the aggregate\n",
+                    agg);
+    }
     std::printf("#%13s %9s %7s %4s %12s %10s %10s %10s", "size", "algo", "proto", "ch", "time_us",
                 "nccl_us", "algbw", "busbw");
     if (!measured.empty())
@@ -311,17 +322,33 @@ main(int argc, char* argv[])
         for (uint32_t i = 0; i < calls; ++i)
         {
             call.tag = size * 1000003ULL + i;
-            runs[i] = model->Begin(
-                call,
-                [&runs, &ends, i, calls](uint32_t r)
+            auto done = [&runs, &ends, i, calls](uint32_t r)
+            {
+                ends[i][r] = Simulator::Now();
+                if (i + 1 < calls)
                 {
-                    ends[i][r] = Simulator::Now();
-                    if (i + 1 < calls)
-                    {
-                        runs[i + 1]->MemberStart(r, Simulator::Now());
-                    }
-                },
-                i == 0 ? &plan : nullptr);
+                    runs[i + 1]->MemberStart(r, Simulator::Now());
+                }
+            };
+            if (agg > 1 && kind != CollectiveKind::SendRecv)
+            {
+                // nccl-tests -m: agg_iters calls between one ncclGroupStart/End.
+                std::vector<CollectiveCall> group(agg, call);
+                for (uint32_t k = 0; k < agg; ++k)
+                {
+                    group[k].tag = call.tag * 131ULL + k;
+                }
+                std::vector<CollectivePlan> plans;
+                runs[i] = model->BeginGroup(group, done, &plans);
+                if (i == 0)
+                {
+                    plan = plans[0];
+                }
+            }
+            else
+            {
+                runs[i] = model->Begin(call, done, i == 0 ? &plan : nullptr);
+            }
         }
         for (uint32_t r = 0; r < n; ++r)
         {
@@ -343,7 +370,8 @@ main(int argc, char* argv[])
             }
             end = NanoSeconds(sum / int64_t(n) / int64_t(iters));
         }
-        const double us = end.GetNanoSeconds() / 1e3;
+        const double us = end.GetNanoSeconds() / 1e3 /
+                          double(agg > 1 && kind != CollectiveKind::SendRecv ? agg : 1);
         const double algbw = double(bytes) / (us * 1e3);
         const double factorBus =
             alltoall ? double(n - 1) / n : CollectiveModel::BusBandwidthFactor(kind, n);
