@@ -2866,6 +2866,12 @@ CollectiveModelTestCase::GroupsAreLaidOutAsTheReleaseDoes()
         const CollectivePlan alone = b.model->Choose(calls[2]);
         NS_TEST_EXPECT_MSG_EQ(l.plans[2].algorithm, alone.algorithm, "");
         NS_TEST_EXPECT_MSG_EQ(l.plans[2].protocol, alone.protocol, "");
+        // NCCL's estimate is the aggregate's: 192 KiB for the first two, 1 MiB for the third.
+        NS_TEST_EXPECT_MSG_EQ(Near(l.plans[0].ncclEstimateUs, want.ncclEstimateUs, 1e-9), true,
+                              l.plans[0].ncclEstimateUs << " us, want " << want.ncclEstimateUs);
+        NS_TEST_EXPECT_MSG_EQ(Near(l.plans[1].ncclEstimateUs, want.ncclEstimateUs, 1e-9), true, "");
+        NS_TEST_EXPECT_MSG_EQ(Near(l.plans[2].ncclEstimateUs, alone.ncclEstimateUs, 1e-9), true,
+                              l.plans[2].ncclEstimateUs << " us, want " << alone.ncclEstimateUs);
     }
 }
 
@@ -2915,6 +2921,39 @@ CollectiveModelTestCase::GroupRunsAsOneKernel()
         {
             NS_TEST_EXPECT_MSG_EQ(Near(e, want, 1e-4), true, e << " us, want " << want);
         }
+    }
+    {
+        // NVLS pipelines a channel's pieces: NCCL_ALGO=NVLS, 64 KiB AllReduces on one DGX H100
+        // (2.30.7, 16 NVLS CTAs). 16 of them: 16 x 128 KiB of traffic over 16 channels, one call
+        // a channel; 32: two a channel. The second piece of a channel follows the first without
+        // its latency or pipeline fill, so it adds less than the first wave less its latency.
+        auto groupEnd = [&](int calls)
+        {
+            SimulatorGuard guard;
+            Bench b("dgx-h100-1node", {{"NCCL_ALGO", "NVLS"}});
+            std::vector<CollectiveCall> group;
+            for (int i = 0; i < calls; ++i)
+            {
+                group.push_back(b.Call(CollectiveKind::AllReduce, 65536, 0, 1 + i));
+            }
+            std::vector<CollectivePlan> plans;
+            const auto ends = RunGroup(b, group, &plans);
+            NS_TEST_EXPECT_MSG_EQ(plans[0].algorithm, NcclAlgorithm::Nvls, "");
+            NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 1, "one channel a call");
+            CollectivePlan one = plans[0];
+            one.channels = 1;
+            Bench again("dgx-h100-1node", {{"NCCL_ALGO", "NVLS"}});
+            const double latency =
+                again.model->PlanLatencyUs(again.Call(CollectiveKind::AllReduce, 65536), one);
+            return std::make_pair(*std::max_element(ends.begin(), ends.end()), latency);
+        };
+        const auto [one, latency] = groupEnd(16);
+        const auto [two, unused] = groupEnd(32);
+        NS_TEST_EXPECT_MSG_GT(latency, 0.0, "");
+        NS_TEST_EXPECT_MSG_GT(two, one, "");
+        NS_TEST_EXPECT_MSG_LT_OR_EQ(two - one, one - latency + 1e-3,
+                                    "first wave " << one << " us (latency " << latency
+                                                  << " us), both " << two << " us");
     }
     {
         // Two 48 MiB Broadcasts from rank 0 in a group: each a chain on 12 channels (the layout
