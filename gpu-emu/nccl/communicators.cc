@@ -155,6 +155,13 @@ InitRank(ncclComm_t* newcomm, int nranks, uint64_t commId, int rank, const ncclC
         return rc;
     }
     emu.Clock().Charge(spec::HostCall::NcclCommInit);
+    if (!read.blocking && InGroup())
+    {
+        // Queued (ncclAsyncLaunch): the call returns the communicator's state at that point,
+        // ncclSuccess; the group's end returns ncclInProgress (init.cc, group.cc).
+        NoteNonblockingInGroup();
+        return ncclSuccess;
+    }
     return read.blocking ? ncclSuccess : ncclInProgress;
 }
 
@@ -207,13 +214,18 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
     {
         const auto code = ncclResult_t(reading.initError->code);
         Fail(code, std::string(api) + ":ncclenv", reading.initError->message);
-        // Inside a group NCCL only queues the init (ncclAsyncLaunch) and fails ncclGroupEnd.
+        // Inside a group NCCL only queues the init (ncclAsyncLaunch): a blocking group's
+        // ncclGroupEnd fails, a nonblocking one's returns ncclInProgress and the communicator
+        // reports the error (ncclCommGetAsyncError).
         const bool grouped = InGroup();
         if (blocking && !grouped)
         {
             return code;
         }
-        GroupError(code);
+        if (blocking)
+        {
+            GroupError(code);
+        }
         auto* comm = new ncclComm(); // reported by ncclCommGetAsyncError, as NCCL's async init
         comm->member = member;
         comm->blocking = blocking;

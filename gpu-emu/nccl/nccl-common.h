@@ -136,6 +136,9 @@ ncclResult_t CheckArgs(const ncclComm* comm, const OpArgs& args);
 
 // ---- groups (p2p-groups.cc)
 bool InGroup();
+// A nonblocking communicator's init was queued in the calling thread's group: NCCL launches
+// such a group asynchronously, and its ncclGroupEnd returns ncclInProgress.
+void NoteNonblockingInGroup();
 // Enqueues one operation (already validated) on `comm`: placed at once outside a group, at the
 // outermost ncclGroupEnd inside one. Send/Recv of one group and communicator become one record.
 ncclResult_t Submit(ApiCall& call, ncclComm* comm, cudaStream_t stream, const CommOp& op,

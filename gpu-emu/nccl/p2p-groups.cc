@@ -30,6 +30,7 @@ struct GroupState
 {
     int depth = 0;
     ncclResult_t error = ncclSuccess; // first error of a call inside the group
+    bool nonblocking = false;         // a nonblocking communicator's init is queued in it
     std::vector<Task> tasks;
     std::vector<SplitRequest> splits;
 };
@@ -172,6 +173,12 @@ InGroup()
     return g_groups.Get().depth > 0;
 }
 
+void
+NoteNonblockingInGroup()
+{
+    g_groups.Get().nonblocking = true;
+}
+
 ncclResult_t
 GroupError(ncclResult_t code)
 {
@@ -248,6 +255,7 @@ GroupEndInternal(ApiCall& call)
     std::vector<Task> tasks = std::move(g_groups.Get().tasks);
     std::vector<SplitRequest> splits = std::move(g_groups.Get().splits);
     ncclResult_t error = g_groups.Get().error;
+    const bool nonblocking = g_groups.Get().nonblocking;
     g_groups.Get() = GroupState();
     if (error != ncclSuccess)
     {
@@ -261,7 +269,10 @@ GroupEndInternal(ApiCall& call)
     call.Emu().Clock().Charge(spec::HostCall::NcclGroupEnd);
     ncclResult_t placed = Flush(call, std::move(tasks));
     ncclResult_t split = splits.empty() ? ncclSuccess : ResolveSplits(call.Emu(), splits);
-    return placed != ncclSuccess ? placed : split;
+    ncclResult_t result = placed != ncclSuccess ? placed : split;
+    // NCCL runs a group holding a nonblocking init on a thread of its own (groupLaunchNonBlocking)
+    // and returns at once; the communicators report their state through ncclCommGetAsyncError.
+    return result == ncclSuccess && nonblocking ? ncclInProgress : result;
 }
 
 } // namespace eidolon::gpu::nccl

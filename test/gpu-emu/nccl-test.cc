@@ -550,7 +550,36 @@ BOOST_AUTO_TEST_CASE(nccl_algo_nccl_cannot_read_fails_the_communicator)
     BOOST_TEST(ncclCommDestroy(comm) == ncclSuccess);
     BOOST_TEST(g_sink->joined.empty());
 
+    // A nonblocking init inside a group: the call returns ncclSuccess (the job is only queued),
+    // the group's end ncclInProgress (NCCL launches it on a thread), and the communicator its
+    // error once it has run.
+    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+    comm = nullptr;
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    BOOST_TEST(ncclCommInitRankConfig(&comm, 1, id, 0, &config) == ncclSuccess);
+    BOOST_TEST(ncclGroupEnd() == ncclInProgress);
+    BOOST_TEST_REQUIRE(comm != nullptr);
+    BOOST_TEST(ncclCommGetAsyncError(comm, &async) == ncclSuccess);
+    BOOST_TEST(async == ncclInProgress);
+    BOOST_TEST(ncclCommGetAsyncError(comm, &async) == ncclSuccess);
+    BOOST_TEST(async == ncclInvalidUsage);
+    BOOST_TEST(ncclCommAbort(comm) == ncclSuccess);
+
     env.Release("2.21.5");
+    // The same where the init succeeds: ncclInProgress from the group's end, then ready.
+    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
+    comm = nullptr;
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    BOOST_TEST(ncclCommInitRankConfig(&comm, 1, id, 0, &config) == ncclSuccess);
+    BOOST_TEST(ncclGroupEnd() == ncclInProgress);
+    BOOST_TEST_REQUIRE(comm != nullptr);
+    do
+    {
+        BOOST_TEST(ncclCommGetAsyncError(comm, &async) == ncclSuccess);
+    } while (async == ncclInProgress);
+    BOOST_TEST(async == ncclSuccess);
+    BOOST_TEST(ncclCommDestroy(comm) == ncclSuccess);
+
     std::vector<ncclComm_t> comms = InitAll(2);
     BOOST_TEST(g_sink->joined.size() == 2u);
     DestroyAll(comms);
