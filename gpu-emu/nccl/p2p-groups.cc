@@ -1,10 +1,10 @@
 // Point-to-point and groups: ncclSend, ncclRecv, ncclGroupStart/End/SimulateEnd, and the one path
 // every operation takes to the emulator. Outside a group an operation is placed at once; inside
 // one (groups nest, per thread) it waits for the outermost ncclGroupEnd, which places, for each
-// communicator in the order it first appeared, its collectives as one record per stream (issue
-// order inside it: NCCL runs a group's collectives as one kernel, aggregated and spread over the
-// channels, which the simulator's model lays out) and then all its sends and receives as one
-// record.
+// communicator in the order it first appeared, its collectives as one record (issue order inside
+// it: NCCL runs a group's collectives as one kernel, aggregated and spread over the channels,
+// which the simulator's model lays out) and then all its sends and receives as one record, on
+// the first stream its operations used, joined with the others.
 #include "../core/per-thread.h"
 #include "nccl-common.h"
 
@@ -115,51 +115,61 @@ Flush(ApiCall& call, std::vector<Task> tasks)
                       "ended; its operations are dropped"));
             continue;
         }
-        // The communicator's collectives, one record per stream in the order the streams first
-        // appear; its sends and receives after them.
-        std::vector<std::pair<Stream*, std::vector<CommOp>>> collectives;
+        // NCCL launches a group's work on a communicator on the first stream its operations
+        // used, once every other stream they used has reached the group (event joins), and
+        // those streams then wait for the launch (enqueue.cc, ncclLaunchPrepare). One record of
+        // its collectives (one kernel, laid out by the simulator's model), then one of its sends
+        // and receives, both on that stream.
+        std::vector<Stream*> streams;
+        std::vector<CommOp> collectives, p2p;
         for (const Task& task : tasks)
         {
-            if (task.comm != comm || IsP2p(task.op))
+            if (task.comm != comm)
             {
                 continue;
             }
-            auto it = std::find_if(collectives.begin(), collectives.end(),
-                                   [&task](const auto& c) { return c.first == task.stream; });
-            if (it == collectives.end())
+            if (std::find(streams.begin(), streams.end(), task.stream) == streams.end())
             {
-                collectives.emplace_back(task.stream, std::vector<CommOp>{});
-                it = collectives.end() - 1;
+                streams.push_back(task.stream);
             }
-            it->second.push_back(task.op);
+            (IsP2p(task.op) ? p2p : collectives).push_back(task.op);
         }
-        for (const auto& [stream, ops] : collectives)
+        Emulator& emu = call.Emu();
+        Stream* launch = streams.front();
+        std::vector<Stream*> joined;
+        for (size_t k = 1; k < streams.size(); ++k)
         {
-            note(Place(call, comm, stream, ops, "ncclGroupEnd"));
-        }
-        std::vector<CommOp> p2p;
-        Stream* p2pStream = nullptr;
-        for (const Task& task : tasks)
-        {
-            if (task.comm != comm || !IsP2p(task.op))
+            Stream* other = streams[k];
+            if (emu.ResolveStream(other, false) != other)
             {
+                note(Fail(ncclUnhandledCudaError, "ncclGroupEnd:stream",
+                          "ncclGroupEnd: Cuda failure 'invalid resource handle' (a stream was "
+                          "destroyed before the group ended)"));
                 continue;
             }
-            if (!p2pStream)
-            {
-                p2pStream = task.stream;
-            }
-            else if (task.stream != p2pStream)
-            {
-                WarnOnce("group:streams",
-                         "nccl: sends/receives of one group on one communicator use several "
-                         "streams; eidolon places them all on the first one's stream");
-            }
-            p2p.push_back(task.op);
+            Event arrived{};
+            arrived.device = launch->device;
+            emu.RecordEvent(arrived, *other);
+            emu.StreamWaitEvent(*launch, arrived);
+            joined.push_back(other);
+        }
+        if (!collectives.empty())
+        {
+            note(Place(call, comm, launch, collectives, "ncclGroupEnd"));
         }
         if (!p2p.empty())
         {
-            note(Place(call, comm, p2pStream, p2p, "ncclGroupEnd"));
+            note(Place(call, comm, launch, p2p, "ncclGroupEnd"));
+        }
+        if (!joined.empty() && emu.ResolveStream(launch, false) == launch)
+        {
+            Event launched{};
+            launched.device = launch->device;
+            emu.RecordEvent(launched, *launch);
+            for (Stream* other : joined)
+            {
+                emu.StreamWaitEvent(*other, launched);
+            }
         }
     }
     return result;
