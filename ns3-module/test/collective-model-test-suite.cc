@@ -2884,17 +2884,19 @@ CollectiveModelTestCase::GroupRunsAsOneKernel()
     // NCCL's 8.4 us base and 14 x 3.4 = 47.6 us of steps.
     const std::map<std::string, std::string> env = {{"NCCL_ALGO", "Ring"},
                                                     {"NCCL_PROTO", "Simple"}};
+    // Two calls of 48 MiB of `kind` in one group: every rank's end, and the calls' plans.
+    auto twoOf48MiB = [&](CollectiveKind kind, std::vector<CollectivePlan>* plans)
+    {
+        SimulatorGuard guard;
+        Bench b("dgx-h100-1node", env);
+        return RunGroup(b, {b.Call(kind, 48u << 20, 0, 1), b.Call(kind, 48u << 20, 0, 2)}, plans);
+    };
     {
         // 2 x 48 MiB in one group: channels 0-11 run the first, 12-23 the second, 4 MiB each
         // (one loop): 56 us + 1.75 x 96 MiB / 370.8 GB/s, as one 96 MiB AllReduce would.
         // Issued apart, one after the other, each pays its 56 us.
-        SimulatorGuard guard;
-        Bench b("dgx-h100-1node", env);
         std::vector<CollectivePlan> plans;
-        const auto ends = RunGroup(b,
-                                   {b.Call(CollectiveKind::AllReduce, 48u << 20, 0, 1),
-                                    b.Call(CollectiveKind::AllReduce, 48u << 20, 0, 2)},
-                                   &plans);
+        const auto ends = twoOf48MiB(CollectiveKind::AllReduce, &plans);
         const double want = 56.0 + 1.75 * double(96u << 20) / kNvlPayload * 1e6;
         for (double e : ends)
         {
@@ -2960,13 +2962,8 @@ CollectiveModelTestCase::GroupRunsAsOneKernel()
         // of the AllReduces above, traffic once the data). A chain's rank is done when its own
         // hop out has landed, so the root ends first and the chain's tail last. The root's
         // uplink carries all 96 MiB once: no rank is done before 96 MiB / 370.8 GB/s.
-        SimulatorGuard guard;
-        Bench b("dgx-h100-1node", env);
         std::vector<CollectivePlan> plans;
-        const auto ends = RunGroup(b,
-                                   {b.Call(CollectiveKind::Broadcast, 48u << 20, 0, 1),
-                                    b.Call(CollectiveKind::Broadcast, 48u << 20, 0, 2)},
-                                   &plans);
+        const auto ends = twoOf48MiB(CollectiveKind::Broadcast, &plans);
         NS_TEST_EXPECT_MSG_EQ(plans[0].channels, 12, "");
         const double floor = double(96u << 20) / kNvlPayload * 1e6;
         double last = 0;
