@@ -324,7 +324,11 @@ LayOut222(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
         {
             bins.emplace_back();
         }
-        bins[it->second].insert(bins[it->second].begin(), i);
+        bins[it->second].push_back(i);
+    }
+    for (auto& group : bins)
+    {
+        std::reverse(group.begin(), group.end()); // a stack: the last pushed first
     }
     const int pipeOps = int(DivUp(live.size(), uint64_t(std::max(comm.channels, 1))));
     std::vector<uint32_t> queue[4]; // by kind: 2 x CollNet + NVLS
