@@ -31,29 +31,12 @@ DivUp(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
-/// A rank's own bytes of the call (NCCL's count x type size): AllGather's send buffer,
-/// ReduceScatter's receive buffer, the whole buffer otherwise.
-uint64_t
-DataBytes(const CollectiveCall& call, uint32_t n)
-{
-    const int f = FuncOf(call.kind);
-    return (f == kAllGather || f == kReduceScatter) ? call.bytes / std::max<uint32_t>(n, 1)
-                                                    : call.bytes;
-}
-
 /// A rank's bytes back in CollectiveCall::bytes' convention.
 uint64_t
 CallBytes(const CollectiveCall& call, uint32_t n, uint64_t data)
 {
     const int f = FuncOf(call.kind);
     return (f == kAllGather || f == kReduceScatter) ? data * n : data;
-}
-
-/// ncclFuncTrafficPerByte.
-uint64_t
-TrafficPerByte(int f, uint32_t n)
-{
-    return f == kAllReduce ? 2 : (f == kAllGather || f == kReduceScatter) ? n : 1;
 }
 
 /// u32fpEncode(x, 2): the task sorter's bin (four bins per power of two).
@@ -119,7 +102,7 @@ AddPiece(GroupLayout& layout, int channel, uint32_t call, uint64_t bytes)
 void
 OnAllChannels(GroupLayout& layout, const CollectiveCall& call, uint32_t i, int channels, uint32_t n)
 {
-    const uint64_t data = DataBytes(call, n);
+    const uint64_t data = RankBytes(call, n);
     const int ch = std::max(channels, 1);
     for (int c = 0; c < ch; ++c)
     {
@@ -256,7 +239,7 @@ LayOut220(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
             else
             {
                 cbd.push_back(i);
-                total += DataBytes(calls[i], n);
+                total += RankBytes(calls[i], n);
             }
         }
     }
@@ -266,7 +249,7 @@ LayOut220(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
     for (uint32_t i : cbd)
     {
         const uint64_t typeSize = std::max<uint32_t>(calls[i].typeSize, 1);
-        uint64_t left = DataBytes(calls[i], n);
+        uint64_t left = RankBytes(calls[i], n);
         for (int c = 0; c < usable && left > 0; ++c)
         {
             if (load[size_t(c)] >= maxPerChannel)
@@ -303,7 +286,7 @@ LayOut222(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
     std::vector<uint64_t> traffic(calls.size(), 0);
     for (uint32_t i : live)
     {
-        traffic[i] = DataBytes(calls[i], n) * TrafficPerByte(FuncOf(calls[i].kind), n);
+        traffic[i] = RankBytes(calls[i], n) * TrafficPerByte(FuncOf(calls[i].kind), n);
     }
     // The sorter: bins of four per power of two of the traffic in KiB (up to 1 GiB), largest
     // first; a bin is a stack (the last issued first).
@@ -389,7 +372,7 @@ LayOut222(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
                 continue;
             }
             const uint64_t elementSize = std::max<uint32_t>(call.typeSize, 1);
-            const uint64_t count = DataBytes(call, n) / elementSize;
+            const uint64_t count = RankBytes(call, n) / elementSize;
             const uint64_t perByte =
                 TrafficPerByte(FuncOf(call.kind), n) *
                 (cells.llTimesFour && plan.protocol == NcclProtocol::LL ? 4 : 1);

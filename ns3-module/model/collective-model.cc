@@ -459,36 +459,6 @@ IsChain(const CollectiveCall& call, const CollectivePlan& plan)
            (call.kind == CollectiveKind::Broadcast || call.kind == CollectiveKind::Reduce);
 }
 
-/// Every plan but a chain starts when its last rank does: the starts are gathered, then `start`
-/// runs with all of them.
-class StartWhenAllHave : public CollectiveRun
-{
-public:
-    StartWhenAllHave(size_t ranks, std::function<void(const std::vector<Time>&)> start)
-        : m_start(std::move(start))
-        , m_starts(ranks)
-        , m_known(ranks, false)
-    {
-    }
-
-    void MemberStart(uint32_t rank, Time start) override
-    {
-        NS_ABORT_MSG_UNLESS(rank < m_starts.size() && !m_known[rank],
-                            "CollectiveRun: rank " << rank << " started twice or is not a member");
-        m_known[rank] = true;
-        m_starts[rank] = start;
-        if (++m_count == m_starts.size())
-        {
-            m_start(m_starts);
-        }
-    }
-
-private:
-    std::function<void(const std::vector<Time>&)> m_start;
-    std::vector<Time> m_starts;
-    std::vector<bool> m_known;
-    size_t m_count = 0;
-};
 } // namespace
 
 std::shared_ptr<CollectiveRun>
@@ -508,9 +478,9 @@ CollectiveModel::Begin(const CollectiveCall& call, DoneCallback done, Collective
     }
     // The plan is chosen once, here: the gathered starts go straight to the data movement.
     Ptr<CollectiveModel> self(this);
-    return std::make_shared<StartWhenAllHave>(
-        call.gpus.size(), [self, call, comm, chosen, done](const std::vector<Time>& starts)
-        { self->StartPlanned(call, *comm, chosen, starts, done); });
+    return nccl::StartWhenAllHave(call.gpus.size(),
+                                  [self, call, comm, chosen, done](const std::vector<Time>& starts)
+                                  { self->StartPlanned(call, *comm, chosen, starts, done); });
 }
 
 std::shared_ptr<CollectiveRun>

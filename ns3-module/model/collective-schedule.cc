@@ -1088,6 +1088,45 @@ PostPipes(const ScheduleContext& ctx, const CollectiveCall& call, const NcclComm
 }
 } // namespace
 
+namespace
+{
+/// StartWhenAllHave's run.
+class StartWhenAllRun : public CollectiveRun
+{
+public:
+    StartWhenAllRun(size_t ranks, std::function<void(const std::vector<Time>&)> start)
+        : m_start(std::move(start))
+        , m_starts(ranks)
+        , m_known(ranks, false)
+    {
+    }
+
+    void MemberStart(uint32_t rank, Time start) override
+    {
+        NS_ABORT_MSG_UNLESS(rank < m_starts.size() && !m_known[rank],
+                            "CollectiveRun: rank " << rank << " started twice or is not a member");
+        m_known[rank] = true;
+        m_starts[rank] = start;
+        if (++m_count == m_starts.size())
+        {
+            m_start(m_starts);
+        }
+    }
+
+private:
+    std::function<void(const std::vector<Time>&)> m_start;
+    std::vector<Time> m_starts;
+    std::vector<bool> m_known;
+    size_t m_count = 0;
+};
+} // namespace
+
+std::shared_ptr<CollectiveRun>
+StartWhenAllHave(size_t ranks, std::function<void(const std::vector<Time>&)> start)
+{
+    return std::make_shared<StartWhenAllRun>(ranks, std::move(start));
+}
+
 void
 ScheduleAt(Time at, std::function<void()> fn)
 {
@@ -1366,10 +1405,10 @@ public:
     }
 
 private:
-    /// Rank `rank`'s part of lane c's piece k is done (Simulator::Now()).
     /// What the pieces' callbacks hold of the group (ns-3 binds arguments it can compare).
     using Handle = std::shared_ptr<std::weak_ptr<GroupRun>>;
 
+    /// Rank `rank`'s part of lane c's piece k is done (Simulator::Now()).
     static void PartDone(Handle handle, size_t c, size_t k, uint32_t rank)
     {
         auto self = handle->lock();
@@ -1388,7 +1427,22 @@ private:
         }
     }
 
-    /// Lane c's piece k, made when its first rank may start it.
+    /// Piece k follows the piece before on its channel (NCCL's numPipeOps rule): a ring's steps
+    /// (AllReduce, AllGather, ReduceScatter) run anew for each piece, in lockstep; the other
+    /// algorithms pipeline the pieces of a batch of work items behind its first.
+    bool Pipelined(size_t c, size_t k) const
+    {
+        const int f = FuncOf(m_calls[m_layout.lanes[c][k].call].kind);
+        const bool ringSteps =
+            m_layout.plans[m_layout.lanes[c][k].call].algorithm == NcclAlgorithm::Ring &&
+            f != kBroadcast && f != kReduce;
+        const bool batchStart = k % size_t(WorkBatchColls(m_ctx.ncclVersion)) == 0;
+        return k > 0 && !ringSteps && !batchStart;
+    }
+
+    /// Lane c's piece k, made when its first rank may start it: a one-channel chain for a
+    /// Broadcast/Reduce (a chain's rank goes on, its next piece's hops following the last's),
+    /// else posted once its last rank may start (Post).
     const std::shared_ptr<CollectiveRun>& Piece(size_t c, size_t k)
     {
         std::shared_ptr<CollectiveRun>& run = m_runs[c][k];
@@ -1396,97 +1450,74 @@ private:
         {
             return run;
         }
+        if (!m_handle)
+        {
+            m_handle = std::make_shared<std::weak_ptr<GroupRun>>(weak_from_this());
+        }
+        const GroupPiece& piece = m_layout.lanes[c][k];
+        const CollectivePlan& plan = m_layout.plans[piece.call];
+        const int f = FuncOf(m_calls[piece.call].kind);
+        if (plan.algorithm == NcclAlgorithm::Ring && (f == kBroadcast || f == kReduce))
+        {
+            CollectiveCall& call = m_calls[piece.call];
+            call.bytes = piece.bytes;
+            CollectivePlan one = plan;
+            one.channels = 1;
+            ChainHops hops = ChainHopLatencies(call, *m_comm, one, m_settings);
+            if (k > 0)
+            {
+                hops.baseUs = 0; // the kernel was launched once
+            }
+            run = std::make_shared<ChainRun>(m_ctx, call, m_comm, one, hops,
+                                             MakeBoundCallback(&GroupRun::PartDone, m_handle, c, k),
+                                             int(c), m_kernelChannels);
+            call.bytes = m_full[piece.call];
+            return run;
+        }
+        Handle handle = m_handle;
+        run = StartWhenAllHave(m_n,
+                               [handle, c, k](const std::vector<Time>& starts)
+                               {
+                                   if (auto self = handle->lock())
+                                   {
+                                       self->Post(c, k,
+                                                  *std::max_element(starts.begin(), starts.end()));
+                                   }
+                               });
+        return run;
+    }
+
+    /// Posts lane c's piece k from `start` (its last rank's); every rank's part ends with its
+    /// last flow. A later piece skips NCCL's base latency (the kernel was launched once), and a
+    /// pipelined one its latency and pipeline fill altogether.
+    void Post(size_t c, size_t k, Time start)
+    {
         const GroupPiece& piece = m_layout.lanes[c][k];
         CollectiveCall& call = m_calls[piece.call];
         const CollectivePlan& plan = m_layout.plans[piece.call];
         call.bytes = piece.bytes;
         CollectivePlan one = plan;
         one.channels = 1;
-        const int a = int(plan.algorithm);
-        const int p = int(plan.protocol);
-        const int f = FuncOf(call.kind);
-        const bool chain = a == kRing && (f == kBroadcast || f == kReduce);
-        // The kernel was launched once: a later piece pays its steps' latency, not the base. A
-        // ring's steps (AllReduce, AllGather, ReduceScatter) run anew for each piece, in
-        // lockstep; the other algorithms pipeline the pieces of a batch of work items behind the
-        // first: no latency, no pipeline fill (NCCL's numPipeOps rule). A chain's rank simply
-        // goes on, its next piece's hops following the last's.
-        const double base = GetTuningTables(m_ctx.ncclVersion).baseLat[a][p];
-        const bool batchStart = k % size_t(WorkBatchColls(m_ctx.ncclVersion)) == 0;
-        const bool pipelined = k > 0 && !(a == kRing && !chain) && !batchStart;
-        if (!m_handle)
+        const bool pipelined = Pipelined(c, k);
+        double latencyUs = PlanLatencyUs(call, *m_comm, one, m_settings);
+        if (k > 0)
         {
-            m_handle = std::make_shared<std::weak_ptr<GroupRun>>(weak_from_this());
+            const double base =
+                GetTuningTables(m_ctx.ncclVersion).baseLat[int(plan.algorithm)][int(plan.protocol)];
+            latencyUs = pipelined ? 0.0 : std::max(0.0, latencyUs - base);
         }
-        auto done = MakeBoundCallback(&GroupRun::PartDone, m_handle, c, k);
-        if (chain)
-        {
-            ChainHops hops = ChainHopLatencies(call, *m_comm, one, m_settings);
-            if (k > 0)
-            {
-                hops.baseUs = 0;
-            }
-            run = std::make_shared<ChainRun>(m_ctx, call, m_comm, one, hops, done, int(c),
-                                             m_kernelChannels);
-        }
-        else
-        {
-            double latencyUs = PlanLatencyUs(call, *m_comm, one, m_settings);
-            if (k > 0)
-            {
-                latencyUs = pipelined ? 0.0 : std::max(0.0, latencyUs - base);
-            }
-            // Starts with its last rank; every rank's part ends with its last flow.
-            ScheduleContext ctx = m_ctx;
-            CollectiveCall posted = call;
-            std::shared_ptr<const NcclCommInfo> comm = m_comm;
-            const int channel = int(c);
-            const int ctaChannels = m_kernelChannels;
-            const uint32_t n = m_n;
-            run =
-                std::make_shared<StartWhenAll>(n,
-                                               [ctx, posted, comm, one, latencyUs, channel,
-                                                ctaChannels, pipelined, done, n](Time start)
-                                               {
-                                                   PostPlan(ctx, posted, *comm, one, latencyUs,
-                                                            start, channel, ctaChannels, pipelined,
-                                                            [done, n]()
-                                                            {
-                                                                for (uint32_t r = 0; r < n; ++r)
-                                                                {
-                                                                    done(r);
-                                                                }
-                                                            });
-                                               });
-        }
+        Handle handle = m_handle;
+        const uint32_t n = m_n;
+        PostPlan(m_ctx, call, *m_comm, one, latencyUs, start, int(c), m_kernelChannels, pipelined,
+                 [handle, c, k, n]()
+                 {
+                     for (uint32_t r = 0; r < n; ++r)
+                     {
+                         PartDone(handle, c, k, r);
+                     }
+                 });
         call.bytes = m_full[piece.call];
-        return run;
     }
-
-    /// A piece that starts when its last rank may (its start: the latest).
-    class StartWhenAll : public CollectiveRun
-    {
-    public:
-        StartWhenAll(uint32_t n, std::function<void(Time)> start)
-            : m_left(n)
-            , m_start(std::move(start))
-        {
-        }
-
-        void MemberStart(uint32_t, Time start) override
-        {
-            m_latest = std::max(m_latest, start);
-            if (--m_left == 0)
-            {
-                m_start(m_latest);
-            }
-        }
-
-    private:
-        uint32_t m_left;
-        Time m_latest = Seconds(0);
-        std::function<void(Time)> m_start;
-    };
 
     ScheduleContext m_ctx;
     CostSettings m_settings;

@@ -69,6 +69,11 @@ std::vector<uint32_t> CommRoute(const Topology& topo, const NcclCommInfo& comm,
                                 const std::vector<uint32_t>& gpus, uint32_t from, uint32_t to,
                                 uint64_t hash);
 
+/// A run that gathers its ranks' starts and, once every one of `ranks` has started, runs `start`
+/// with them (every plan but a chain starts when its last rank does).
+std::shared_ptr<CollectiveRun> StartWhenAllHave(
+    size_t ranks, std::function<void(const std::vector<Time>&)> start);
+
 /// Runs `fn` at `at` (now if `at` has passed).
 void ScheduleAt(Time at, std::function<void()> fn);
 
@@ -103,13 +108,14 @@ std::shared_ptr<CollectiveRun> BeginChain(const ScheduleContext& ctx, const Coll
                                           CollectiveModel::DoneCallback done);
 
 /// The collectives `calls` of one group as NCCL's one kernel runs them (`layout`, LayOutGroup):
-/// once every rank has started, each channel runs its pieces one after the other, a piece being
-/// its call's plan on that channel alone (its ring, tree or NVLS walk, its CTA). The first piece
-/// of a channel pays its plan's latency (nccl::PlanLatencyUs); a later one, as the kernel was
-/// launched once, the latency less NCCL's base: a Ring's steps run anew for every piece, the
-/// other algorithms pipeline the pieces of a batch of work items (nccl::WorkBatchColls) behind
-/// its first, whose flows then pay only their links' latency (NCCL's numPipeOps rule). Every
-/// rank is done when the last channel is.
+/// each channel runs its pieces one after the other, rank by rank (a rank goes on to a channel's
+/// next piece when its own part of the one before is done), a piece being its call's plan on that
+/// channel alone (its ring, tree or NVLS walk, its CTA; a Broadcast/Reduce a one-channel chain).
+/// The first piece of a channel pays its plan's latency (nccl::PlanLatencyUs); a later one, as
+/// the kernel was launched once, the latency less NCCL's base: a ring's steps run anew for every
+/// piece, the other algorithms pipeline the pieces of a batch of work items
+/// (nccl::WorkBatchColls) behind its first, without latency or pipeline fill (NCCL's numPipeOps
+/// rule). A rank is done when every channel's last piece is.
 std::shared_ptr<CollectiveRun> BeginGroup(const ScheduleContext& ctx, const CostSettings& settings,
                                           std::vector<CollectiveCall> calls,
                                           std::shared_ptr<const NcclCommInfo> comm,

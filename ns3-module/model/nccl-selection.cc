@@ -39,6 +39,20 @@ SchedulerCellsOf(uint32_t version)
     return {version >= 22900 ? 32u * 1024 : 16u * 1024, version >= 22600};
 }
 
+uint64_t
+RankBytes(const CollectiveCall& call, uint32_t nRanks)
+{
+    const int f = FuncOf(call.kind);
+    return (f == kAllGather || f == kReduceScatter) ? call.bytes / std::max<uint32_t>(nRanks, 1)
+                                                    : call.bytes;
+}
+
+uint64_t
+TrafficPerByte(int f, uint32_t nRanks)
+{
+    return f == kAllReduce ? 2 : (f == kAllGather || f == kReduceScatter) ? nRanks : 1;
+}
+
 namespace
 {
 /// The (algorithm, protocol) of least estimated time; false where every time is negative.
@@ -313,12 +327,8 @@ OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm a
     {
         return std::max(nc, 1);
     }
-    const int f = FuncOf(call.kind);
-    uint64_t perRank = (f == kAllGather || f == kReduceScatter)
-                           ? call.bytes / std::max<uint32_t>(n, 1)
-                           : call.bytes;
-    uint64_t perByte = f == kAllReduce ? 2 : (f == kAllGather || f == kReduceScatter) ? n : 1;
-    uint64_t traffic = perRank * perByte * (p == kLL && rule.llTimesFour ? 4 : 1);
+    const uint64_t traffic = RankBytes(call, n) * TrafficPerByte(FuncOf(call.kind), n) *
+                             (p == kLL && rule.llTimesFour ? 4 : 1);
     uint64_t cells = std::max<uint64_t>(1, (traffic + rule.minTraffic - 1) / rule.minTraffic);
     nc = int(std::min<uint64_t>(uint64_t(std::max(nc, 1)), cells));
     return std::max(nc, 1);

@@ -33,6 +33,14 @@ struct SchedulerCells
 
 SchedulerCells SchedulerCellsOf(uint32_t version);
 
+/// A rank's own bytes of `call` (NCCL's count x type size): AllGather's send buffer,
+/// ReduceScatter's receive buffer (CollectiveCall::bytes / nRanks), the whole buffer otherwise.
+uint64_t RankBytes(const CollectiveCall& call, uint32_t nRanks);
+
+/// ncclFuncTrafficPerByte: bytes a function of NCCL index `f` moves per byte of a rank's own
+/// (AllReduce 2, AllGather / ReduceScatter nRanks, the others 1).
+uint64_t TrafficPerByte(int f, uint32_t nRanks);
+
 /// NCCL's plan for `call` on `comm`. Where NCCL_ALGO / NCCL_PROTO leave nothing this call can
 /// run, what the emulated release does (plan.envOutcome): 2.19-2.23 run Ring, the others fail
 /// the call, for which the plan is NCCL's own choice without the variables. SendRecv: the
