@@ -554,11 +554,17 @@ BOOST_AUTO_TEST_CASE(nccl_algo_nccl_cannot_read_fails_the_communicator)
     // A nonblocking init inside a group: the call returns ncclSuccess (the job is only queued),
     // the group's end ncclInProgress (NCCL launches it on a thread), and the communicator its
     // error once it has run.
-    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
-    comm = nullptr;
-    BOOST_TEST(ncclGroupStart() == ncclSuccess);
-    BOOST_TEST(ncclCommInitRankConfig(&comm, 1, id, 0, &config) == ncclSuccess);
-    BOOST_TEST(ncclGroupEnd() == ncclInProgress);
+    auto initInGroup = [&config]()
+    {
+        ncclUniqueId groupId;
+        BOOST_TEST(ncclGetUniqueId(&groupId) == ncclSuccess);
+        ncclComm_t made = nullptr;
+        BOOST_TEST(ncclGroupStart() == ncclSuccess);
+        BOOST_TEST(ncclCommInitRankConfig(&made, 1, groupId, 0, &config) == ncclSuccess);
+        BOOST_TEST(ncclGroupEnd() == ncclInProgress);
+        return made;
+    };
+    comm = initInGroup();
     BOOST_TEST_REQUIRE(comm != nullptr);
     BOOST_TEST(ncclCommGetAsyncError(comm, &async) == ncclSuccess);
     BOOST_TEST(async == ncclInProgress);
@@ -568,11 +574,7 @@ BOOST_AUTO_TEST_CASE(nccl_algo_nccl_cannot_read_fails_the_communicator)
 
     env.Release("2.21.5");
     // The same where the init succeeds: ncclInProgress from the group's end, then ready.
-    BOOST_TEST(ncclGetUniqueId(&id) == ncclSuccess);
-    comm = nullptr;
-    BOOST_TEST(ncclGroupStart() == ncclSuccess);
-    BOOST_TEST(ncclCommInitRankConfig(&comm, 1, id, 0, &config) == ncclSuccess);
-    BOOST_TEST(ncclGroupEnd() == ncclInProgress);
+    comm = initInGroup();
     BOOST_TEST_REQUIRE(comm != nullptr);
     do
     {
