@@ -12,6 +12,7 @@
 #include "nccl-selection.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -68,6 +69,26 @@ bool
 IsNvlsPlan(const CollectivePlan& plan)
 {
     return plan.algorithm == NcclAlgorithm::Nvls || plan.algorithm == NcclAlgorithm::NvlsTree;
+}
+
+/// 2.20-2.21 cut a call's bytes on a channel up to a multiple of this (enqueue.cc
+/// computeCollAlignCount, in bytes): Simple 4 KiB (NCCL_SIMPLE_ALIGNMENT), LL128 480 B a warp,
+/// LL 8 B a thread, of the threads the aggregate's CTA runs (its thread share of 640 / 512).
+uint64_t
+CbdAlignBytes(const CollectivePlan& plan)
+{
+    constexpr uint64_t kSimpleAlign = 32 * 8 * 16;
+    constexpr uint64_t kLl128AlignPerWarp = 480;
+    constexpr uint64_t kLlAlignPerThread = 8;
+    switch (plan.protocol)
+    {
+    case NcclProtocol::LL128:
+        return kLl128AlignPerWarp * uint64_t(std::lround(plan.threadShare * 640.0)) / 32;
+    case NcclProtocol::LL:
+        return kLlAlignPerThread * uint64_t(std::lround(plan.threadShare * 512.0));
+    default:
+        return kSimpleAlign;
+    }
 }
 
 /// NCCL's choice for calls[members] aggregated: the first one's function, datatype and
@@ -248,7 +269,7 @@ LayOut220(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
     std::vector<uint64_t> load(size_t(usable), 0);
     for (uint32_t i : cbd)
     {
-        const uint64_t typeSize = std::max<uint32_t>(calls[i].typeSize, 1);
+        const uint64_t align = CbdAlignBytes(layout.plans[i]);
         uint64_t left = RankBytes(calls[i], n);
         for (int c = 0; c < usable && left > 0; ++c)
         {
@@ -257,7 +278,8 @@ LayOut220(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
                 continue;
             }
             const uint64_t room = maxPerChannel - load[size_t(c)];
-            const uint64_t enq = std::min(DivUp(std::min(room, left), typeSize) * typeSize, left);
+            // Rounded up: a channel may take up to one alignment more than maxPerChannel.
+            const uint64_t enq = std::min(DivUp(std::min(room, left), align) * align, left);
             load[size_t(c)] += enq;
             left -= enq;
             AddPiece(layout, c, i, CallBytes(calls[i], n, enq));

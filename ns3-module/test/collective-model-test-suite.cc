@@ -2847,6 +2847,29 @@ CollectiveModelTestCase::GroupsAreLaidOutAsTheReleaseDoes()
         }
     }
     {
+        // 2.21.5, 2 x 1 MiB of Ring/LL128 (24 channels): 2 MiB / 24 channels = 87,392 B a channel
+        // (87,381.3 rounded up to 16 B), but a channel's part is cut up to a multiple of 480 B x
+        // 20 warps = 9,600 B (640 threads: 2 MiB is no small op), so channels take 96,000 B:
+        // the first call 10 x 96,000 on channels 0-9 and its last 88,576 B on 10 (full), the
+        // second the same on 11-21. Without the alignment the first ends on channel 11 and the
+        // second starts there with the 128 B left.
+        auto [comm, l] =
+            layout(22105, {1u << 20, 1u << 20}, {{"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL128"}});
+        NS_TEST_EXPECT_MSG_EQ(comm.channels, 24, "");
+        NS_TEST_EXPECT_MSG_EQ(l.plans[0].protocol, NcclProtocol::LL128, "");
+        NS_TEST_EXPECT_MSG_EQ(l.channelLo[0], 0, "");
+        NS_TEST_EXPECT_MSG_EQ(l.channelHi[0], 10, "");
+        NS_TEST_EXPECT_MSG_EQ(l.channelLo[1], 11, "");
+        NS_TEST_EXPECT_MSG_EQ(l.channelHi[1], 21, "");
+        NS_TEST_EXPECT_MSG_EQ(l.lanes.size(), 22u, "");
+        for (size_t c = 0; c < l.lanes.size(); ++c)
+        {
+            const uint64_t want = c == 10 || c == 21 ? 88576u : 96000u;
+            NS_TEST_EXPECT_MSG_EQ(l.lanes[c].size(), 1u, "channel " << c);
+            NS_TEST_EXPECT_MSG_EQ(l.lanes[c].front().bytes, want, "channel " << c);
+        }
+    }
+    {
         // 2.24.3: calls more than 4x apart are aggregated apart; the one of another function is
         // a bin of its own. 64 KiB, 128 KiB, 1 MiB AllReduce: {64, 128} KiB and {1 MiB}.
         nccl::CostSettings settings;
