@@ -465,9 +465,13 @@ def model_choices(opts, cfg, points):
            "--collective=" + run["collective"], "--b=%d" % sizes[0], "--e=%d" % sizes[-1],
            "--nodes=%d" % cfg["nodes"], "--ppn=%d" % run.get("gpus_per_node", cfg["gpus_per_node"]),
            "--ncclVersion=%d" % nccl_code(cfg.get("emulated_nccl")), "--typeSize=%d" % type_bytes]
-    for name, value in run.get("env", {}).items():
+    # The run's environment as `eidolon run` gets it: --env, then the log's own settings.
+    env = dict(getattr(opts, "extra_env", {}), **run.get("env", {}))
+    for name, value in env.items():
         if name in SWEEP_FLAGS:
             cmd.append("%s=%s" % (SWEEP_FLAGS[name], value))
+        elif name.startswith("NCCL_"):
+            return {}  # a setting the sweep cannot take: no column rather than a wrong one
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
     except (OSError, subprocess.SubprocessError):
