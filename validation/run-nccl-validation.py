@@ -517,7 +517,9 @@ EXPLANATIONS = [
           "Tree/LL on one channel: the log is 3-4 us slower than NCCL's tree latency with the "
           "proxy's step reads up to 4 KiB, 8 us at 8 KiB: from 4 to 8 KiB the log adds 8.2 us, "
           "the model 4.7 (three held steps read at 3.0 GB/s), as if the proxy read the steps at "
-          "half that rate (%s, \"Trees across nodes with LL128\")" % CM, False, sign=+1,
+          "half that rate; 8 KiB is also where the tree's LL message (16 KiB of lines) first "
+          "passes NCCL_IB_AR_THRESHOLD (8 KiB) (%s, \"Trees across nodes with LL128\")" % CM,
+          False, sign=+1,
           choice="Tree/LL x1"),
     _rule(VP, 16 * KiB, 128 * KiB,
           "8 KiB a channel on 2-8 channels (NCCL 2.24's scheduler: one channel per 16 KiB of an "
@@ -545,18 +547,21 @@ EXPLANATIONS = [
           "at all; one call alone is within 4%% from 2 to 64 MiB (%s, \"Broadcast and Reduce "
           "chains\")" % CM, True, sign=+1, choice="LL128"),
     _rule("nccl-allgather-" + VP, MiB, 2 * MiB,
-          "the log ran LL here (110 us at both 1 and 2 MiB, as LL's 128 KiB a channel on 8 and "
-          "16 channels gives), where NCCL 2.24.3's own estimate picks LL128 (82.7 against 92.5 us "
-          "at 1 MiB), and so does the model; a tuner plugin or an environment setting of the "
-          "measured run would do it (%s, \"Rings across nodes\")" % CM, True, sign=-1,
-          choice="LL128"),
+          "110 us at both 1 and 2 MiB; two readings fit: LL on 8 and 16 channels of 128 KiB (not "
+          "NCCL 2.24.3's choice: its estimate gives LL128 82.7 against LL 92.5 us at 1 MiB, and "
+          "the model follows it), or LL128 at ~3.0 us a ring step against 5.5 from 4 MiB, where "
+          "its wire messages (6 KiB at 2 MiB, 10 KiB at 4 MiB) cross NCCL_IB_AR_THRESHOLD (8 KiB: "
+          "above it net_ib posts an adaptive-routing write and a separate write-with-immediate); "
+          "a run with the threshold raised would tell (%s, \"Rings across nodes\")" % CM, False,
+          sign=-1, choice="LL128"),
     _rule("nccl-allgather-" + VP, 4 * MiB, 64 * MiB,
           "LL128 ring floor: the log's 4-64 MiB rows fit 14 + 31 x (5.47 us + s / 18.9 GB/s) "
           "(s: a channel's bytes a ring step), the model 14 + 31 x (4.0 us + s / 16.1 GB/s): the "
           "streaming terms agree, the gap is ~1.5 us a step above NCCL's 4.0 us network hop; "
           "NCCL's code pipelines the ring (8-step windows, no per-message round trip), so some "
           "per-step occupancy (the proxy thread's passes or the exit rank's fence and barriers, "
-          "unmeasured) takes ~5.5 us (%s, \"Rings across nodes\")" % CM, False, sign=+1,
+          "unmeasured) takes ~5.5 us, from where LL128's wire messages pass NCCL_IB_AR_THRESHOLD "
+          "(8 KiB) (%s, \"Rings across nodes\")" % CM, False, sign=+1,
           choice="LL128"),
     _rule("nccl-allreduce-" + VP, MiB, MiB,
           "Tree/LL128: the log's 512 KiB -> 1 MiB slope is 26 us/MiB against the model's 9 "
@@ -1046,8 +1051,9 @@ def self_test():
     ag = "nccl-allgather-voltagepark-h100-4node"
     w = explain(ag, {"size": 4 * MiB, "error": 0.27}, "Ring/LL128 x16")
     check(w is not None and not w[0] and "LL128 ring floor" in w[1], "unexplained finding matched")
-    w = explain(ag, {"size": MiB, "error": -0.227}, "Ring/LL128 x16")
-    check(w is not None and w[0] and "the log ran LL" in w[1], "explained finding matched")
+    w = explain("nccl-broadcast-voltagepark-h100-4node", {"size": 4 * MiB, "error": 0.15},
+                "Ring/LL128 x16")
+    check(w is not None and w[0] and "back to back" in w[1], "explained finding matched")
     check(explain(ag, {"size": MiB, "error": 0.05}, "Ring/LL128 x16") is None, "10% or less: none")
     check(explain("nccl-allreduce-voltagepark-h100-4node", {"size": 64, "error": 0.15},
                   "Tree/LL x1")[1].startswith("Tree/LL on one channel"),
