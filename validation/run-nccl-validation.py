@@ -557,7 +557,8 @@ EXPLANATIONS = [
     _rule("nccl-allgather-" + VP, 4 * MiB, 64 * MiB,
           "LL128 ring floor: the log's 4-64 MiB rows fit 14 + 31 x (5.47 us + s / 18.9 GB/s) "
           "(s: a channel's bytes a ring step), the model 14 + 31 x (4.0 us + s / 16.1 GB/s): the "
-          "streaming terms agree, the gap is ~1.5 us a step above NCCL's 4.0 us network hop; "
+          "streaming terms are close (NCCL's channel figure 18.35), the gap is ~1.5 us a step "
+          "above NCCL's 4.0 us network hop; "
           "NCCL's code pipelines the ring (8-step windows, no per-message round trip), so some "
           "per-step occupancy (the proxy thread's passes or the exit rank's fence and barriers, "
           "unmeasured) takes ~5.5 us, from where LL128's wire messages pass NCCL_IB_AR_THRESHOLD "
