@@ -73,19 +73,21 @@ IsNvlsPlan(const CollectivePlan& plan)
 
 /// 2.20-2.21 cut a call's bytes on a channel up to a multiple of this (enqueue.cc
 /// computeCollAlignCount, in bytes): Simple 4 KiB (NCCL_SIMPLE_ALIGNMENT), LL128 480 B a warp,
-/// LL 8 B a thread, of the threads the aggregate's CTA runs (its thread share of 640 / 512).
+/// LL 8 B a thread, of the threads the aggregate's CTA runs (its share of FullThreads).
 uint64_t
-CbdAlignBytes(const CollectivePlan& plan)
+CbdAlignBytes(const CollectivePlan& plan, const NcclCommInfo& comm)
 {
     constexpr uint64_t kSimpleAlign = 32 * 8 * 16;
     constexpr uint64_t kLl128AlignPerWarp = 480;
     constexpr uint64_t kLlAlignPerThread = 8;
+    const uint64_t threads =
+        uint64_t(std::lround(plan.threadShare * FullThreads(comm, plan.algorithm, plan.protocol)));
     switch (plan.protocol)
     {
     case NcclProtocol::LL128:
-        return kLl128AlignPerWarp * uint64_t(std::lround(plan.threadShare * 640.0)) / 32;
+        return kLl128AlignPerWarp * threads / 32;
     case NcclProtocol::LL:
-        return kLlAlignPerThread * uint64_t(std::lround(plan.threadShare * 512.0));
+        return kLlAlignPerThread * threads;
     default:
         return kSimpleAlign;
     }
@@ -269,7 +271,7 @@ LayOut220(const std::vector<CollectiveCall>& calls, const std::vector<uint32_t>&
     std::vector<uint64_t> load(size_t(usable), 0);
     for (uint32_t i : cbd)
     {
-        const uint64_t align = CbdAlignBytes(layout.plans[i]);
+        const uint64_t align = CbdAlignBytes(layout.plans[i], comm);
         uint64_t left = RankBytes(calls[i], n);
         for (int c = 0; c < usable && left > 0; ++c)
         {

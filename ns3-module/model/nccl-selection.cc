@@ -211,11 +211,7 @@ RingTreeChannels(const CollectiveCall& call, const NcclCommInfo& comm, int a, in
                  int& nt, int* ntMax = nullptr)
 {
     nc = comm.channels;
-    nt = p == kLL128 ? 640 : 512;
-    if (a == kRing && p == kSimple && comm.ring.bwIntra * comm.ring.nChannels <= 12)
-    {
-        nt = 256;
-    }
+    nt = FullThreads(comm, NcclAlgorithm(a), NcclProtocol(p));
     if (ntMax)
     {
         *ntMax = nt;
@@ -268,6 +264,17 @@ CollNetChannels(uint64_t bytes, const NcclCommInfo& comm, int a)
     return nc;
 }
 } // namespace
+
+int
+FullThreads(const NcclCommInfo& comm, NcclAlgorithm algorithm, NcclProtocol protocol)
+{
+    if (algorithm == NcclAlgorithm::Ring && protocol == NcclProtocol::Simple &&
+        comm.ring.bwIntra * comm.ring.nChannels <= 12)
+    {
+        return 256;
+    }
+    return protocol == NcclProtocol::LL128 ? 640 : 512;
+}
 
 double
 OpThreadShare(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,

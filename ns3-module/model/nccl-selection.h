@@ -58,7 +58,11 @@ std::string NoAlgorithmMessage(const CollectiveCall& call, const NcclCommInfo& c
 int OpChannels(const CollectiveCall& call, const NcclCommInfo& comm, NcclAlgorithm algorithm,
                NcclProtocol protocol, uint32_t ncclVersion);
 
-/// The share of its protocol's full thread count (LL 512, LL128 640, Simple 512) each CTA of a
+/// A Ring/Tree CTA's full thread count before NCCL's small-op halving (tuning.cc maxThreads):
+/// LL 512, LL128 640, Simple 512, 256 for a Simple ring on a PCIe-class graph.
+int FullThreads(const NcclCommInfo& comm, NcclAlgorithm algorithm, NcclProtocol protocol);
+
+/// The share of its protocol's full thread count (FullThreads) each CTA of a
 /// Ring collective runs with: with one channel left and still under the threshold of bytes per
 /// thread, NCCL halves the threads while they are a multiple of 128 (512 -> 256 -> 128 -> 64),
 /// then raises them to 3 warps (enqueue.cc, topoGetAlgoInfo). A CTA with fewer threads copies
