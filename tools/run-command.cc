@@ -4,12 +4,34 @@
 #include "run-loop.h"
 
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <string>
 
 namespace eidolon::tools
 {
 namespace
 {
+// A count of GPUs or nodes: a whole number of at least 1 (0 or -1 used to mean "all" silently).
+const CLI::Validator kCount(
+    [](std::string& value)
+    {
+        try
+        {
+            size_t used = 0;
+            long n = std::stol(value, &used);
+            if (used == value.size() && n >= 1)
+            {
+                return std::string();
+            }
+        }
+        catch (const std::exception&)
+        {
+        }
+        return "'" + value + "' is not a count (a whole number, at least 1)";
+    },
+    "COUNT");
+
 void
 AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
 {
@@ -56,9 +78,12 @@ RegisterRunCommands(CLI::App& app)
     auto run = std::make_shared<eidolon::tools::RunArguments>();
     auto* cmd = app.add_subcommand("run", "run a GPU program on the simulated cluster");
     AddCommonOptions(cmd, *run);
-    auto* gpus = cmd->add_option("--gpus", run->gpus, "use the first N GPUs of the topology");
-    cmd->add_option("--nodes", run->nodes, "use N nodes")->excludes(gpus);
-    cmd->add_option("--gpus-per-node", run->gpusPerNode, "use M GPUs of each node")->excludes(gpus);
+    auto* gpus =
+        cmd->add_option("--gpus", run->gpus, "use the first N GPUs of the topology")->check(kCount);
+    cmd->add_option("--nodes", run->nodes, "use N nodes")->excludes(gpus)->check(kCount);
+    cmd->add_option("--gpus-per-node", run->gpusPerNode, "use M GPUs of each node")
+        ->excludes(gpus)
+        ->check(kCount);
     cmd->add_option("--launch", run->launch,
                     "gpu: one process per GPU (RANK, LOCAL_RANK, ... set); node: one per node, "
                     "for launchers that spawn workers (torchrun, mpirun)")

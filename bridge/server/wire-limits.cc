@@ -1,5 +1,7 @@
 #include "wire-limits.h"
 
+#include "sim-errors.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,8 +90,27 @@ CheckCommunication(const wire::Communication& c, const RunShape& run)
     }
 }
 
+// A communicator of more ranks than the cluster has GPUs cannot be created: two of its ranks would
+// share a GPU, which NCCL refuses (init.cc, "Duplicate GPU detected", ncclInvalidUsage on every
+// rank). The usual cause is a program driving several GPUs from each process (nccl-tests -g 8)
+// started one process per GPU. That is the program's error, not a malformed message: the run ends
+// at once, saying so, instead of dropping the batch and waiting for ranks that never come.
 void
-CheckRecord(const wire::Record& record, const RunShape& run)
+CheckJoinFits(const wire::CommJoin& join, const sim::RankProcess& process, const RunShape& run)
+{
+    if (join.nranks() > int64_t(run.gpus))
+    {
+        throw sim::ProgramError(fmt::format(
+            "{} joins a communicator of {} ranks, but the topology has {} GPUs: ranks would share "
+            "a GPU, and NCCL fails ncclCommInitRank with \"Duplicate GPU detected\" (a program "
+            "that drives several GPUs from one process, like nccl-tests with -g 8, runs one "
+            "process per node: `eidolon run --launch node`)",
+            process.name, join.nranks(), run.gpus));
+    }
+}
+
+void
+CheckRecord(const wire::Record& record, const sim::RankProcess& process, const RunShape& run)
 {
     switch (record.body_case())
     {
@@ -117,6 +138,7 @@ CheckRecord(const wire::Record& record, const RunShape& run)
         CheckCommunication(record.communication(), run);
         break;
     case wire::Record::kCommJoin:
+        CheckJoinFits(record.comm_join(), process, run);
         CheckGroup("CommJoin.nranks", record.comm_join().nranks(), "CommJoin.rank",
                    record.comm_join().rank(), run);
         break;
@@ -134,7 +156,8 @@ CheckBatch(const wire::Batch& batch, const sim::RankProcess& process, const RunS
     CheckTime("Batch.clock_ns", batch.clock_ns());
     if (batch.driving_threads() < 0 || batch.driving_threads() > (1 << 16))
     {
-        Refuse(fmt::format("Batch.driving_threads {}: must be 0 to 65536", batch.driving_threads()));
+        Refuse(
+            fmt::format("Batch.driving_threads {}: must be 0 to 65536", batch.driving_threads()));
     }
     if (batch.seq() >= process.nextBatch + L::kBatchWindow)
     {
@@ -151,7 +174,7 @@ CheckBatch(const wire::Batch& batch, const sim::RankProcess& process, const RunS
     }
     for (const wire::Record& record : batch.records())
     {
-        CheckRecord(record, run);
+        CheckRecord(record, process, run);
     }
 }
 

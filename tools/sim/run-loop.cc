@@ -370,6 +370,12 @@ PlanRanks(const RunArguments& args, const std::string& address, const std::strin
     int topoPerNode = int(topology->GpusOfNode(0).size());
     int nodes = args.nodes > 0 ? args.nodes : topoNodes;
     int perNode = args.gpusPerNode > 0 ? args.gpusPerNode : topoPerNode;
+    if (args.gpus > topoNodes * topoPerNode)
+    {
+        throw std::runtime_error(fmt::format("--gpus {}: the topology {} has {} GPUs ({} x {})",
+                                             args.gpus, options.topologyPath,
+                                             topoNodes * topoPerNode, topoNodes, topoPerNode));
+    }
     if (args.gpus > 0)
     {
         perNode = std::min(args.gpus, topoPerNode);
