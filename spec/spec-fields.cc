@@ -8,8 +8,10 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace eidolon
 {
@@ -30,18 +32,74 @@ Where(const std::string& file, const YAML::Node& node)
     return file;
 }
 
+namespace
+{
+// yaml-cpp keeps both entries of a mapping that names a key twice and finds the first, so a file
+// saying `nodes: 2` and later `nodes: 4` read as 2 nodes, silently. YAML 1.2 requires keys to be
+// unique: a repeated one is refused, naming both lines. The walk is iterative (no recursion for a
+// deeply nested file) and visits each mapping or sequence once (an alias shares its anchor's node
+// and position, so aliases cannot make it exponential).
+void
+RefuseDuplicateKeys(const YAML::Node& root, const std::string& file)
+{
+    std::vector<YAML::Node> pending{root};
+    std::set<int> visited; // positions of the collections already walked
+    while (!pending.empty())
+    {
+        YAML::Node node = pending.back();
+        pending.pop_back();
+        if (!node.IsMap() && !node.IsSequence())
+        {
+            continue;
+        }
+        if (!visited.insert(node.Mark().pos).second)
+        {
+            continue;
+        }
+        if (node.IsSequence())
+        {
+            for (const YAML::Node& item : node)
+            {
+                pending.push_back(item);
+            }
+            continue;
+        }
+        std::map<std::string, int> lineOfKey;
+        for (const auto& entry : node)
+        {
+            if (entry.first.IsScalar())
+            {
+                const int line = entry.first.Mark().line + 1;
+                auto [it, fresh] = lineOfKey.emplace(entry.first.Scalar(), line);
+                if (!fresh)
+                {
+                    throw SpecError(file + ":" + std::to_string(line) + ": key '" +
+                                    entry.first.Scalar() +
+                                    "' appears twice in one mapping (also at line " +
+                                    std::to_string(it->second) + "); each key must be given once");
+                }
+            }
+            pending.push_back(entry.second);
+        }
+    }
+}
+} // namespace
+
 YAML::Node
 LoadYaml(const std::string& text, const std::string& file)
 {
+    YAML::Node root;
     try
     {
-        return YAML::Load(text);
+        root = YAML::Load(text);
     }
     catch (const YAML::ParserException& e)
     {
         throw SpecError(file + ":" + std::to_string(e.mark.line + 1) +
                         ": not valid YAML: " + e.msg);
     }
+    RefuseDuplicateKeys(root, file);
+    return root;
 }
 
 std::string

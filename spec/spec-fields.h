@@ -24,7 +24,8 @@ namespace spec
 /// Where a YAML node is, for messages: "file:line" (1-based), or just "file" without a mark.
 std::string Where(const std::string& file, const YAML::Node& node);
 
-/// Parses YAML text; a syntax error throws SpecError "file:line: not valid YAML: ...".
+/// Parses YAML text; a syntax error throws SpecError "file:line: not valid YAML: ...", and so does a
+/// key given twice in one mapping ("file:line: key 'nodes' appears twice ...").
 YAML::Node LoadYaml(const std::string& text, const std::string& file);
 
 /// A whole file as text; throws SpecError "path: cannot open file".

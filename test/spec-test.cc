@@ -4,6 +4,7 @@
 #include "spec/gpu-spec.h"
 #include "spec/nccl-env.h"
 #include "spec/nccl-version.h"
+#include "spec/spec-fields.h"
 #include "spec/spec-units.h"
 
 #include <boost/test/unit_test.hpp>
@@ -166,6 +167,33 @@ BOOST_AUTO_TEST_CASE(errors_name_file_line_and_field)
     p = EditedTestGpu("stray", "sm_count: 100", "sm_count: 100\nsm_cuont: 100");
     m = ErrorOf(p);
     BOOST_TEST(m.find(p + ":6: unknown key 'sm_cuont' in GPU spec") == 0u, m);
+}
+
+// yaml-cpp keeps both entries of a repeated key and finds the first: `nodes: 2` then `nodes: 4`
+// read as 2, silently. Every file eidolon reads goes through LoadYaml, which refuses it naming both
+// lines, at any depth; an alias (a shared node) is walked once and is not a repetition.
+BOOST_AUTO_TEST_CASE(a_key_given_twice_is_refused_naming_both_lines)
+{
+    auto errorOf = [](const std::string& text)
+    {
+        try
+        {
+            LoadYaml(text, "f.yaml");
+        }
+        catch (const SpecError& e)
+        {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    BOOST_TEST(errorOf("nodes: 2\nname: x\nnodes: 4\n") ==
+               "f.yaml:3: key 'nodes' appears twice in one mapping (also at line 1); each key must "
+               "be given once");
+    BOOST_TEST(errorOf("a:\n  - {b: 1, c: 2}\n  - b: 1\n    b: 2\n").find("f.yaml:4: key 'b'") ==
+               0u);
+    // The same key in two mappings, and an anchor used twice, are fine.
+    BOOST_TEST(errorOf("a: {b: 1}\nc: {b: 2}\n") == "");
+    BOOST_TEST(errorOf("x: &m {b: 1}\ny: *m\nz: *m\n") == "");
 }
 
 BOOST_AUTO_TEST_CASE(find_by_name_in_directories)
