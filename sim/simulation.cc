@@ -138,6 +138,7 @@ Simulation::AdoptNcclConfig(const e::NcclConfig& config)
     m_collectives->SetConfig(config);
     for (const std::string& warning :
          {config.ReadingWarning(m_options.ncclVersion),
+          config.ChannelWarning(m_options.ncclVersion),
           config.UnmodelledWarning(m_options.ncclVersion, m_topology->sharp.present)})
     {
         if (!warning.empty())

@@ -195,9 +195,12 @@ main(int argc, char* argv[])
         std::cerr << "eidolon-collective-sweep: " << e.what() << "\n";
         return 1;
     }
-    if (std::string said = config.ReadingWarning(version); !said.empty())
+    for (const std::string& said : {config.ReadingWarning(version), config.ChannelWarning(version)})
     {
-        std::cerr << "eidolon-collective-sweep: warning: " << said << "\n";
+        if (!said.empty())
+        {
+            std::cerr << "eidolon-collective-sweep: warning: " << said << "\n";
+        }
     }
 
     // The communicator: topology device ids by rank.

@@ -137,8 +137,14 @@ struct NcclConfig
     /// list of nothing); a non-empty value counts as present without it.
     bool algoSet = false;
     bool protoSet = false;
-    int minChannels = -1;   //!< NCCL_MIN_NCHANNELS (-1 unset)
-    int maxChannels = -1;   //!< NCCL_MAX_NCHANNELS (-1 unset)
+    /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS as given (kChannelsUnset: not set, NCCL's own
+    /// default, -2). Any other value counts: NCCL clamps it where it makes the communicator
+    /// (connect.cc: a maximum below 1 becomes 1, with a warning; either above MAXCHANNELS, 32 up
+    /// to 2.24 and 64 from 2.25, becomes MAXCHANNELS; a minimum below 0 becomes 0), and so does
+    /// the model (ChannelWarning says what NCCL warns).
+    static constexpr int kChannelsUnset = -2;
+    int minChannels = kChannelsUnset;
+    int maxChannels = kChannelsUnset;
     int nvlsEnable = -1;    //!< NCCL_NVLS_ENABLE (-1 unset = NCCL's default)
     int nvlsChannels = -1;  //!< NCCL_NVLS_NCHANNELS (-1 unset)
     int nvlsChunkSize = -1; //!< NCCL_NVLS_CHUNKSIZE in bytes (-1 unset; read from 2.21)
@@ -186,6 +192,13 @@ struct NcclConfig
     /// without a word, or the value 2.24+ cannot read (communicator creation fails there); empty
     /// when NCCL reads all of it.
     std::string ReadingWarning(uint32_t version) const;
+    /// What NCCL `version` warns about NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS as it clamps them
+    /// (a maximum below 1, a minimum above MAXCHANNELS), and a value of either that NCCL cannot
+    /// read as a number (it keeps its default); empty when there is nothing to say.
+    std::string ChannelWarning(uint32_t version) const;
+    /// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS values that were not numbers (FromEnvironment):
+    /// NCCL's parameter reader ignores such a value (INFO "Invalid value ..., using default").
+    std::vector<std::string> unreadChannelValues;
 };
 
 /// What the model derived about a communicator from the topology: NCCL's topology search as

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <iterator>
 #include <sstream>
@@ -107,6 +108,27 @@ ProtoVariable(const NcclConfig& config)
     return config.protoSet || !config.proto.empty() ? config.proto.c_str() : nullptr;
 }
 
+int
+MaxChannelsAsked(const NcclConfig& config, uint32_t version)
+{
+    const int limit = MaxChannelsOf(version);
+    if (config.maxChannels == NcclConfig::kChannelsUnset)
+    {
+        return limit;
+    }
+    return std::clamp(config.maxChannels, 1, limit);
+}
+
+int
+MinChannelsAsked(const NcclConfig& config, uint32_t version)
+{
+    if (config.minChannels == NcclConfig::kChannelsUnset)
+    {
+        return 0;
+    }
+    return std::clamp(config.minChannels, 0, MaxChannelsOf(version));
+}
+
 EnableMasks
 ParseEnableMasks(const NcclConfig& config, uint32_t version, bool applyEnv)
 {
@@ -149,16 +171,8 @@ NcclConfig::Validate() const
 {
     // NCCL_ALGO / NCCL_PROTO are not refused here: how NCCL reads them depends on the release
     // (ReadingWarning), and where NCCL cannot, the program's communicator creation fails.
-    if (minChannels < -1 || minChannels > kMaxChannels)
-    {
-        throw std::invalid_argument("NCCL_MIN_NCHANNELS=" + std::to_string(minChannels) +
-                                    ": out of range [0, 64]");
-    }
-    if (maxChannels != -1 && (maxChannels < 1 || maxChannels > kMaxChannels))
-    {
-        throw std::invalid_argument("NCCL_MAX_NCHANNELS=" + std::to_string(maxChannels) +
-                                    ": out of range [1, 64]");
-    }
+    // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS: every integer is valid, NCCL clamps it
+    // (ChannelWarning).
     if (nvlsEnable < -1 || nvlsEnable > 2)
     {
         throw std::invalid_argument("NCCL_NVLS_ENABLE=" + std::to_string(nvlsEnable) +
@@ -214,6 +228,36 @@ NcclConfig::ReadingWarning(uint32_t version) const
     const char* a = nccl::AlgoVariable(*this);
     const char* p = nccl::ProtoVariable(*this);
     return spec::NcclEnvReadingWarning(version, spec::ReadNcclAlgoProto(version, a, p), a, p);
+}
+
+std::string
+NcclConfig::ChannelWarning(uint32_t version) const
+{
+    const int limit = nccl::MaxChannelsOf(version);
+    std::vector<std::string> said;
+    for (const std::string& value : unreadChannelValues)
+    {
+        said.push_back(value + " is not a number: NCCL ignores it and keeps its default");
+    }
+    if (maxChannels != kChannelsUnset && maxChannels < 1)
+    {
+        said.push_back("NCCL_MAX_NCHANNELS=" + std::to_string(maxChannels) +
+                       ": NCCL warns \"User asked for a maximum of " + std::to_string(maxChannels) +
+                       " channels, setting it to 1\" and runs one "
+                       "channel");
+    }
+    if (minChannels != kChannelsUnset && minChannels > limit)
+    {
+        said.push_back("NCCL_MIN_NCHANNELS=" + std::to_string(minChannels) +
+                       ": NCCL warns \"User asked for a minimum of " + std::to_string(minChannels) +
+                       " channels, limiting to " + std::to_string(limit) + "\" (its MAXCHANNELS)");
+    }
+    std::string text;
+    for (const std::string& one : said)
+    {
+        text += (text.empty() ? "" : "; ") + one;
+    }
+    return text;
 }
 
 std::string
@@ -371,13 +415,23 @@ NcclConfig::FromEnvironment(const std::map<std::string, std::string>& env)
         c.protoSet = true;
     }
     std::string v;
-    if (get("NCCL_MIN_NCHANNELS", &v))
+    // NCCL reads these with its parameter reader (strtoll, base 0; a value that is not a number
+    // keeps the default) and clamps them where it makes the communicator (connect.cc).
+    for (auto [name, field] : {std::pair{"NCCL_MIN_NCHANNELS", &c.minChannels},
+                               std::pair{"NCCL_MAX_NCHANNELS", &c.maxChannels}})
     {
-        c.minChannels = ParseInt("NCCL_MIN_NCHANNELS", v, 0, kMaxChannels);
-    }
-    if (get("NCCL_MAX_NCHANNELS", &v))
-    {
-        c.maxChannels = ParseInt("NCCL_MAX_NCHANNELS", v, 1, kMaxChannels);
+        if (!get(name, &v))
+        {
+            continue;
+        }
+        try
+        {
+            *field = ParseInt(name, v, INT_MIN, INT_MAX);
+        }
+        catch (const std::invalid_argument&)
+        {
+            c.unreadChannelValues.push_back(std::string(name) + "='" + v + "'");
+        }
     }
     if (get("NCCL_NVLS_ENABLE", &v))
     {

@@ -32,6 +32,19 @@ EnableMasks ParseEnableMasks(const NcclConfig& config, uint32_t version, bool ap
 const char* AlgoVariable(const NcclConfig& config);
 const char* ProtoVariable(const NcclConfig& config);
 
+/// NCCL's MAXCHANNELS in `version`: 32 up to 2.24, 64 from 2.25 (device.h).
+inline int
+MaxChannelsOf(uint32_t version)
+{
+    return version >= 22500 ? kMaxChannels : 32;
+}
+
+/// NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS of `config` as NCCL `version` applies them
+/// (connect.cc, ncclMaxNchannels / ncclMinNchannels): the maximum clamped to 1..MAXCHANNELS
+/// (MAXCHANNELS where unset), the minimum to 0..MAXCHANNELS (0 where unset).
+int MaxChannelsAsked(const NcclConfig& config, uint32_t version);
+int MinChannelsAsked(const NcclConfig& config, uint32_t version);
+
 } // namespace nccl
 } // namespace eidolon
 } // namespace ns3

@@ -6,6 +6,7 @@
  */
 #include "nccl-topology-search.h"
 
+#include "nccl-config.h"
 #include "nccl-indices.h"
 #include "nccl-tuning-tables.h"
 
@@ -705,7 +706,7 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
             const SearchSettings& settings)
 {
     const uint32_t v = settings.ncclVersion;
-    const int maxChannels = v >= 22500 ? kMaxChannels : 32;
+    const int maxChannels = nccl::MaxChannelsOf(v);
     int ch = std::min(c.ring.nChannels, c.tree.nChannels);
     ch = std::min(maxChannels, 2 * ch);
     // With CollNet, half as many channels again where its graph's intra-node speed exceeds its
@@ -728,11 +729,10 @@ SetChannels(NcclCommInfo& c, const CommBandwidths& b, const NcclConfig& config,
     const int ctaMax =
         settings.maxCtas > 0 ? std::min(settings.maxCtas, kMaxChannels) : kMaxChannels;
     const int ctaMin = settings.minCtas > 0 ? std::min(settings.minCtas, kMaxChannels) : 1;
-    const int maxCtas =
-        std::min(config.maxChannels > 0 ? config.maxChannels : kMaxChannels, ctaMax);
-    const int minCtas = std::max(config.minChannels > 0 ? config.minChannels : 1, ctaMin);
+    const int maxCtas = std::min(nccl::MaxChannelsAsked(config, v), ctaMax);
+    const int minCtas = std::max(nccl::MinChannelsAsked(config, v), ctaMin);
     ch = std::min(ch, maxCtas);
-    ch = std::min(kMaxChannels, std::max(ch, minCtas));
+    ch = std::min(maxChannels, std::max(ch, minCtas));
     c.channels = ch;
 
     int nvlsCh = SetNvlsTuning(c, b, config, v);

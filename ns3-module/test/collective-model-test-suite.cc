@@ -8,6 +8,7 @@
 // 20.6 GB/s (NCCL's per-link figure).
 #include "collective-schedule.h"
 #include "eidolon-test-checks.h"
+#include "nccl-config.h"
 
 #include "ns3/cluster-helper.h"
 #include "ns3/collective-model.h"
@@ -1101,19 +1102,48 @@ CollectiveModelTestCase::InvalidEnvironmentNamesTheVariable()
     NS_TEST_EXPECT_MSG_EQ(
         NcclConfig::FromEnvironment({{"NCCL_ALGO", "allreduce:tree"}}).ReadingWarning(22403), "",
         "");
-    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MAX_NCHANNELS", "abc"}}).find("NCCL_MAX_NCHANNELS"),
-                          std::string::npos, "");
-    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MAX_NCHANNELS", "0"}}).find("NCCL_MAX_NCHANNELS"),
-                          std::string::npos, "");
-    NS_TEST_EXPECT_MSG_NE(message({{"NCCL_MIN_NCHANNELS", "-3"}}).find("NCCL_MIN_NCHANNELS"),
-                          std::string::npos, "");
+    // NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS: NCCL reads any number and clamps it where it makes
+    // the communicator (connect.cc, ncclMaxNchannels / ncclMinNchannels), warning about a maximum
+    // below 1 and a minimum above MAXCHANNELS; a value that is not a number keeps its default
+    // (its parameter reader). Never refused, always said.
+    NS_TEST_EXPECT_MSG_EQ(message({{"NCCL_MAX_NCHANNELS", "abc"}}), "", "");
+    NS_TEST_EXPECT_MSG_EQ(message({{"NCCL_MAX_NCHANNELS", "0"}}), "", "");
+    NS_TEST_EXPECT_MSG_EQ(message({{"NCCL_MIN_NCHANNELS", "-3"}}), "", "");
+    NcclConfig channels = NcclConfig::FromEnvironment({{"NCCL_MAX_NCHANNELS", "abc"}});
+    NS_TEST_EXPECT_MSG_EQ(channels.maxChannels, NcclConfig::kChannelsUnset, "");
+    NS_TEST_EXPECT_MSG_EQ(channels.ChannelWarning(22403),
+                          "NCCL_MAX_NCHANNELS='abc' is not a number: NCCL ignores it and keeps its "
+                          "default",
+                          "");
+    channels = NcclConfig::FromEnvironment({{"NCCL_MAX_NCHANNELS", "0"}});
+    NS_TEST_EXPECT_MSG_EQ(channels.ChannelWarning(22403),
+                          "NCCL_MAX_NCHANNELS=0: NCCL warns \"User asked for a maximum of 0 "
+                          "channels, setting it to 1\" and runs one channel",
+                          "");
+    NS_TEST_EXPECT_MSG_EQ(nccl::MaxChannelsAsked(channels, 22403), 1, "");
+    // Above MAXCHANNELS (32 up to 2.24, 64 from 2.25): the maximum silently, the minimum with
+    // NCCL's warning.
+    channels =
+        NcclConfig::FromEnvironment({{"NCCL_MAX_NCHANNELS", "128"}, {"NCCL_MIN_NCHANNELS", "40"}});
+    NS_TEST_EXPECT_MSG_EQ(nccl::MaxChannelsAsked(channels, 22403), 32, "");
+    NS_TEST_EXPECT_MSG_EQ(nccl::MaxChannelsAsked(channels, 22703), 64, "");
+    NS_TEST_EXPECT_MSG_EQ(nccl::MinChannelsAsked(channels, 22403), 32, "");
+    NS_TEST_EXPECT_MSG_EQ(nccl::MinChannelsAsked(channels, 22703), 40, "");
+    NS_TEST_EXPECT_MSG_EQ(channels.ChannelWarning(22403),
+                          "NCCL_MIN_NCHANNELS=40: NCCL warns \"User asked for a minimum of 40 "
+                          "channels, limiting to 32\" (its MAXCHANNELS)",
+                          "");
+    NS_TEST_EXPECT_MSG_EQ(channels.ChannelWarning(22703), "", "");
+    channels = NcclConfig::FromEnvironment({{"NCCL_MIN_NCHANNELS", "-3"}});
+    NS_TEST_EXPECT_MSG_EQ(nccl::MinChannelsAsked(channels, 22403), 0, "");
+    NS_TEST_EXPECT_MSG_EQ(nccl::MaxChannelsAsked(NcclConfig(), 22403), 32, "");
     NS_TEST_EXPECT_MSG_NE(message({{"NCCL_NVLS_ENABLE", "7"}}).find("NCCL_NVLS_ENABLE"),
                           std::string::npos, "");
     NS_TEST_EXPECT_MSG_EQ(message({{"NCCL_ALGO", "Tree,Ring"}, {"NCCL_PROTO", "^LL128"}}), "", "");
     // A hand-built config is checked by SetConfig.
     Ptr<CollectiveModel> m = CreateObject<CollectiveModel>();
     NcclConfig bad;
-    bad.maxChannels = 0;
+    bad.nvlsEnable = 7;
     EIDOLON_TEST_EXPECT_THROW(m->SetConfig(bad), std::invalid_argument);
 }
 
