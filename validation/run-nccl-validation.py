@@ -506,8 +506,9 @@ EXPLANATIONS = [
           "the log's time an operation moves between 8 and 14 us from one size to the next "
           "(broadcast 8 B-4 KiB: 12.1, 10.9, 9.0, 9.4, 12.1, 9.9, 9.9, 13.5, 13.0, 13.7 us; "
           "reduce 8 B 10.9, 16 B 8.1 us), noise at the scale of a network message around the "
-          "model's chain period back to back, 9.3 us (6.6 us kernel start + one 2.7 us network "
-          "hop) (%s, \"Broadcast and Reduce chains\")" % CM, True),
+          "model's 10.1 us an operation (its chain period back to back, 9.3 us = 6.6 us kernel "
+          "start + one 2.7 us network hop, and the chain's fill over the 20 operations, each rank "
+          "timing from nccl-tests' barrier) (%s, \"Broadcast and Reduce chains\")" % CM, True),
     _rule(("nccl-allgather-" + VP, "nccl-allreduce-" + VP), 8, 16 * KiB,
           "the log's LL ring is 10-20%% slower than its longest chunk path (NCCL's per-hop "
           "figures, 44.4 us for AllGather on 4 x 8) at every size up to 16 KiB, like a per-step "

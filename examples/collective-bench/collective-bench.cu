@@ -1849,10 +1849,14 @@ BenchTime(Shared& sh, ThreadCtx& tc, const Step& s, bool inPlace)
     if (check)
         InitData(sh, tc, s, inPlace);
 
-    // Sync: one operation, completed, then the threads line up (across processes the operation
-    // itself is the barrier, in real and in simulated time alike).
+    // Sync: one operation, completed, then every rank lines up, as nccl-tests' Barrier (MPI's
+    // across processes) does before it starts the timer. The operation alone does not line them
+    // up: a Broadcast root or a Reduce's first rank is done before the rest, a SendRecv waits
+    // only for its neighbours, and the first size follows the warm-up at the largest one, so a
+    // rank still receiving it would be waited for inside the first size's timed loop.
     StartColl(sh, tc, s, inPlace, 0);
     CompleteColl(sh, tc);
+    AlignClocks(sh, tc);
     sh.sync->Barrier();
 
     size_t ngpus = tc.gpus.size();

@@ -314,23 +314,39 @@ main(int argc, char* argv[])
                 }
             }
         }
-        // nccl-tests' timing: one call lines the ranks up, then each rank issues `iters` calls
-        // back to back (a call starts where the rank's previous one ended) and times them from
-        // its own end of the first; the time is the mean over ranks. A rank may start its next
-        // call before the others have ended this one (CollectiveModel::Begin).
+        // nccl-tests' timing (BenchTime): one call, waited for, then a barrier lines the ranks
+        // up (the call alone does not: a Broadcast root or a Reduce's first rank is done before
+        // the rest), then each rank issues `iters` calls back to back (a call starts where the
+        // rank's previous one ended) and times them from the barrier; the time is the mean over
+        // ranks. A rank may start its next call before the others have ended this one
+        // (CollectiveModel::Begin).
         const uint32_t calls = iters > 1 ? iters + 1 : 1;
         std::vector<std::shared_ptr<CollectiveRun>> runs(calls);
         std::vector<std::vector<Time>> ends(calls, std::vector<Time>(n));
+        uint32_t lined = 0; // ranks done with the first call (the barrier releases at n)
         CollectivePlan plan;
         for (uint32_t i = 0; i < calls; ++i)
         {
             call.tag = size * 1000003ULL + i;
-            auto done = [&runs, &ends, i, calls](uint32_t r)
+            auto done = [&runs, &ends, &lined, i, calls, n](uint32_t r)
             {
                 ends[i][r] = Simulator::Now();
-                if (i + 1 < calls)
+                if (i + 1 == calls)
+                {
+                    return;
+                }
+                if (i > 0)
                 {
                     runs[i + 1]->MemberStart(r, Simulator::Now());
+                    return;
+                }
+                if (++lined == n)
+                {
+                    for (uint32_t k = 0; k < n; ++k)
+                    {
+                        ends[0][k] = Simulator::Now();
+                        runs[1]->MemberStart(k, Simulator::Now());
+                    }
                 }
             };
             if (agg > 1 && kind != CollectiveKind::SendRecv)
