@@ -21,8 +21,16 @@ const char* const collective_bench_builtin = CB_STR(COLLECTIVE_BENCH_BUILTIN);
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
+
+// fp8 (nccl-tests' f8e4m3 and f8e5m2): in nccl.h from 2.24, and CUDA's types from 11.8.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0) && CUDART_VERSION >= 11080
+#define EIDOLON_BENCH_HAVE_FP8 1
+#else
+#define EIDOLON_BENCH_HAVE_FP8 0
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -219,6 +227,9 @@ const TypeDesc kTypes[] = {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
     {"bfloat16", ncclBfloat16, 2, true},
 #endif
+#if EIDOLON_BENCH_HAVE_FP8
+    {"f8e4m3", ncclFloat8e4m3, 1, true}, {"f8e5m2", ncclFloat8e5m2, 1, true},
+#endif
 };
 
 const TypeDesc*
@@ -237,6 +248,10 @@ FindType(const std::string& text)
         key = "double";
     else if (key == "bf16")
         key = "bfloat16";
+    else if (key == "fp8e4m3" || key == "fp8_e4m3" || key == "e4m3" || key == "float8e4m3")
+        key = "f8e4m3";
+    else if (key == "fp8e5m2" || key == "fp8_e5m2" || key == "e5m2" || key == "float8e5m2")
+        key = "f8e5m2";
     for (const TypeDesc& t : kTypes)
         if (key == t.name)
             return &t;
@@ -317,7 +332,7 @@ Usage(const char* prog, FILE* out)
         "  -m,--agg_iters <n>       operations aggregated in one group per iteration (default 1)\n"
         "  -c,--check <0/1>         check results (default 1; N/A under eidolon: no device data)\n"
         "  -o,--op <sum/prod/min/max/avg/all>   reduction (default sum)\n"
-        "  -d,--datatype <int8/uint8/int32/uint32/int64/uint64/half/float/double/bfloat16/all>\n"
+        "  -d,--datatype <int8/uint8/int32/uint32/int64/uint64/half/float/double/bfloat16/f8e4m3/f8e5m2/all>\n"
         "  -r,--root <rank>         root of broadcast/reduce, -1 for every root (default 0)\n"
         "  -z,--blocking <0/1>      wait for each operation (default 0)\n"
         "  -a,--average <0/1/2/3>   time reported: rank 0, mean, min, max over ranks (default 1)\n"
@@ -509,7 +524,7 @@ ParseArgs(int argc, char** argv)
                 o.types = {t};
             else
                 Die("invalid value '%s' for -d/--datatype: expected int8, uint8, int32, uint32, "
-                    "int64, uint64, half, float, double, bfloat16 or all",
+                    "int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2 or all",
                     optarg);
             break;
         case 'r':
@@ -600,7 +615,21 @@ ParseArgs(int argc, char** argv)
     {
         if (allTypes)
             for (const TypeDesc& t : kTypes)
+            {
+#if EIDOLON_BENCH_HAVE_FP8
+                // As nccl-tests: fp8 only with a 2.24+ library on sm90+ GPUs.
+                if (t.type == ncclFloat8e4m3 || t.type == ncclFloat8e5m2)
+                {
+                    int version = 0, major = 0;
+                    if (ncclGetVersion(&version) != ncclSuccess || version < NCCL_VERSION(2, 24, 0) ||
+                        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) !=
+                            cudaSuccess ||
+                        major < 9)
+                        continue;
+                }
+#endif
                 o.types.push_back(&t);
+            }
         else
             o.types = {FindType("float")};
     }
@@ -1100,6 +1129,24 @@ template<> struct Num<half>
     __device__ static half Make(long long v) { return __float2half(static_cast<float>(v)); }
     __device__ static double Get(half v) { return static_cast<double>(__half2float(v)); }
 };
+#if EIDOLON_BENCH_HAVE_FP8
+template<> struct Num<__nv_fp8_e4m3>
+{
+    __device__ static __nv_fp8_e4m3 Make(long long v)
+    {
+        return __nv_fp8_e4m3(static_cast<float>(v));
+    }
+    __device__ static double Get(__nv_fp8_e4m3 v) { return static_cast<double>(float(v)); }
+};
+template<> struct Num<__nv_fp8_e5m2>
+{
+    __device__ static __nv_fp8_e5m2 Make(long long v)
+    {
+        return __nv_fp8_e5m2(static_cast<float>(v));
+    }
+    __device__ static double Get(__nv_fp8_e5m2 v) { return static_cast<double>(float(v)); }
+};
+#endif
 template<> struct Num<__nv_bfloat16>
 {
     __device__ static __nv_bfloat16 Make(long long v)
@@ -1212,6 +1259,12 @@ WithElementType(ncclDataType_t type, Visit&& visit)
     case ncclBfloat16:
         return visit(static_cast<__nv_bfloat16*>(nullptr)), true;
 #endif
+#if EIDOLON_BENCH_HAVE_FP8
+    case ncclFloat8e4m3:
+        return visit(static_cast<__nv_fp8_e4m3*>(nullptr)), true;
+    case ncclFloat8e5m2:
+        return visit(static_cast<__nv_fp8_e5m2*>(nullptr)), true;
+#endif
     default:
         return false;
     }
@@ -1280,6 +1333,12 @@ ReducedValue(const TypeDesc& t, ncclRedOp_t op, int nranks, double* tolerance)
         }
     };
     long long sum = wrap(nranks + 1);
+#if EIDOLON_BENCH_HAVE_FP8
+    // fp8 holds integers exactly only up to 16 (e4m3) or 8 (e5m2), and NCCL rounds every partial
+    // sum to fp8: a sum or average is checked to within the types' half-ulp steps over a ring.
+    if (t.type == ncclFloat8e4m3 || t.type == ncclFloat8e5m2)
+        *tolerance = (op == ncclSum || op == ncclAvg) ? 0.5 : 0;
+#endif
     switch (op)
     {
     case ncclSum:
@@ -1294,7 +1353,8 @@ ReducedValue(const TypeDesc& t, ncclRedOp_t op, int nranks, double* tolerance)
     case ncclAvg:
         if (!t.isFloat)
             return double(sum / nranks);
-        *tolerance = (t.type == ncclHalf || t.type == ncclBfloat16) ? 1e-2 : 1e-5;
+        if (*tolerance == 0)
+            *tolerance = (t.type == ncclHalf || t.type == ncclBfloat16) ? 1e-2 : 1e-5;
         return double(nranks + 1) / nranks;
 #endif
     default:

@@ -460,6 +460,37 @@ BOOST_AUTO_TEST_CASE(config_ctas_travel_with_the_communicator)
 // fails the call with ncclInvalidUsage and its own warning, and places nothing; an AllReduce runs
 // Tree and is placed. NCCL reads the variable at init, so it is set before the communicators are
 // made. NCCL 2.21 runs such a call on Ring instead, so nothing fails there.
+// fp8 (ncclFloat8e4m3 = 10, ncclFloat8e5m2 = 11) exists from NCCL 2.24 (nccl.h; 2.18-2.23 have
+// ncclNumTypes 10, so argcheck.cc refuses "invalid type 10"), and 2.24+ refuse fp8 collectives
+// below sm90 (enqueue.cc: "FP8 reduction support begins with sm90 capable devices."). The test's
+// GPU is an sm80 one; a send of fp8 only moves bytes and goes through.
+BOOST_AUTO_TEST_CASE(fp8_exists_from_2_24_and_reduces_from_sm90)
+{
+    NcclAlgoForTest env("Ring", "2.21.5");
+    std::vector<ncclComm_t> comms = InitAll(2);
+    g_sink->records.clear();
+    BOOST_TEST(ncclAllGather(nullptr, nullptr, 5, ncclFloat8e4m3, comms[0], nullptr) ==
+               ncclInvalidArgument);
+    BOOST_TEST(std::string(ncclGetLastError(comms[0])) == "AllGather : invalid type 10");
+    BOOST_TEST(g_sink->records.empty());
+    DestroyAll(comms);
+
+    env.Release("2.24.3");
+    BOOST_TEST_REQUIRE(Emulator::Get().Spec().computeCapabilityMajor == 8);
+    comms = InitAll(2);
+    BOOST_TEST(ncclAllReduce(nullptr, nullptr, 5, ncclFloat8e5m2, ncclSum, comms[0], nullptr) ==
+               ncclInvalidArgument);
+    BOOST_TEST(std::string(ncclGetLastError(comms[0])) ==
+               "FP8 reduction support begins with sm90 capable devices.");
+    BOOST_TEST(g_sink->records.empty());
+    BOOST_TEST(ncclGroupStart() == ncclSuccess);
+    BOOST_TEST(ncclSend(nullptr, 5, ncclFloat8e4m3, 1, comms[0], nullptr) == ncclSuccess);
+    BOOST_TEST(ncclRecv(nullptr, 5, ncclFloat8e4m3, 0, comms[1], nullptr) == ncclSuccess);
+    BOOST_TEST(ncclGroupEnd() == ncclSuccess);
+    BOOST_TEST(g_sink->records.size() == 2u);
+    DestroyAll(comms);
+}
+
 BOOST_AUTO_TEST_CASE(a_call_nccl_algo_leaves_nothing_fails_as_in_nccl)
 {
     NcclAlgoForTest env("Tree", "2.24.3");
