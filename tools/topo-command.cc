@@ -75,6 +75,33 @@ Check(const std::string& file, const std::string& gpuSpecs, const std::string& g
     fmt::print("links      {} full-duplex\n", s.links);
     fmt::print("host       {} (NCCL CPU class {})\n",
                topo->host.empty() ? "h100-server, the default" : topo->host, topo->cpuVendor);
+    // What the collective model takes from the transport and SHARP blocks, so that a file's
+    // figures can be seen to have been read.
+    const auto& t = topo->transport;
+    std::string transport = t.kind;
+    if (t.kind == "ib" && t.messageLatencyUs == 0 && t.bandwidthShare == 1.0)
+    {
+        transport += " (InfiniBand verbs with GPUDirect RDMA: NCCL's own figures, nothing added)";
+    }
+    else
+    {
+        transport += fmt::format(" ({:g} us a network message, {:g}% of the NIC line rate)",
+                                 t.messageLatencyUs, t.bandwidthShare * 100);
+    }
+    if (t.llProxyRate > 0)
+    {
+        transport += fmt::format(", LL proxy reads {:g} GB/s", t.llProxyRate / 1e9);
+    }
+    fmt::print("transport  {}\n", transport);
+    if (topo->sharp.present)
+    {
+        fmt::print("SHARP      v{}, aggregation {}, allgather/reduce-scatter in the network: {}\n",
+                   topo->sharp.version,
+                   topo->sharp.aggregationBandwidth > 0
+                       ? Rate(topo->sharp.aggregationBandwidth) + " a stream"
+                       : std::string("at port speed"),
+                   topo->sharp.allgatherReduceScatter ? "yes" : "no");
+    }
     if (s.gpus >= 2)
     {
         fmt::print("bisection  {} per direction, worst of the halvings tried ({})\n",

@@ -7,7 +7,10 @@
 #include "ns3/topology-reader.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <set>
+#include <system_error>
 
 namespace ns3
 {
@@ -30,6 +33,11 @@ ClusterHelper::SetNetworkModelAttribute(const std::string& name, const Attribute
 std::string
 ClusterHelper::ResolveTopologyPath(const std::string& nameOrPath)
 {
+    std::error_code ec;
+    if (std::filesystem::is_directory(nameOrPath, ec))
+    {
+        throw TopologyError(nameOrPath + ": a directory, not a topology file");
+    }
     if (std::ifstream(nameOrPath).good())
     {
         return nameOrPath;
@@ -53,6 +61,31 @@ ClusterHelper::ResolveTopologyPath(const std::string& nameOrPath)
                 return candidate;
             }
         }
+    }
+    if (nameOrPath.find('/') == std::string::npos)
+    {
+        // A name, not a path: say which names there are.
+        std::set<std::string> names;
+        for (const auto& dir : dirs)
+        {
+            for (const char* sub : {"", "validation/"})
+            {
+                for (const auto& entry : std::filesystem::directory_iterator(dir + "/" + sub, ec))
+                {
+                    if (entry.path().extension() == ".yaml")
+                    {
+                        names.insert(sub + entry.path().stem().string());
+                    }
+                }
+            }
+        }
+        std::string list;
+        for (const std::string& name : names)
+        {
+            list += (list.empty() ? "" : ", ") + name;
+        }
+        throw TopologyError(nameOrPath + ": no such file, and no shipped topology of that name" +
+                            (list.empty() ? std::string() : " (shipped: " + list + ")"));
     }
     return nameOrPath; // let the reader report it missing, by the name the user gave
 }
