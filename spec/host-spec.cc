@@ -217,11 +217,25 @@ CpuVendorOf(const std::string& cpu)
     return "";
 }
 
+namespace
+{
+HostSpec ParseHostSpecAt(const std::string& text, const std::string& path, int depth);
+}
+
 HostSpec
 ParseHostSpec(const std::string& text, const std::string& path)
 {
+    return ParseHostSpecAt(text, path, 0);
+}
+
+namespace
+{
+HostSpec
+ParseHostSpecAt(const std::string& text, const std::string& path, int depth)
+{
     Fields root(path, LoadYaml(text, path), "host description");
-    root.Allow({"name", "description", "cpu", "cpu_vendor", "software", "cpu_benchmark", "calls"});
+    root.Allow({"name", "description", "cpu", "cpu_vendor", "software", "cpu_benchmark", "calls",
+                "costs_from"});
     HostSpec spec;
     spec.name = root.Scalar("name");
     spec.description = root.Has("description") ? root.Scalar("description") : "";
@@ -247,6 +261,44 @@ ParseHostSpec(const std::string& text, const std::string& path)
         }
     }
     spec.software = root.Has("software") ? root.Scalar("software") : "";
+
+    if (root.Has("costs_from"))
+    {
+        // A host measured only in what NCCL reads of it (its CPU class): its call costs and CPU
+        // benchmark are another description's, named, from the same directory.
+        spec.costsFrom = root.Scalar("costs_from");
+        for (const char* own : {"cpu_benchmark", "calls"})
+        {
+            if (root.Has(own))
+            {
+                root.Fail(own, "given together with costs_from: a file takes its costs from one "
+                               "place");
+            }
+        }
+        if (depth >= 4 || spec.costsFrom == spec.name)
+        {
+            root.Fail("costs_from", "'" + spec.costsFrom + "' leads back to itself");
+        }
+        const std::filesystem::path file =
+            std::filesystem::path(path).parent_path() / (spec.costsFrom + ".yaml");
+        std::error_code error;
+        if (!std::filesystem::is_regular_file(file, error))
+        {
+            root.Fail("costs_from", "no host description '" + spec.costsFrom +
+                                        "' beside this "
+                                        "file (" +
+                                        file.string() + ")");
+        }
+        const HostSpec from = ParseHostSpecAt(ReadFile(file.string()), file.string(), depth + 1);
+        if (from.name != spec.costsFrom)
+        {
+            throw SpecError(file.string() + ": field 'name': '" + from.name +
+                            "' does not match the file name '" + spec.costsFrom + "'");
+        }
+        spec.cpuBenchmark = from.cpuBenchmark;
+        spec.calls = from.calls;
+        return spec;
+    }
 
     Fields bench = root.Child("cpu_benchmark");
     bench.Allow({"alu_ms", "sort_ms", "map_ms", "source"});
@@ -275,6 +327,7 @@ ParseHostSpec(const std::string& text, const std::string& path)
     }
     return spec;
 }
+} // namespace
 
 HostSpec
 ReadHostSpec(const std::string& path)

@@ -98,6 +98,9 @@ struct HostSpec
     // else from the words of `cpu` (CpuVendorOf).
     std::string cpuVendor;
     std::string software; // driver, CUDA, cuBLAS, NCCL versions the figures were taken with
+    // The host description the call costs and CPU benchmark come from (`costs_from`), "" when
+    // the file gives its own: a host whose CPU class is known but whose costs were not measured.
+    std::string costsFrom;
     CpuBenchmark cpuBenchmark;
     std::array<HostCallCost, kHostCallCount> calls;
 

@@ -175,3 +175,45 @@ BOOST_AUTO_TEST_CASE(the_speed_factor_is_the_geometric_mean_of_the_workload_rati
     BOOST_TEST(back.mapInstructions == 260e6);
     std::remove(path.c_str());
 }
+
+// A host known by its CPU (the class NCCL reads) but not measured names the description its costs
+// come from: the shipped DGX A100 host is AMD with h100-server's figures. Giving costs as well, or
+// naming a description that is not there, is refused by line and field.
+BOOST_AUTO_TEST_CASE(a_host_may_take_its_costs_from_another)
+{
+    HostSpec a100 = FindHostSpec("dgx-a100-server", {kHosts});
+    HostSpec h100 = FindHostSpec(kDefaultHostName, {kHosts});
+    BOOST_TEST(a100.cpuVendor == "amd");
+    BOOST_TEST(a100.costsFrom == "h100-server");
+    BOOST_TEST(a100.CostNs(HostCall::LaunchKernel) == 4019.0);
+    BOOST_TEST(a100.CostNs(HostCall::Malloc, 512ull << 20) ==
+               h100.CostNs(HostCall::Malloc, 512ull << 20));
+    BOOST_TEST(a100.cpuBenchmark.aluNs == h100.cpuBenchmark.aluNs);
+
+    const std::string both = "name: x\ncpu: AMD EPYC\ncosts_from: h100-server\n"
+                             "calls: {}\n";
+    std::string error;
+    try
+    {
+        ParseHostSpec(both, kHosts + "/x.yaml");
+    }
+    catch (const std::exception& e)
+    {
+        error = e.what();
+    }
+    BOOST_TEST(error.find("x.yaml:4: field 'calls': given together with costs_from") !=
+                   std::string::npos,
+               error);
+    error.clear();
+    try
+    {
+        ParseHostSpec("name: x\ncpu: AMD EPYC\ncosts_from: nowhere\n", kHosts + "/x.yaml");
+    }
+    catch (const std::exception& e)
+    {
+        error = e.what();
+    }
+    BOOST_TEST(error.find("x.yaml:3: field 'costs_from': no host description 'nowhere'") !=
+                   std::string::npos,
+               error);
+}
