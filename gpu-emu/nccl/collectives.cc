@@ -56,19 +56,11 @@ CheckArgs(const ncclComm* comm, const OpArgs& args)
                         " should be in the 0.." + std::to_string(nranks - 1) + " range)");
     }
     // The release's types: fp8 (ncclFloat8e4m3, ncclFloat8e5m2: 10, 11) from 2.24 (nccl.h).
-    const bool fp8 = args.type == ncclFloat8e4m3 || args.type == ncclFloat8e5m2;
     const int numTypes = EmulatedVersionCode() >= 22400 ? int(ncclNumTypes) : int(ncclFloat8e4m3);
     if (args.type < 0 || args.type >= numTypes)
     {
         return Fail(ncclInvalidArgument, name + ":type",
                     name + " : invalid type " + std::to_string(args.type));
-    }
-    // NCCL 2.24+ refuses fp8 collectives below sm90 (enqueue.cc, taskAppend); sends and receives
-    // only move bytes.
-    if (fp8 && !args.isPeer && Emulator::Local().Spec().computeCapabilityMajor < 9)
-    {
-        return Fail(ncclInvalidArgument, name + ":fp8",
-                    "FP8 reduction support begins with sm90 capable devices.");
     }
     if (!args.reduces)
     {
@@ -148,6 +140,14 @@ Collective(CommOpKind kind, const void* sendbuff, void* recvbuff, size_t count, 
     if (ncclResult_t rc = CheckArgs(comm, args))
     {
         return GroupError(rc);
+    }
+    // NCCL 2.24+ refuses fp8 collectives below sm90 (enqueue.cc, taskAppend, after it drops an
+    // empty one); sends, receives and the AlltoAll/Gather/Scatter made of them only move bytes.
+    if ((type == ncclFloat8e4m3 || type == ncclFloat8e5m2) && count > 0 &&
+        Emulator::Local().Spec().computeCapabilityMajor < 9)
+    {
+        return GroupError(Fail(ncclInvalidArgument, std::string(name) + ":fp8",
+                               "FP8 reduction support begins with sm90 capable devices."));
     }
     const int function = FunctionOf(kind);
     if (comm->member.nranks > 1 && comm->noAlgorithm[function])
