@@ -275,6 +275,11 @@ ParseHostSpecAt(const std::string& text, const std::string& path, int depth)
                                "place");
             }
         }
+        if (spec.costsFrom.empty() || spec.costsFrom.find('/') != std::string::npos)
+        {
+            root.Fail("costs_from",
+                      "'" + spec.costsFrom + "' is not the name of a host description (no path)");
+        }
         if (depth >= 4 || spec.costsFrom == spec.name)
         {
             root.Fail("costs_from", "'" + spec.costsFrom + "' leads back to itself");
@@ -284,10 +289,9 @@ ParseHostSpecAt(const std::string& text, const std::string& path, int depth)
         std::error_code error;
         if (!std::filesystem::is_regular_file(file, error))
         {
+            const std::string beside = file.string();
             root.Fail("costs_from", "no host description '" + spec.costsFrom +
-                                        "' beside this "
-                                        "file (" +
-                                        file.string() + ")");
+                                        "' beside this file (" + beside + ")");
         }
         const HostSpec from = ParseHostSpecAt(ReadFile(file.string()), file.string(), depth + 1);
         if (from.name != spec.costsFrom)
