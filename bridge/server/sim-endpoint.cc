@@ -395,7 +395,12 @@ SimEndpoint::Send(const std::string& routingId, const wire::Envelope& envelope)
 void
 SimEndpoint::SendError(const std::string& routingId, const std::string& message, bool fatal)
 {
-    m_log << "eidolon-sim: " << message << '\n';
+    // Once the run has failed (and said why), what the ranks still had in flight is refused
+    // without a line each: a 128-rank communicator on 16 GPUs left one per rank after the reason.
+    if (fatal || !m_simulation->Failed())
+    {
+        m_log << "eidolon-sim: " << message << '\n';
+    }
     wire::Envelope envelope = NewEnvelope();
     envelope.mutable_error()->set_message(message);
     envelope.mutable_error()->set_fatal(fatal);
