@@ -40,7 +40,8 @@ public:
     // request (the run goes on), ProgramError when the program is wrong (call Fail), and Join
     // RefusedProcess when the process cannot be served.
 
-    // Any message at all counts as progress for the watchdog.
+    // A message that brings work (records, a sync that waits, an exchange, a process coming or
+    // going: the endpoint decides) counts as progress for the watchdog.
     void MessageArrived() { m_watch.Progressed(); }
     // A process joins: where it runs (the Welcome's process index names it from then on).
     wire::Welcome Join(const wire::Hello& hello);

@@ -226,11 +226,20 @@ SimEndpoint::Authenticate()
 void
 SimEndpoint::Deliver(const std::string& routingId, const std::string& bytes)
 {
-    m_simulation->MessageArrived();
     // One arena per message: a batch's thousands of records are freed at once.
     google::protobuf::Arena arena;
     wire::Envelope& envelope = *google::protobuf::Arena::CreateMessage<wire::Envelope>(&arena);
-    if (!envelope.ParseFromString(bytes))
+    const bool parsed = envelope.ParseFromString(bytes);
+    // Progress, for the watchdog, is work: a query (a watchdog thread polling an event) or a
+    // batch that only carries a clock is not. Counting them kept a run alive forever in which
+    // one rank looped in host code and the others waited for it, polling.
+    const bool work = parsed && !(envelope.has_sync() && envelope.sync().query()) &&
+                      !(envelope.has_batch() && envelope.batch().records_size() == 0);
+    if (work)
+    {
+        m_simulation->MessageArrived();
+    }
+    if (!parsed)
     {
         SendError(routingId,
                   fmt::format("malformed message ({} bytes): not a bridge Envelope", bytes.size()),

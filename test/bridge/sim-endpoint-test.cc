@@ -577,3 +577,49 @@ BOOST_AUTO_TEST_CASE(a_curve_endpoint_admits_only_the_runs_key)
     BOOST_TEST(!plain->recv(nothing, zmq::recv_flags::dontwait));
     BOOST_TEST(server.Simulation().Connected() == 1); // the intruders' Hellos never arrived
 }
+
+// The watchdog counts work, not messages: a rank's watchdog thread polling an event (sync
+// queries) or a clock-only batch while nothing moves does not keep a stalled run alive (one rank
+// looping in host code while the others wait for it ran forever); a batch with a record does.
+BOOST_AUTO_TEST_CASE(polling_is_not_progress_for_the_watchdog)
+{
+    for (bool work : {false, true})
+    {
+        std::ostringstream log;
+        sim::SimOptions options = Options();
+        options.watchdogSeconds = 1;
+        bridge::SimEndpoint server(options, "", log);
+        sim::Simulation& simulation = server.Simulation();
+        server.Deliver("p0", Hello("rank0", 0, 2));
+        server.Deliver("p1", Hello("rank1", 1, 2));
+        simulation.Step();
+        uint64_t seq = 1;
+        for (int i = 0; i < 15 && !simulation.Failed(); ++i)
+        {
+            usleep(100000);
+            if (work)
+            {
+                BatchBuilder batch(seq, 0);
+                batch.Chain(seq, 0, {}, 1, 1, 0);
+                ++seq;
+                server.Deliver("p0", batch.Bytes());
+            }
+            else
+            {
+                wire::Envelope query = Envelope();
+                query.mutable_sync()->set_request(uint64_t(i + 1));
+                query.mutable_sync()->set_query(true);
+                query.mutable_sync()->set_driving_threads(1);
+                server.Deliver("p0", Bytes(query));
+                server.Deliver("p1", BatchBuilder(seq++, 0).Bytes()); // a clock, no record
+            }
+            simulation.Step();
+        }
+        BOOST_TEST(simulation.Failed() == !work, simulation.Error());
+        if (!work)
+        {
+            BOOST_TEST(simulation.Error().find("watchdog: nothing progressed") == 0u,
+                       simulation.Error());
+        }
+    }
+}
