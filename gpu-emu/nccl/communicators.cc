@@ -4,11 +4,19 @@
 // is hashed from what every rank passes (the ncclUniqueId bytes, or the parent's id and the split).
 #include "nccl-common.h"
 
+#include <cuda_runtime_api.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 #include <unordered_set>
 
 using namespace eidolon::gpu;
@@ -200,6 +208,62 @@ CheckPtr(const void* pointer, const char* api, const char* name)
     return ncclSuccess;
 }
 
+namespace
+{
+// NCCL_DEBUG=VERSION, INFO or TRACE: the lines NCCL prints as it makes a communicator (init.cc:
+// the version once per process, then "Init COMPLETE" per rank), in NCCL's format
+// ("host:pid:tid [cudaDev] NCCL INFO ..."), on stdout where NCCL's log goes by default. The
+// channels and algorithms NCCL would print are the simulator's, not known here. eidolon's own
+// warnings are printed whatever NCCL_DEBUG says.
+void
+DebugCommCreated(const char* api, const ncclComm* comm)
+{
+    const char* level = std::getenv("NCCL_DEBUG");
+    if (!level)
+    {
+        return;
+    }
+    std::string lowered(level);
+    for (char& c : lowered)
+    {
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    }
+    const bool info = lowered == "info" || lowered == "trace";
+    if (!info && lowered != "version")
+    {
+        return;
+    }
+    // The simulated node's name ("node1") where the rank has joined the simulator, as NCCL would
+    // print the host it runs on.
+    std::string host = Emulator::Get().Ready() ? Emulator::Get().Sink().Hostname() : "";
+    if (host.empty())
+    {
+        char real[256] = {};
+        gethostname(real, sizeof real - 1);
+        host = real;
+    }
+    const std::string prefix = host + ":" + std::to_string(getpid()) + ":" +
+                               std::to_string(long(syscall(SYS_gettid))) + " [" +
+                               std::to_string(comm->member.device) + "] NCCL INFO ";
+    const int code = EmulatedVersionCode();
+    const std::string version =
+        "NCCL version " + std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
+        "." + std::to_string(code % 100) + "+cuda" + std::to_string(CUDART_VERSION / 1000) + "." +
+        std::to_string(CUDART_VERSION % 1000 / 10);
+    static std::once_flag shown;
+    std::call_once(shown,
+                   [&] { std::printf("%s%s\n", info ? prefix.c_str() : "", version.c_str()); });
+    if (info)
+    {
+        std::printf("%s%s comm %p rank %d nranks %d cudaDev %d commId 0x%llx - Init COMPLETE\n",
+                    prefix.c_str(), api, static_cast<const void*>(comm), comm->member.rank,
+                    comm->member.nranks, comm->member.device,
+                    static_cast<unsigned long long>(comm->member.commId));
+    }
+    std::fflush(stdout);
+}
+} // namespace
+
 ncclResult_t
 CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* api, ncclComm** out)
 {
@@ -258,6 +322,7 @@ CreateComm(Emulator& emu, const CommMember& member, bool blocking, const char* a
     comm->pending = !blocking;
     Live().insert(comm);
     *out = comm;
+    DebugCommCreated(api, comm);
     return ncclSuccess;
 }
 
