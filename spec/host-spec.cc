@@ -220,7 +220,21 @@ CpuVendorOf(const std::string& cpu)
 namespace
 {
 HostSpec ParseHostSpecAt(const std::string& text, const std::string& path, int depth);
+
+// The description in `file`, which must call itself `name` (its file name); `depth` counts the
+// costs_from steps that led here.
+HostSpec
+ReadNamedHostSpec(const std::filesystem::path& file, const std::string& name, int depth)
+{
+    HostSpec spec = ParseHostSpecAt(ReadFile(file.string()), file.string(), depth);
+    if (spec.name != name)
+    {
+        throw SpecError(file.string() + ": field 'name': '" + spec.name +
+                        "' does not match the file name '" + name + "'");
+    }
+    return spec;
 }
+} // namespace
 
 HostSpec
 ParseHostSpec(const std::string& text, const std::string& path)
@@ -293,12 +307,7 @@ ParseHostSpecAt(const std::string& text, const std::string& path, int depth)
             root.Fail("costs_from", "no host description '" + spec.costsFrom +
                                         "' beside this file (" + beside + ")");
         }
-        const HostSpec from = ParseHostSpecAt(ReadFile(file.string()), file.string(), depth + 1);
-        if (from.name != spec.costsFrom)
-        {
-            throw SpecError(file.string() + ": field 'name': '" + from.name +
-                            "' does not match the file name '" + spec.costsFrom + "'");
-        }
+        const HostSpec from = ReadNamedHostSpec(file, spec.costsFrom, depth + 1);
         spec.cpuBenchmark = from.cpuBenchmark;
         spec.calls = from.calls;
         return spec;
@@ -349,13 +358,7 @@ FindHostSpec(const std::string& name, const std::vector<std::string>& dirs)
         std::error_code error;
         if (std::filesystem::is_regular_file(file, error))
         {
-            HostSpec spec = ReadHostSpec(file.string());
-            if (spec.name != name)
-            {
-                throw SpecError(file.string() + ": field 'name': '" + spec.name +
-                                "' does not match the file name '" + name + "'");
-            }
-            return spec;
+            return ReadNamedHostSpec(file, name, 0);
         }
         searched += (searched.empty() ? "" : ", ") + dir;
     }

@@ -55,9 +55,11 @@ CheckArgs(const ncclComm* comm, const OpArgs& args)
                     name + " : invalid " + what + " " + std::to_string(args.root) + " (" + what +
                         " should be in the 0.." + std::to_string(nranks - 1) + " range)");
     }
-    // The release's types: fp8 (ncclFloat8e4m3, ncclFloat8e5m2: 10, 11) from 2.24 (nccl.h).
-    const int numTypes = EmulatedVersionCode() >= 22400 ? int(ncclNumTypes) : int(ncclFloat8e4m3);
-    if (args.type < 0 || args.type >= numTypes)
+    // The release's types: fp8 (ncclFloat8e4m3, ncclFloat8e5m2: 10, 11) from 2.24 (nccl.h). The
+    // release is read only for those: this runs on every call.
+    const bool beyondRelease = args.type >= int(ncclFloat8e4m3) && args.type < int(ncclNumTypes) &&
+                               EmulatedVersionCode() < 22400;
+    if (args.type < 0 || args.type >= int(ncclNumTypes) || beyondRelease)
     {
         return Fail(ncclInvalidArgument, name + ":type",
                     name + " : invalid type " + std::to_string(args.type));

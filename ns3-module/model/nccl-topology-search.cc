@@ -35,7 +35,7 @@ namespace
 int
 RingSearchMaxChannels(uint32_t version)
 {
-    return version >= 22500 ? 32 : 16;
+    return MaxChannelsOf(version) / 2;
 }
 /// NCCL's PCIe figure over the link rate after encoding: Gen5 x16 is 48 GB/s to NCCL (16 lanes x
 /// 240 / 80) where the link carries 63 GB/s; Gen4 x16 is 24 against 31.5.
