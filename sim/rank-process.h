@@ -41,6 +41,7 @@ struct RankProcess
     std::vector<int32_t> gpus; // local device -> global GPU index (-1: none)
     double clock = 0;
     bool goodbye = false;
+    int exitStatus = -1; // from the goodbye (0-255, as a shell sees it); -1 when not known
     bool dead = false;
     uint64_t nextBatch = 1;
     std::map<uint64_t, wire::Batch> early; // batches that overtook earlier ones

@@ -249,8 +249,8 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
         }
         if (!known)
         {
-            report.processes.push_back(
-                ProcessReport{process->name, process->pid, process->goodbye, false, 0});
+            report.processes.push_back(ProcessReport{process->name, process->pid, process->goodbye,
+                                                     false, std::max(0, process->exitStatus)});
         }
     }
     report.slices.assign(m_slices.begin(), m_slices.end());

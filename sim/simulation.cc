@@ -97,6 +97,24 @@ Simulation::Join(const wire::Hello& hello)
     {
         throw RefusedProcess("the run is over");
     }
+    if (const RankProcess* parent = HelperParent(hello))
+    {
+        if (m_helpers++ == 0)
+        {
+            m_log << fmt::format(
+                "eidolon-sim: {}'s subprocess (pid {}) uses CUDA with {}'s world rank, as "
+                "torch.compile's workers do: it is taken for {}'s helper, which sees the GPU and "
+                "prices its own work on its own clock, not for another rank (as are any later "
+                "such subprocesses, without a line each)\n",
+                parent->name, hello.pid(), parent->name, parent->name);
+        }
+        wire::Welcome welcome;
+        welcome.set_process(-1);
+        welcome.set_node(parent->node);
+        welcome.set_hostname(fmt::format("node{}", parent->node));
+        welcome.set_helper_of(parent->name);
+        return welcome;
+    }
     std::unique_ptr<RankProcess> placed = m_timelines.Place(hello);
     for (const auto& other : m_timelines.Processes())
     {
@@ -130,6 +148,27 @@ Simulation::Join(const wire::Hello& hello)
     welcome.set_epoch_realtime_ns(m_epochs[1]);
     welcome.set_epoch_boottime_ns(m_epochs[2]);
     return welcome;
+}
+
+const RankProcess*
+Simulation::HelperParent(const wire::Hello& hello) const
+{
+    // Only a rank's own descendant with the same world rank: two ranks never share one, and a
+    // process that a rank starts as a rank of its own (mp.spawn) is given a rank of its own.
+    if (hello.world_rank() < 0)
+    {
+        return nullptr;
+    }
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (process->Live() && process->worldRank == hello.world_rank() &&
+            std::find(hello.ancestors().begin(), hello.ancestors().end(), process->pid) !=
+                hello.ancestors().end())
+        {
+            return process.get();
+        }
+    }
+    return nullptr;
 }
 
 void
@@ -287,6 +326,18 @@ Simulation::Goodbye(int index, Peer peer, const wire::Goodbye& goodbye)
     wire::SyncReply ack;
     ack.set_request(0);
     m_replies.SyncAnswered(peer, ack);
+    if (goodbye.has_exit_status())
+    {
+        process.exitStatus = goodbye.exit_status() & 0xff; // what the parent's wait() sees
+        if (process.exitStatus != 0)
+        {
+            // As soon as it is known (a Python rank on an uncaught exception exits with 1): the
+            // others would otherwise be found waiting for it, which reads as a deadlock, before
+            // its launcher reaps it; a rank under an outside launcher is never reaped here.
+            Fail(fmt::format("{} exited with status {} at virtual {:.3f} ms", process.name,
+                             process.exitStatus, process.clock / 1e6));
+        }
+    }
 }
 
 // ------------------------------------------------------------------ records
@@ -300,6 +351,17 @@ Simulation::Ingest(RankProcess& process, const wire::Batch& batch)
     }
     m_stats.RecordsIngested(uint64_t(batch.records_size()));
     process.clock = std::max(process.clock, batch.clock_ns());
+    for (const wire::DeviceUsage& peak : batch.usage())
+    {
+        auto known =
+            std::find_if(process.usage.begin(), process.usage.end(),
+                         [&](const wire::DeviceUsage& u) { return u.device() == peak.device(); });
+        wire::DeviceUsage& usage =
+            known != process.usage.end() ? *known : process.usage.emplace_back();
+        usage.set_device(peak.device());
+        usage.set_peak_bytes(std::max(usage.peak_bytes(), peak.peak_bytes()));
+        usage.set_capacity_bytes(peak.capacity_bytes());
+    }
     if (batch.driving_threads() > 0)
     {
         process.drivingThreads = batch.driving_threads(); // a thread parked or woke
@@ -410,8 +472,37 @@ Simulation::DescribeBlocked() const
         }
         out += m_syncs.DescribeSyncs(*process);
     }
+    out += DescribeEnded();
     out += m_syncs.DescribeExchanges();
     out += m_matcher.DescribeMissing();
+    return out;
+}
+
+std::string
+Simulation::DescribeEnded() const
+{
+    // The ranks the waiting ones may be waiting for: a rank that left its loop early (sys.exit,
+    // a return) is not blocked anywhere, and only its absence shows.
+    constexpr int kShown = 8;
+    std::string out;
+    int ended = 0;
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (process->Live() || ++ended > kShown)
+        {
+            continue;
+        }
+        std::string how = !process->goodbye ? "ended without its goodbye (killed or _exit)"
+                          : process->exitStatus >= 0
+                              ? fmt::format("exited with status {}", process->exitStatus)
+                              : std::string("exited");
+        out += fmt::format("  {}: {} at virtual {:.3f} ms\n", process->name, how,
+                           process->clock / 1e6);
+    }
+    if (ended > kShown)
+    {
+        out += fmt::format("  ... and {} more ranks that ended\n", ended - kShown);
+    }
     return out;
 }
 

@@ -107,6 +107,10 @@ private:
     bool DeferUntilBatch(RankProcess& process, Peer peer, const Request& request);
     void HandleDeferred(RankProcess& process);
     std::string DescribeBlocked() const;
+    // Ranks that have ended (exit status, virtual time), for a deadlock or watchdog report.
+    std::string DescribeEnded() const;
+    // The live joined process `hello` is a helper of (a descendant with its world rank), or null.
+    const RankProcess* HelperParent(const wire::Hello& hello) const;
 
     // RankTimelines::Listener
     void CommunicationStarted(NodeIndex node) override { m_matcher.MemberStarted(node); }
@@ -125,6 +129,7 @@ private:
     Horizon m_horizon;
     ProgressWatch m_watch;
 
+    int m_helpers = 0; // processes taken for a rank's helpers (HelperParent), not joined
     bool m_ncclConfigFromRanks = false; // the first Hello decided the NCCL_* settings
     std::set<ns3::eidolon::CollectiveKind> m_warnedNoAlgorithm;
     int64_t m_epochs[3] = {0, 0, 0}; // the ranks' virtual time 0 on the real clocks

@@ -26,8 +26,10 @@ extern char** environ;
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace eidolon::bridge
 {
@@ -59,6 +61,38 @@ constexpr int kMaxBatchRecords = 4096;
 // for this long (its host died, the network parted, the process was stopped) has left the run.
 // EIDOLON_SIM_HEARTBEAT_S overrides it; 0 turns heartbeats off.
 constexpr double kDefaultHeartbeatSeconds = 30;
+
+// The process's parent, grandparent, ... from /proc/<pid>/stat (its fourth field, after the
+// command name in parentheses, which may itself hold spaces and parentheses), nearest first,
+// up to init or `most` of them.
+std::vector<int>
+Ancestors(int most)
+{
+    std::vector<int> chain;
+    int pid = getpid();
+    while (int(chain.size()) < most)
+    {
+        std::FILE* file = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+        if (!file)
+        {
+            break;
+        }
+        char text[1024] = {};
+        size_t length = std::fread(text, 1, sizeof text - 1, file);
+        std::fclose(file);
+        const char* close = std::strrchr(text, ')');
+        int parent = 0;
+        char state = 0;
+        if (!close || close >= text + length ||
+            std::sscanf(close + 1, " %c %d", &state, &parent) != 2 || parent <= 1)
+        {
+            break;
+        }
+        chain.push_back(parent);
+        pid = parent;
+    }
+    return chain;
+}
 
 // A rank thread's connection to the simulator, with a monitor of its state: a rank attached over
 // tcp:// has no simulator pid to watch, so losing the connection it had is how it learns that
@@ -203,6 +237,10 @@ public:
         h->set_num_devices(config.numDevices);
         h->set_gpu(config.gpu);
         h->set_process_token(m_token);
+        for (int ancestor : Ancestors(32))
+        {
+            h->add_ancestors(ancestor);
+        }
         for (char** entry = environ; entry && *entry; ++entry)
         {
             std::string variable = *entry;
@@ -240,12 +278,19 @@ public:
             return false;
         }
         m_welcome = reply.welcome();
+        if (!m_welcome.helper_of().empty())
+        {
+            return false; // not a rank: the caller runs without the simulator
+        }
         m_flusher = std::thread([this] { FlushLoop(); });
         m_flusher.detach(); // lives as long as the process; exit does not wait for it
         return true;
     }
 
     bool Remote() const override { return true; }
+
+    // The joined process this one is a helper of, when the simulator said so in its Welcome.
+    const std::string& HelperOf() const { return m_welcome.helper_of(); }
 
     bool RunOver() const override { return m_simulatorGone; }
 
@@ -492,8 +537,25 @@ public:
         return ok;
     }
 
+    void OnPeakMemory(const gpu::DeviceUsage& usage) override
+    {
+        std::lock_guard<std::mutex> state(m_state);
+        wire::DeviceUsage* entry = nullptr;
+        for (wire::DeviceUsage& pending : *m_batch.mutable_usage())
+        {
+            entry = pending.device() == usage.device ? &pending : entry;
+        }
+        if (!entry)
+        {
+            entry = m_batch.add_usage();
+            entry->set_device(usage.device);
+        }
+        entry->set_peak_bytes(usage.peakBytes);
+        entry->set_capacity_bytes(usage.capacityBytes);
+    }
+
     void OnExit(Ns now, const std::vector<gpu::DeviceUsage>& usage,
-                const std::vector<gpu::ProviderUsage>& pricing) override
+                const std::vector<gpu::ProviderUsage>& pricing, int exitStatus) override
     {
         std::unique_lock<std::mutex> state(m_state);
         zmq::socket_t& socket = ThreadSocket();
@@ -503,6 +565,7 @@ public:
         wire::Goodbye* g = bye.mutable_goodbye();
         g->set_after_batch(m_sentSeq);
         g->set_clock_ns(now);
+        g->set_exit_status(exitStatus);
         for (const auto& u : usage)
         {
             wire::DeviceUsage* w = g->add_usage();
@@ -697,7 +760,7 @@ private:
         const Ns clock = std::max(now, m_reportedClock);
         const int driving = m_host.DrivingThreads();
         const bool allParked = m_host.AllDrivingThreadsParked();
-        if (m_batch.records_size() == 0 && clock == m_reportedClock &&
+        if (m_batch.records_size() == 0 && m_batch.usage_size() == 0 && clock == m_reportedClock &&
             driving == m_reportedDriving && allParked == m_reportedAllParked)
         {
             return;
@@ -818,13 +881,17 @@ private:
 } // namespace
 
 std::unique_ptr<gpu::DeviceOpSink>
-Connect(const gpu::RankHost& host, std::string* error)
+Connect(const gpu::RankHost& host, std::string* error, std::string* helperOf)
 {
     try
     {
         auto sink = std::make_unique<BridgeSink>(host);
         if (!sink->Join(error))
         {
+            if (helperOf)
+            {
+                *helperOf = sink->HelperOf();
+            }
             return nullptr;
         }
         return sink;

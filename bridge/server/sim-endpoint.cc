@@ -342,6 +342,11 @@ SimEndpoint::Welcome(const std::string& routingId, const wire::Hello& hello)
 {
     wire::Envelope reply = NewEnvelope();
     *reply.mutable_welcome() = m_simulation->Join(hello);
+    if (!reply.welcome().helper_of().empty())
+    {
+        Send(routingId, reply); // a rank's helper: it sends nothing more
+        return;
+    }
     int process = reply.welcome().process();
     Bind(routingId, process);
     m_processOfToken[hello.process_token()] = process;

@@ -154,6 +154,8 @@ CheckBatch(const wire::Batch& batch, const sim::RankProcess& process, const RunS
     CheckCount("Batch.records", batch.records_size(), L::kMaxRecordsPerBatch,
                "records in one batch");
     CheckTime("Batch.clock_ns", batch.clock_ns());
+    CheckCount("Batch.usage", batch.usage_size(), std::max(run.gpus, kMaxDevicesBeyondTopology),
+               "devices");
     if (batch.driving_threads() < 0 || batch.driving_threads() > (1 << 16))
     {
         Refuse(
@@ -249,6 +251,7 @@ CheckHello(const wire::Hello& hello, const RunShape& run)
     CheckString("Hello.gpu", hello.gpu(), L::kMaxNameBytes);
     CheckString("Hello.process_token", hello.process_token(), L::kMaxNameBytes);
     CheckCount("Hello.nccl_env", hello.nccl_env_size(), L::kMaxNcclVariables, "variables");
+    CheckCount("Hello.ancestors", hello.ancestors_size(), L::kMaxAncestors, "ancestors");
 }
 
 void

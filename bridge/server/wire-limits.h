@@ -48,6 +48,7 @@ struct WireLimits
     static constexpr size_t kMaxNameBytes = 4096;
     static constexpr size_t kMaxPayloadBytes = size_t(16) << 20;
     static constexpr int kMaxNcclVariables = 256;
+    static constexpr int kMaxAncestors = 64; // the client sends at most 32
     // Virtual times (clocks, ready/start/end times, durations): finite and 0 to 1e15 ns (11.6
     // days). ns-3's picosecond Time ends at 9.2e15 ns, so a few bounded times added up stay in it.
     static constexpr double kMaxVirtualNs = 1e15;

@@ -153,9 +153,13 @@ public:
         return false;
     }
 
-    // The process is exiting.
+    // A device's peak memory rose (to usage.peakBytes): a run that ends before this process's
+    // exit still knows what it used.
+    virtual void OnPeakMemory(const DeviceUsage&) {}
+
+    // The process is exiting with `exitStatus` (the value given to exit(), or main's return).
     virtual void OnExit(Ns /*now*/, const std::vector<DeviceUsage>&,
-                        const std::vector<ProviderUsage>&)
+                        const std::vector<ProviderUsage>&, int /*exitStatus*/)
     {
     }
 };

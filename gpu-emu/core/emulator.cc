@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -40,13 +41,20 @@ RoundUp(uint64_t value, uint64_t granule)
     return (value + granule - 1) / granule * granule;
 }
 
+// The process that created the emulator. A child that fork()ed without exec shares its state,
+// sockets included, and must not say the parent's goodbye when it exits (real CUDA is not usable
+// in such a child either).
+pid_t g_creatorPid = 0;
+
+// Run by exit() (on_exit: it also gets the status, which the simulator reports for a rank that
+// fails, such as a Python rank ending on an uncaught exception).
 void
-WriteReportAtExit()
+WriteReportAtExit(int status, void*)
 {
     // A process that only registered kernels (importing torch, torchrun's agent) never joined
     // the simulator and has nothing to report.
     Emulator* joined = Emulator::IfCreated();
-    if (!joined)
+    if (!joined || getpid() != g_creatorPid)
     {
         return;
     }
@@ -54,8 +62,8 @@ WriteReportAtExit()
     // A thread still inside a call at exit must not make exit hang: report without the lock then.
     std::unique_lock<std::mutex> lock(emulator.Mutex(), std::try_to_lock);
     ++ApiDepth(); // clocks read from here on (ZeroMQ's too) are real: we hold the lock
-    emulator.SendUsageAtExit();
-    if (!emulator.Settings().reportPath.empty())
+    emulator.SendUsageAtExit(status);
+    if (!emulator.Settings().reportPath.empty() && !emulator.IsHelper())
     {
         try
         {
@@ -314,7 +322,8 @@ Emulator::Emulator()
     m_costs.Add(std::make_unique<GemmModel>(m_config.minKernelNs));
     m_costs.Add(std::make_unique<KernelFamilyModel>(m_config.minKernelNs));
     m_costs.Add(std::make_unique<RooflineModel>(m_config.minKernelNs));
-    std::atexit(WriteReportAtExit);
+    g_creatorPid = getpid();
+    on_exit(WriteReportAtExit, nullptr);
 }
 
 void
@@ -333,7 +342,16 @@ Emulator::JoinSimulator()
                               m_config.simEndpoint,
                               m_config.simConnectTimeoutSeconds};
         m_rankHost = std::make_unique<EmulatorRankHost>(*this, std::move(identity));
-        std::unique_ptr<DeviceOpSink> sink = bridge::Connect(*m_rankHost, &error);
+        std::string helperOf;
+        std::unique_ptr<DeviceOpSink> sink = bridge::Connect(*m_rankHost, &error, &helperOf);
+        if (!sink && !helperOf.empty())
+        {
+            // A subprocess of a rank with the rank's identity (torch.compile's workers query the
+            // device): it sees the GPU and prices its work locally, beside the simulation, and
+            // leaves the rank's EIDOLON_REPORT file to the rank.
+            m_helper = true;
+            return;
+        }
         if (!sink)
         {
             // Without the simulator the program would print numbers that mean nothing: no GPU.
@@ -407,8 +425,18 @@ Emulator::AllocateDevice(int index, uint64_t bytes, bool managed)
     }
     m_allocations[address] = Allocation{address, bytes, charged, index, managed};
     device.used += charged;
-    device.peak = std::max(device.peak, device.used);
+    RaisePeak(device);
     return address;
+}
+
+void
+Emulator::RaisePeak(Device& device)
+{
+    if (device.used > device.peak)
+    {
+        device.peak = device.used;
+        m_sink->OnPeakMemory(DeviceUsage{device.index, device.peak, device.capacity, 0, 0});
+    }
 }
 
 bool
@@ -471,7 +499,7 @@ Emulator::ChargePhysical(int index, uint64_t bytes)
         return false;
     }
     device.used += bytes;
-    device.peak = std::max(device.peak, device.used);
+    RaisePeak(device);
     return true;
 }
 
@@ -1333,7 +1361,7 @@ Emulator::Exchange(const std::string& key, int participants, const DeviceOpSink:
 }
 
 void
-Emulator::SendUsageAtExit()
+Emulator::SendUsageAtExit(int exitStatus)
 {
     std::vector<DeviceUsage> usage;
     for (const auto& device : m_devices)
@@ -1347,7 +1375,7 @@ Emulator::SendUsageAtExit()
     {
         pricing.push_back(ProviderUsage{name, totals.ops, totals.gpuTime});
     }
-    m_sink->OnExit(m_clock.Now(), usage, pricing);
+    m_sink->OnExit(m_clock.Now(), usage, pricing, exitStatus);
 }
 
 // ------------------------------------------------------------------ graphs

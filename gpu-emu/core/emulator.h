@@ -338,15 +338,21 @@ public:
     std::unique_ptr<Graph> EndCapture(Stream& stream);
     Placement LaunchGraph(const Graph& graph, Stream& stream);
 
-    // Tells the sink (the simulator) the process is exiting, with its memory and pricing usage.
-    void SendUsageAtExit();
+    // Tells the sink (the simulator) the process is exiting, with its memory and pricing usage
+    // and the status it gave exit().
+    void SendUsageAtExit(int exitStatus);
+
+    // The simulator took this process for a rank's helper (a subprocess with the rank's world
+    // rank): it runs on its own, with the local sink.
+    bool IsHelper() const { return m_helper; }
 
     // Writes the pricing/memory report (JSON) to `path`.
     void WriteReport(const std::string& path);
 
 private:
     Emulator();
-    void JoinSimulator(); // connects the bridge sink when EIDOLON_SIM_ENDPOINT is set
+    void JoinSimulator();           // connects the bridge sink when EIDOLON_SIM_ENDPOINT is set
+    void RaisePeak(Device& device); // after `used` grew: a new peak goes to the sink
     // The time and the pending records implicit legacy-stream order makes `stream` wait for.
     Ns ImplicitOrder(const Stream& stream, std::vector<uint64_t>* deps);
     // Applies answers already known to a stream's or event's pending record.
@@ -375,6 +381,7 @@ private:
     ProfileDb* m_profiles = nullptr;
     std::unique_ptr<RankHost> m_rankHost; // what the bridge client sees of us; outlives m_sink
     std::unique_ptr<DeviceOpSink> m_sink;
+    bool m_helper = false; // see IsHelper()
     std::atomic<DeviceOpSink*> m_joinedSink{nullptr}; // m_sink once joined (never reset after)
     std::unordered_map<uint64_t, Ns> m_resolved;      // pending record -> final end, once answered
     std::unique_ptr<HostBacking> m_backing;           // contents of device memory the host wrote

@@ -302,6 +302,53 @@ BOOST_AUTO_TEST_CASE(a_collective_a_rank_never_joins_is_named)
     BOOST_TEST(Has(r.err, "never joined by rank1(comm rank 1)"));
 }
 
+// Rank 1 calls exit(5) where rank 0 waits in an all-reduce for it: the rank's goodbye carries the
+// status, so the run ends on that, not on a deadlock found before the launcher reaps rank 1.
+BOOST_AUTO_TEST_CASE(a_rank_that_exits_with_an_error_status_ends_the_run_with_it)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "fail");
+    BOOST_TEST(r.status != 0);
+    BOOST_TEST(Has(r.err, "rank1 exited with status 5 at virtual"));
+    BOOST_TEST(!Has(r.err, "deadlock"));
+    nlohmann::json summary = s.Summary();
+    BOOST_TEST(summary["partial"] == true);
+    // Its memory is known although rank 0 never said goodbye: peaks ride in the batches.
+    for (const auto& gpu : summary["gpus"])
+    {
+        BOOST_TEST(gpu["peak_bytes"].get<uint64_t>() >= uint64_t(1) << 20);
+    }
+}
+
+// A rank that leaves (status 0) before a collective the other waits in is named as ended in the
+// deadlock report, next to the collective it never joined.
+BOOST_AUTO_TEST_CASE(a_deadlock_report_names_the_rank_that_ended)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "skip");
+    BOOST_TEST(r.status != 0);
+    BOOST_TEST(Has(r.err, "rank1: exited with status 0 at virtual"));
+}
+
+// Each rank starts a subprocess with its own environment (RANK included) that uses the GPU, as
+// torch.compile's workers do: the simulator takes it for the rank's helper, not for a third rank
+// (which would hold the simulation for a process that never joins the NCCL calls).
+BOOST_AUTO_TEST_CASE(a_ranks_subprocess_using_the_gpu_is_its_helper)
+{
+    Scratch s;
+    Result r = s.Eidolon("--watchdog 60", "helper 4096");
+    BOOST_TEST(r.status == 0);
+    BOOST_TEST(Has(r.out, "rank 0 helper-child ok"));
+    BOOST_TEST(Has(r.out, "rank 1 helper-child ok"));
+    BOOST_TEST(Has(r.out, "rank 0 helper ok"));
+    BOOST_TEST(Has(r.out, "rank 1 helper ok"));
+    BOOST_TEST(Has(r.err, "is taken for rank"));
+    nlohmann::json summary = s.Summary();
+    BOOST_TEST(summary["partial"] == false);
+    BOOST_TEST(summary["processes"].size() == 2u);
+    BOOST_TEST(summary["gpus"].size() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(mismatched_calls_are_reported_with_both_ranks)
 {
     Scratch s;

@@ -335,6 +335,100 @@ BOOST_AUTO_TEST_CASE(two_processes_with_one_world_rank_are_a_program_error)
                           });
 }
 
+// A process whose ancestors include a live joined process with its own world rank is that
+// process's helper (torch.compile's workers inherit RANK and query the GPU): it gets a Welcome
+// naming the parent and is not a process of the run. Anything else joins as before.
+BOOST_AUTO_TEST_CASE(a_descendant_with_its_ancestors_world_rank_is_a_helper)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    wire::Hello rank0 = Hello("rank0", 0, 2);
+    rank0.set_pid(100);
+    simulation.Join(rank0);
+    // Grandchild of rank0 (a worker pool's worker), same world rank: a helper.
+    wire::Hello worker = Hello("rank0", 0, 2);
+    worker.set_pid(102);
+    worker.add_ancestors(101);
+    worker.add_ancestors(100);
+    worker.add_ancestors(1);
+    wire::Welcome welcome = simulation.Join(worker);
+    BOOST_TEST(welcome.helper_of() == "rank0");
+    BOOST_TEST(welcome.hostname() == "node0");
+    BOOST_TEST(simulation.Connected() == 1);
+    BOOST_TEST(log.str().find("is taken for rank0's helper") != std::string::npos);
+    // A child that is given a world rank of its own (mp.spawn) is a rank.
+    wire::Hello spawned = Hello("rank1", 1, 2);
+    spawned.set_pid(103);
+    spawned.add_ancestors(100);
+    BOOST_TEST(simulation.Join(spawned).helper_of().empty());
+    BOOST_TEST(simulation.Connected() == 2);
+    // Same world rank but not a descendant: joins as before (not a helper).
+    wire::Hello stranger = Hello("rank0-stranger", 0, 2);
+    stranger.set_pid(104);
+    stranger.add_ancestors(7);
+    BOOST_TEST(simulation.Join(stranger).helper_of().empty());
+    BOOST_TEST(simulation.Connected() == 3);
+    BOOST_TEST(!simulation.Failed());
+}
+
+// The goodbye carries the status the process gave exit(); a failing one ends the run at once
+// with the rank's name, status and clock, as the shell would see it (status & 0xff).
+BOOST_AUTO_TEST_CASE(a_goodbye_with_a_failing_exit_status_ends_the_run)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 2));
+    simulation.Join(Hello("rank1", 1, 2));
+    wire::Goodbye clean;
+    clean.set_after_batch(0);
+    clean.set_clock_ns(2e6);
+    clean.set_exit_status(256); // exit(256): the parent sees status 0
+    simulation.Goodbye(0, 1, clean);
+    BOOST_TEST(!simulation.Failed());
+    wire::Goodbye failing;
+    failing.set_after_batch(0);
+    failing.set_clock_ns(1.5e6);
+    failing.set_exit_status(3);
+    simulation.Goodbye(1, 2, failing);
+    BOOST_TEST(sink.syncs.size() == 2u); // both acknowledged
+    BOOST_TEST(simulation.Failed());
+    BOOST_TEST(sink.failures.size() == 1u);
+    BOOST_TEST(sink.failures[0] == "rank1 exited with status 3 at virtual 1.500 ms");
+    eidolon::sim::RunReport report = simulation.Report(1.0);
+    BOOST_TEST(report.processes.size() == 2u);
+    BOOST_TEST(report.processes[1].code == 3);
+}
+
+// Peaks come in batches (the largest kept) and the goodbye's figures are final, so that a run
+// that ends before a rank's exit still reports the memory the rank used.
+BOOST_AUTO_TEST_CASE(peak_memory_rides_in_batches)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::Simulation simulation(Options(), log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    wire::Batch first = ChainBatch(1, 100, 1, {}, 0, 50, 0);
+    wire::DeviceUsage* usage = first.add_usage();
+    usage->set_device(0);
+    usage->set_peak_bytes(3u << 20);
+    usage->set_capacity_bytes(80u << 20);
+    simulation.Batch(0, first);
+    wire::Batch second = ChainBatch(2, 200, 2, {}, 100, 50, 0);
+    usage = second.add_usage();
+    usage->set_device(0);
+    usage->set_peak_bytes(2u << 20); // out of order: the 3 MiB peak stands
+    usage->set_capacity_bytes(80u << 20);
+    simulation.Batch(0, second);
+    simulation.Step();
+    simulation.Fail("stopped");
+    eidolon::sim::RunReport report = simulation.Report(1.0);
+    BOOST_TEST(report.gpus.size() == 1u);
+    BOOST_TEST(report.gpus[0].peakBytes == uint64_t(3u << 20));
+    BOOST_TEST(report.gpus[0].capacityBytes == uint64_t(80u << 20));
+}
+
 BOOST_AUTO_TEST_CASE(goodbye_is_acknowledged_and_the_run_ends_when_everyone_left)
 {
     std::ostringstream log;

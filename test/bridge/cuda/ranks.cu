@@ -17,11 +17,18 @@
 //                         (tensor- and data-parallel style); prints both durations
 //   replay                3 ranks: 0 and 2 each send BYTES to 1 (one group there); rank 2 first
 //                         sleeps 5 s of wall time outside CUDA
+//   fail                  rank 1 exits with status 5 (exit()) instead of the all-reduce rank 0
+//                         waits for
+//   helper                each rank starts itself as "helper-child" (a subprocess with the
+//                         rank's environment, as torch.compile's workers are) and waits for it
+//                         before an all-reduce; the child allocates, runs a kernel, synchronizes
 //   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 5 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -42,7 +49,7 @@
         auto r_ = (call);                                                                          \
         if (r_ != (ok))                                                                            \
         {                                                                                          \
-            std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #call, int(r_)); \
+            std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #call, int(r_));   \
             return 2;                                                                              \
         }                                                                                          \
     } while (0)
@@ -110,6 +117,16 @@ main(int argc, char** argv)
     int size = EnvInt("WORLD_SIZE", EnvInt("SIZE", 1));
     int local = EnvInt("LOCAL_RANK", rank);
     CUDA(cudaSetDevice(local));
+    if (mode == "helper-child")
+    {
+        float* data = nullptr;
+        CUDA(cudaMalloc(&data, 1 << 20));
+        spin<<<1, 32>>>(data);
+        CUDA(cudaDeviceSynchronize());
+        CUDA(cudaFree(data));
+        std::printf("rank %d helper-child ok\n", rank);
+        return 0;
+    }
     ncclUniqueId id;
     if (!ExchangeId(rank, &id))
         return 3;
@@ -172,6 +189,28 @@ main(int argc, char** argv)
         if (rank != 1)
             NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
         CUDA(cudaStreamSynchronize(stream));
+    }
+    else if (mode == "fail")
+    {
+        if (rank == 1)
+            std::exit(5);
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaStreamSynchronize(stream));
+    }
+    else if (mode == "helper")
+    {
+        char self[] = "/proc/self/exe";
+        char childMode[] = "helper-child";
+        char* childArgv[] = {self, childMode, nullptr};
+        extern char** environ;
+        pid_t child = 0;
+        CHECK(posix_spawn(&child, self, nullptr, nullptr, childArgv, environ), 0);
+        int status = 0;
+        CHECK(waitpid(child, &status, 0), child);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, true);
+        NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+        CUDA(cudaStreamSynchronize(stream));
+        std::printf("rank %d helper ok\n", rank);
     }
     else if (mode == "split")
     {
@@ -267,13 +306,15 @@ main(int argc, char** argv)
         std::mutex lock;
         std::condition_variable wake;
         bool done = false;
-        std::thread helper([&] {
-            if (cudaSetDevice(local) != cudaSuccess)
-                std::abort();
-            spin<<<1, 32, 0, stream>>>(nullptr);
-            std::unique_lock<std::mutex> guard(lock);
-            wake.wait(guard, [&] { return done; });
-        });
+        std::thread helper(
+            [&]
+            {
+                if (cudaSetDevice(local) != cudaSuccess)
+                    std::abort();
+                spin<<<1, 32, 0, stream>>>(nullptr);
+                std::unique_lock<std::mutex> guard(lock);
+                wake.wait(guard, [&] { return done; });
+            });
         usleep(200000); // let the helper launch and park
         NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
         CUDA(cudaStreamSynchronize(stream));
