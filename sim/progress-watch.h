@@ -7,6 +7,7 @@
 #include "sim-options.h"
 
 #include <chrono>
+#include <map>
 #include <string>
 
 namespace eidolon::sim
@@ -16,6 +17,9 @@ class ProgressWatch
 {
 public:
     ProgressWatch(const SimOptions& options, RankTimelines& timelines);
+    ~ProgressWatch();
+    ProgressWatch(const ProgressWatch&) = delete;
+    ProgressWatch& operator=(const ProgressWatch&) = delete;
 
     // Something moved: the horizon or ns-3's present advanced (messages alone do not count).
     void Progressed() { m_lastProgress = std::chrono::steady_clock::now(); }
@@ -38,13 +42,31 @@ public:
 private:
     bool AllLeft() const;
     bool AllBlocked() const;
-    // A rank started on this host whose pid no longer exists (checked once a second).
+    // A rank on this host that ended without its goodbye: seen through a pidfd the moment it
+    // exits (its status read while it is a zombie, before whoever started it reaps it), or, where
+    // no pidfd could be opened, as a pid that no longer exists (checked once a second).
     std::string FindVanishedRank();
+    // Opens a pidfd for each live rank process on this host that has none yet.
+    void WatchNewProcesses();
 
     const SimOptions& m_options;
     RankTimelines& m_timelines;
     std::chrono::steady_clock::time_point m_lastProgress;
     std::chrono::steady_clock::time_point m_lastLivenessCheck;
+    std::chrono::steady_clock::time_point m_lastExitPoll;
+    std::map<int, int> m_exitFds; // pid -> pidfd (-1: none could be opened)
+    std::string m_hostname;
 };
+
+/// How a process ended, from its waitpid-style status (/proc/PID/stat's exit_code): "was killed by
+/// signal 9 (Killed)", "exited with status 1".
+std::string DescribeWaitStatus(int status);
+
+/// What a signal that ended a rank suggests ("; a SIGKILL that nobody sent is the kernel's
+/// out-of-memory killer ..."), or empty.
+std::string SignalHint(int signal);
+
+/// The waitpid-style status of `pid` if it is a zombie (ended, not yet reaped), else -1.
+int ZombieExitStatus(int pid);
 
 } // namespace eidolon::sim

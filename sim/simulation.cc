@@ -519,7 +519,7 @@ Simulation::OnProcessExit(const ProcessExit& exit)
     }
     if (exit.signaled || exit.code != 0)
     {
-        Fail(exit.description);
+        Fail(exit.description + (exit.signaled ? SignalHint(exit.code) : std::string()));
     }
 }
 

@@ -11,6 +11,11 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <sstream>
 #include <thread>
@@ -427,6 +432,40 @@ BOOST_AUTO_TEST_CASE(peak_memory_rides_in_batches)
     BOOST_TEST(report.gpus.size() == 1u);
     BOOST_TEST(report.gpus[0].peakBytes == uint64_t(3u << 20));
     BOOST_TEST(report.gpus[0].capacityBytes == uint64_t(80u << 20));
+}
+
+// How an ended, unreaped process ended is read from /proc while it is a zombie (what the
+// simulator does for ranks it did not start); once reaped, nothing is left to read.
+BOOST_AUTO_TEST_CASE(a_zombies_exit_status_is_read_from_proc)
+{
+    auto zombie = [](auto body)
+    {
+        pid_t pid = fork();
+        if (pid == 0)
+        {
+            body();
+            _exit(0);
+        }
+        // Wait for it to end without reaping it.
+        siginfo_t info{};
+        BOOST_REQUIRE(waitid(P_PID, pid, &info, WEXITED | WNOWAIT) == 0);
+        return pid;
+    };
+    pid_t killed = zombie([] { raise(SIGKILL); });
+    int status = sim::ZombieExitStatus(killed);
+    BOOST_TEST(WIFSIGNALED(status));
+    BOOST_TEST(WTERMSIG(status) == SIGKILL);
+    BOOST_TEST(sim::DescribeWaitStatus(status) == "was killed by signal 9 (Killed)");
+    BOOST_TEST(sim::SignalHint(SIGKILL).find("out-of-memory killer") != std::string::npos);
+    BOOST_TEST(sim::SignalHint(SIGTERM).empty());
+    waitpid(killed, nullptr, 0);
+    BOOST_TEST(sim::ZombieExitStatus(killed) == -1); // reaped: gone
+    pid_t failed = zombie([] { _exit(3); });
+    status = sim::ZombieExitStatus(failed);
+    BOOST_TEST(WIFEXITED(status));
+    BOOST_TEST(sim::DescribeWaitStatus(status) == "exited with status 3");
+    waitpid(failed, nullptr, 0);
+    BOOST_TEST(sim::ZombieExitStatus(getpid()) == -1); // alive
 }
 
 BOOST_AUTO_TEST_CASE(goodbye_is_acknowledged_and_the_run_ends_when_everyone_left)
