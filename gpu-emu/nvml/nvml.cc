@@ -1,7 +1,8 @@
 // libnvidia-ml.so.1 replacement: the NVML basics frameworks query (device count, handles, name,
-// memory, UUID, PCI info, versions). nvml.h is not part of this CUDA toolkit, so the few types
-// used are declared here with NVML's documented layouts. NVML only looks at the GPUs: it never
-// joins the simulator (Emulator::Local), so a process that only monitors them is no rank.
+// memory, UUID, PCI info, versions). NVML only looks at the GPUs: it never joins the simulator
+// (Emulator::Local), so a process that only monitors them (nvidia-smi) is no rank.
+#include "nvml-api.h"
+
 #include "../core/diagnostics.h"
 #include "../core/emulator.h"
 
@@ -13,58 +14,6 @@
 #define EIDOLON_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace eidolon::gpu;
-
-extern "C"
-{
-
-    typedef enum nvmlReturn_enum
-    {
-        NVML_SUCCESS = 0,
-        NVML_ERROR_UNINITIALIZED = 1,
-        NVML_ERROR_INVALID_ARGUMENT = 2,
-        NVML_ERROR_NOT_SUPPORTED = 3,
-        NVML_ERROR_NOT_FOUND = 6,
-        NVML_ERROR_INSUFFICIENT_SIZE = 7,
-        NVML_ERROR_DRIVER_NOT_LOADED = 9,
-        NVML_ERROR_UNKNOWN = 999,
-    } nvmlReturn_t;
-
-    struct nvmlDevice_st
-    {
-        unsigned index;
-    };
-    typedef struct nvmlDevice_st* nvmlDevice_t;
-
-    typedef struct nvmlMemory_st
-    {
-        unsigned long long total;
-        unsigned long long free;
-        unsigned long long used;
-    } nvmlMemory_t;
-
-    // PCI info of nvmlDeviceGetPciInfo_v2/_v3.
-    typedef struct nvmlPciInfo_st
-    {
-        char busIdLegacy[16];
-        unsigned int domain;
-        unsigned int bus;
-        unsigned int device;
-        unsigned int pciDeviceId;
-        unsigned int pciSubSystemId;
-        char busId[32];
-    } nvmlPciInfo_t;
-
-    // PCI info of the original nvmlDeviceGetPciInfo.
-    typedef struct nvmlPciInfoV1_st
-    {
-        char busId[16];
-        unsigned int domain;
-        unsigned int bus;
-        unsigned int device;
-        unsigned int pciDeviceId;
-        unsigned int pciSubSystemId;
-    } nvmlPciInfoV1_t;
-}
 
 namespace
 {
@@ -267,7 +216,7 @@ nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory)
     {
         return g_initialized ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
     }
-    ApiCall call(CallKind::Untimed);
+    ApiCall call(CallKind::Untimed, false);
     const Device& state = call.Emu().DeviceAt(int(device->index));
     memory->total = state.capacity;
     memory->used = state.used;

@@ -69,11 +69,13 @@ HostTaskIdentity()
 // How a rank process loads gpu-emu's libraries instead of NVIDIA's (gpu-emu/loader/README.md):
 // the search path for programs linked against them; the audit module for programs that reach
 // NVIDIA's by RPATH or full path (PyTorch's wheels); the clock interposers preloaded for programs
-// that dlopen CUDA (Python). What the user set is kept, after ours.
+// that dlopen CUDA (Python); and gpu-emu's nvidia-smi first on PATH. What the user set is kept,
+// after ours.
 std::map<std::string, std::string>
 LoaderEnvironment(const std::string& libDir)
 {
     return {{"LD_LIBRARY_PATH", Prepend("LD_LIBRARY_PATH", libDir, ':')},
+            {"PATH", Prepend("PATH", libDir + "/bin", ':')},
             {"LD_AUDIT", Prepend("LD_AUDIT", libDir + "/libeidolon-redirect.so", ':')},
             {"LD_PRELOAD", Prepend("LD_PRELOAD", libDir + "/libeidolon-clocks.so", ' ')}};
 }
