@@ -94,6 +94,72 @@ Ancestors(int most)
     return chain;
 }
 
+// The program's own signal handlers (a profiler's SIGALRM timer, faulthandler's SIGUSR1) interrupt
+// ZeroMQ's waits with EINTR. A CUDA or NCCL call never fails for that, so each wait, receive and
+// send on the simulator's sockets is taken up again; a wait with a timeout goes on for what is left
+// of it.
+int
+PollRetrying(zmq::pollitem_t* items, size_t count, std::chrono::milliseconds timeout)
+{
+    const auto deadline = Clock::now() + timeout;
+    for (;;)
+    {
+        try
+        {
+            return zmq::poll(items, count, timeout);
+        }
+        catch (const zmq::error_t& e)
+        {
+            if (e.num() != EINTR)
+            {
+                throw;
+            }
+        }
+        timeout = std::max(
+            std::chrono::milliseconds(0),
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    }
+}
+
+zmq::recv_result_t
+ReceiveRetrying(zmq::socket_t& socket, zmq::message_t& message, zmq::recv_flags flags)
+{
+    for (;;)
+    {
+        try
+        {
+            return socket.recv(message, flags);
+        }
+        catch (const zmq::error_t& e)
+        {
+            if (e.num() != EINTR)
+            {
+                throw;
+            }
+        }
+    }
+}
+
+void
+SendRetrying(zmq::socket_t& socket, const std::string& bytes)
+{
+    for (;;)
+    {
+        try
+        {
+            socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+            return;
+        }
+        catch (const zmq::error_t& e)
+        {
+            if (e.num() != EINTR)
+            {
+                throw;
+            }
+        }
+    }
+}
+
 // A rank thread's connection to the simulator, with a monitor of its state: a rank attached over
 // tcp:// has no simulator pid to watch, so losing the connection it had is how it learns that
 // the simulator has gone (a killed simulator's kernel closes the connection at once; a frozen or
@@ -120,7 +186,7 @@ public:
     bool ConnectionLost()
     {
         zmq::message_t event;
-        while (m_monitored && m_monitor.recv(event, zmq::recv_flags::dontwait))
+        while (m_monitored && ReceiveRetrying(m_monitor, event, zmq::recv_flags::dontwait))
         {
             uint16_t id = 0;
             if (event.size() >= sizeof id)
@@ -129,7 +195,7 @@ public:
             }
             zmq::message_t address; // the second frame: the endpoint
             while (m_monitor.get(zmq::sockopt::rcvmore) &&
-                   m_monitor.recv(address, zmq::recv_flags::dontwait))
+                   ReceiveRetrying(m_monitor, address, zmq::recv_flags::dontwait))
             {
             }
             m_connected = m_connected || id == ZMQ_EVENT_CONNECTED;
@@ -257,7 +323,7 @@ public:
 
         double timeoutSeconds = config.connectTimeoutSeconds;
         zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-        if (zmq::poll(&item, 1, std::chrono::milliseconds(int64_t(timeoutSeconds * 1000))) <= 0)
+        if (PollRetrying(&item, 1, std::chrono::milliseconds(int64_t(timeoutSeconds * 1000))) <= 0)
         {
             *error = "no answer within " + std::to_string(int(timeoutSeconds)) + " s";
             return false;
@@ -588,7 +654,7 @@ public:
         // Wait (briefly) for the acknowledgement: ZeroMQ sends from its own thread, and exit would
         // drop a message still queued.
         zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-        zmq::poll(&item, 1, std::chrono::milliseconds(5000));
+        PollRetrying(&item, 1, std::chrono::milliseconds(5000));
     }
 
 private:
@@ -636,7 +702,7 @@ private:
     {
         std::string bytes;
         envelope.SerializeToString(&bytes);
-        socket.send(zmq::buffer(bytes), zmq::send_flags::none);
+        SendRetrying(socket, bytes);
     }
 
     // ", no heartbeat answer within N s" when heartbeats are on.
@@ -663,7 +729,7 @@ private:
         {
             zmq::pollitem_t items[2] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
                                         {socket.Monitor().handle(), 0, ZMQ_POLLIN, 0}};
-            if (zmq::poll(items, watchConnection ? 2 : 1, std::chrono::milliseconds(1000)) > 0 &&
+            if (PollRetrying(items, watchConnection ? 2 : 1, std::chrono::milliseconds(1000)) > 0 &&
                 (items[0].revents & ZMQ_POLLIN))
             {
                 return true;
@@ -692,7 +758,7 @@ private:
     bool Receive(zmq::socket_t& socket, wire::Envelope* envelope, std::string* error)
     {
         zmq::message_t message;
-        if (!socket.recv(message, zmq::recv_flags::none))
+        if (!ReceiveRetrying(socket, message, zmq::recv_flags::none))
         {
             *error = "receive interrupted";
             return false;

@@ -349,6 +349,17 @@ BOOST_AUTO_TEST_CASE(a_ranks_subprocess_using_the_gpu_is_its_helper)
     BOOST_TEST(summary["gpus"].size() == 2u);
 }
 
+// The program's own signal handler interrupts eidolon's waits on the simulator (EINTR): CUDA and
+// NCCL calls never fail for that, so the ranks go on as on a GPU.
+BOOST_AUTO_TEST_CASE(a_programs_signal_handler_does_not_fail_cuda_calls)
+{
+    Scratch s;
+    Result r = s.Eidolon("", "signals 65536");
+    BOOST_TEST(r.status == 0);
+    BOOST_TEST(Has(r.out, "rank 0 signals ok"));
+    BOOST_TEST(Has(r.out, "rank 1 signals ok"));
+}
+
 BOOST_AUTO_TEST_CASE(mismatched_calls_are_reported_with_both_ranks)
 {
     Scratch s;

@@ -22,12 +22,16 @@
 //   helper                each rank starts itself as "helper-child" (a subprocess with the
 //                         rank's environment, as torch.compile's workers are) and waits for it
 //                         before an all-reduce; the child allocates, runs a kernel, synchronizes
+//   signals               a 1 ms SIGALRM timer with a handler (as profilers install) runs
+//                         while the ranks all-reduce and synchronize 200 times
 //   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 5 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <signal.h>
 #include <spawn.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -189,6 +193,23 @@ main(int argc, char** argv)
         if (rank != 1)
             NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
         CUDA(cudaStreamSynchronize(stream));
+    }
+    else if (mode == "signals")
+    {
+        static volatile sig_atomic_t alarms = 0;
+        struct sigaction action = {};
+        action.sa_handler = [](int) { alarms = alarms + 1; };
+        sigaction(SIGALRM, &action, nullptr); // no SA_RESTART: waits see EINTR
+        itimerval every{{0, 1000}, {0, 1000}};
+        setitimer(ITIMER_REAL, &every, nullptr);
+        for (int i = 0; i < 200; ++i)
+        {
+            NCCL(ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream));
+            CUDA(cudaStreamSynchronize(stream));
+        }
+        itimerval off{};
+        setitimer(ITIMER_REAL, &off, nullptr);
+        std::printf("rank %d signals ok alarms=%d\n", rank, int(alarms));
     }
     else if (mode == "fail")
     {
