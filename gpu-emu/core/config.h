@@ -32,7 +32,7 @@ struct Config
     double minKernelNs = 1000.0;             // EIDOLON_MIN_KERNEL_US: floor of a priced kernel
     std::vector<std::string> profileDbPaths; // EIDOLON_PROFILE_DB (':'-separated JSON files)
     std::string reportPath;                  // EIDOLON_REPORT: JSON pricing report at exit
-    int pollsBeforeWait = 2;                 // EIDOLON_POLLS_BEFORE_WAIT
+    int pollsBeforeWait = 8;                 // EIDOLON_POLLS_BEFORE_WAIT
     std::string simEndpoint;              // EIDOLON_SIM_ENDPOINT: eidolon-sim to join ("" = none)
     double simConnectTimeoutSeconds = 60; // EIDOLON_SIM_CONNECT_TIMEOUT
     std::string rankName;                 // EIDOLON_RANK_NAME ("" = rank<worldRank>)

@@ -717,6 +717,7 @@ Emulator::Place(Stream& stream, OpKind kind, Ns duration, const std::string& lab
         stream.captureDeps = {graph.nodes.size() - 1};
         return {true, 0, 0};
     }
+    PollSatisfied(); // the thread submits work: whatever it polled before was no spin loop
     Ns issued = m_clock.Now();
     std::vector<uint64_t> deps;
     Ns start = ReadyTime(stream, &deps);
@@ -1294,6 +1295,7 @@ bool
 Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t seq,
                              const std::vector<CommOp>& ops, std::string* error)
 {
+    PollSatisfied(); // as in Place: submitting work ends a run of polls
     if (ops.empty())
     {
         return true;

@@ -265,8 +265,9 @@ public:
     void SyncTo(Ns t);
     void SyncTo(const Completion& completion, const char* what);
     // Polling rule: the calling thread asked whether `object` is done and it is not. After
-    // pollsBeforeWait such questions in a row about the same object from a driving thread, the
-    // poll is taken as a wait; returns true when the caller should now report completion.
+    // pollsBeforeWait such questions in a row about the same object from a driving thread, with no
+    // work submitted in between (a spin loop), the poll is taken as a wait; returns true when the
+    // caller should now report completion.
     bool PollTurnsIntoWait(const void* object, const Completion& completion, const char* what);
     void PollSatisfied();
 

@@ -66,7 +66,7 @@ main()
     CHECK_NEAR(NowUs() - h, O + L + 2 * kKernelUs, 1e-3);
     CHECK_CUDA(cudaDeviceSynchronize());
 
-    // A polling loop: the first query tells the truth, the second is taken as a wait.
+    // A polling loop: the first seven queries tell the truth, the eighth is taken as a wait.
     h = NowUs();
     LAUNCH_16US(s1);
     int notReady = 0;
@@ -74,7 +74,7 @@ main()
     {
         ++notReady;
     }
-    CHECK(notReady == 1);
+    CHECK(notReady == 7);
     CHECK_NEAR(NowUs() - h, O + L + kKernelUs, 1e-3);
     cudaEvent_t marker;
     CHECK_CUDA(cudaEventCreate(&marker));
@@ -85,8 +85,20 @@ main()
     {
         ++notReady;
     }
-    CHECK(notReady == 1);
+    CHECK(notReady == 7);
     CHECK_CUDA(cudaGetLastError()); // NotReady is not an error
+    // A loop that submits work between its queries is no spin: each query tells the truth until
+    // the marker's kernel has ended on the host clock the launches move (2 us each).
+    LAUNCH_16US(s1);
+    CHECK_CUDA(cudaEventRecord(marker, s1));
+    notReady = 0;
+    while (cudaEventQuery(marker) == cudaErrorNotReady)
+    {
+        ++notReady;
+        LAUNCH_16US(s2);
+    }
+    CHECK(notReady > 7);
+    CHECK_CUDA(cudaDeviceSynchronize());
 
     // A thread that only polls drives nothing: its queries never move the host clock, however
     // many; the kernel completes for it once the driving thread has waited.
