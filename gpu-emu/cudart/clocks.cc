@@ -110,10 +110,8 @@ ToNs(const timespec& ts)
     return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// Values of the clocks at host time 0: the run's shared epochs (moved ahead where this process had
-// already seen later real time), or without a simulator the real values at the first virtual
-// reading; a virtual reading is base + host time (the host clock starts at 0 when the first CUDA
-// call creates the emulator, just before).
+// Real values of the clocks at the first virtual reading; a virtual reading is base + host time
+// (the host clock starts at 0 when the first CUDA call creates the emulator, just before).
 struct ClockBases
 {
     int64_t monotonic;
@@ -131,23 +129,7 @@ Bases()
             emulator &&
             emulator->Sink().ClockEpochs(&shared.monotonic, &shared.realtime, &shared.boottime))
         {
-            // Every rank reads the run's clock, which starts when the simulator does. Until now
-            // this process saw real time, which its start-up (Python's imports) can have carried
-            // past that clock: where it did, the process's clocks are set ahead by the difference,
-            // so that they never go back (a duration across the first CUDA call stays positive).
-            // Durations after this are virtual either way; only the absolute values of ranks that
-            // started late are shifted. (Called under the emulator's lock: the host clock holds.)
-            timespec mono;
-            RealTime(CLOCK_MONOTONIC, &mono);
-            int64_t behind =
-                ToNs(mono) - (shared.monotonic + std::llround(emulator->Clock().Now()));
-            if (behind > 0)
-            {
-                shared.monotonic += behind;
-                shared.realtime += behind;
-                shared.boottime += behind;
-            }
-            return shared;
+            return shared; // every rank of the run reads the same clock
         }
         timespec mono, real, boot;
         RealTime(CLOCK_MONOTONIC, &mono);

@@ -360,20 +360,6 @@ BOOST_AUTO_TEST_CASE(a_programs_signal_handler_does_not_fail_cuda_calls)
     BOOST_TEST(Has(r.out, "rank 1 signals ok"));
 }
 
-// A rank's clocks are real until its first CUDA call and virtual after it; a slow start-up (here
-// 1.5 s of real sleep) carries real time past the run's clock, and the process's clocks are set
-// ahead so that they never go back across the switch.
-BOOST_AUTO_TEST_CASE(clocks_do_not_go_back_when_they_turn_virtual)
-{
-    Scratch s;
-    Result r = s.Eidolon("", "clocks");
-    BOOST_TEST(r.status == 0);
-    for (int rank : {0, 1})
-    {
-        BOOST_TEST(Printed(r.out, rank, "after_us") >= Printed(r.out, rank, "before_us"));
-    }
-}
-
 BOOST_AUTO_TEST_CASE(mismatched_calls_are_reported_with_both_ranks)
 {
     Scratch s;
