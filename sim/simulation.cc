@@ -74,13 +74,6 @@ Simulation::Simulation(const SimOptions& options, std::ostream& log, ReplySink& 
     m_timelines.SetListener(this);
     m_timelines.SetExpected(m_options.expectedProcesses);
     m_stats.RecordFlowsOf(*m_cluster.network);
-    const clockid_t clocks[] = {CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME};
-    for (int i = 0; i < 3; ++i)
-    {
-        timespec ts{};
-        clock_gettime(clocks[i], &ts);
-        m_epochs[i] = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-    }
 }
 
 Simulation::~Simulation()
@@ -131,6 +124,20 @@ Simulation::Join(const wire::Hello& hello)
                 "srun/mpirun across the nodes), or one node process",
                 other->name, other->pid, other->node, placed->name, placed->pid, placed->node,
                 placed->worldRank, hello.world_size()));
+        }
+    }
+    if (m_epochs[0] == 0)
+    {
+        // The run's clock starts when its first rank joins, not when the simulator did: a rank
+        // sees real time until its first CUDA call and this clock after, and its start-up
+        // (Python's imports, seconds) would otherwise make its clocks jump back by that much.
+        // Ranks that join later still go back by how much later they came.
+        const clockid_t clocks[] = {CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME};
+        for (int i = 0; i < 3; ++i)
+        {
+            timespec ts{};
+            clock_gettime(clocks[i], &ts);
+            m_epochs[i] = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
         }
     }
     AdoptNcclEnvironment(hello);

@@ -132,7 +132,7 @@ private:
     int m_helpers = 0; // processes taken for a rank's helpers (HelperParent), not joined
     bool m_ncclConfigFromRanks = false; // the first Hello decided the NCCL_* settings
     std::set<ns3::eidolon::CollectiveKind> m_warnedNoAlgorithm;
-    int64_t m_epochs[3] = {0, 0, 0}; // the ranks' virtual time 0 on the real clocks
+    int64_t m_epochs[3] = {0, 0, 0}; // the ranks' virtual time 0 on the real clocks (first join)
     bool m_finished = false;
     std::string m_error;
 };

@@ -360,6 +360,18 @@ BOOST_AUTO_TEST_CASE(a_programs_signal_handler_does_not_fail_cuda_calls)
     BOOST_TEST(Has(r.out, "rank 1 signals ok"));
 }
 
+// A rank's clocks are real until its first CUDA call and on the run's clock after it, which
+// starts when the first rank joins: a slow start-up (1.5 s of real sleep here) does not make the
+// first rank's clocks go back. (Ranks that join later go back by how much later they came.)
+BOOST_AUTO_TEST_CASE(the_first_ranks_clocks_do_not_go_back_when_they_turn_virtual)
+{
+    Scratch s;
+    Result r = s.Run(kBin + "/eidolon run --topology " + kTopology + " --gpus 1 --progress off " +
+                     "--out " + (s.dir / "out").string() + " -- " + kRanks + " clocks");
+    BOOST_TEST(r.status == 0);
+    BOOST_TEST(Printed(r.out, 0, "after_us") >= Printed(r.out, 0, "before_us"));
+}
+
 BOOST_AUTO_TEST_CASE(mismatched_calls_are_reported_with_both_ranks)
 {
     Scratch s;

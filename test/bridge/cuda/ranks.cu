@@ -24,6 +24,8 @@
 //                         before an all-reduce; the child allocates, runs a kernel, synchronizes
 //   signals               a 1 ms SIGALRM timer with a handler (as profilers install) runs
 //                         while the ranks all-reduce and synchronize 200 times
+//   clocks                CLOCK_MONOTONIC read before the first CUDA call (after a 1.5 s real
+//                         sleep, as a slow start-up) and after it
 //   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 5 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
@@ -120,6 +122,16 @@ main(int argc, char** argv)
     int rank = EnvInt("RANK", 0);
     int size = EnvInt("WORLD_SIZE", EnvInt("SIZE", 1));
     int local = EnvInt("LOCAL_RANK", rank);
+    if (mode == "clocks")
+    {
+        usleep(1500000); // real time runs on before the first CUDA call, as Python's imports
+        double before = NowUs();
+        CUDA(cudaSetDevice(local));
+        CUDA(cudaFree(nullptr)); // joins the simulator: the clocks turn virtual
+        double after = NowUs();
+        std::printf("rank %d clocks before_us=%.3f after_us=%.3f\n", rank, before, after);
+        return 0;
+    }
     CUDA(cudaSetDevice(local));
     if (mode == "helper-child")
     {
