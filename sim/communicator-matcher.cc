@@ -166,9 +166,32 @@ CommunicatorMatcher::CallText(const RankProcess& process, const wire::Communicat
         {
             ops += ", ";
         }
-        ops +=
-            fmt::format("{}(count {}, dtype {}, redop {}, root {}, peer {})", CommName(op.kind()),
-                        op.count(), op.dtype(), op.redop(), op.root(), op.peer());
+        // NCCL's names for its datatype and reduction codes (nccl.h), and only the fields the
+        // operation has: a root for Broadcast/Reduce, a peer for Send/Recv.
+        static const char* const kTypes[] = {"int8",    "uint8",    "int32",      "uint32",
+                                             "int64",   "uint64",   "float16",    "float32",
+                                             "float64", "bfloat16", "float8e4m3", "float8e5m2"};
+        static const char* const kOps[] = {"sum", "prod", "max", "min", "avg"};
+        std::string type = op.dtype() >= 0 && op.dtype() < 12 ? kTypes[op.dtype()]
+                                                              : fmt::format("type {}", op.dtype());
+        std::string fields = fmt::format("count {}, {}", op.count(), type);
+        const wire::CommOpKind kind = op.kind();
+        if (kind == wire::COMM_ALL_REDUCE || kind == wire::COMM_REDUCE ||
+            kind == wire::COMM_REDUCE_SCATTER)
+        {
+            fields += fmt::format(", {}", op.redop() >= 0 && op.redop() < 5
+                                              ? std::string(kOps[op.redop()])
+                                              : fmt::format("custom op {}", op.redop()));
+        }
+        if (kind == wire::COMM_BROADCAST || kind == wire::COMM_REDUCE)
+        {
+            fields += fmt::format(", root {}", op.root());
+        }
+        if (kind == wire::COMM_SEND || kind == wire::COMM_RECV)
+        {
+            fields += fmt::format(", peer {}", op.peer());
+        }
+        ops += fmt::format("{}({})", CommName(op.kind()), fields);
     }
     return fmt::format("{} (comm rank {} of {}, device {}): {}", process.name, record.comm_rank(),
                        record.comm_size(), record.device(), ops);
