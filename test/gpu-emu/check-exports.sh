@@ -64,6 +64,7 @@ check libcufft.so.12 libcufft.so.12 libcufft.so.12 "$nvidia/libcufft.so.12"
 check libcusolver.so.12 libcusolver.so.12 libcusolver.so.12 "$nvidia/libcusolver.so.12"
 check libnvrtc.so.13 libnvrtc.so.13 libnvrtc.so.13 "$nvidia/libnvrtc.so.13"
 check libcusparseLt.so.0 libcusparseLt.so.0 -
+check libcupti.so.13 libcupti.so.13 libcupti.so.13 "$nvidia/libcupti.so.13"
 
 # The clock interposers must bind the versioned references programs have to glibc.
 nm -D --defined-only "$ours/libcudart.so.13" | grep -q "clock_gettime@@GLIBC_2.17" ||
