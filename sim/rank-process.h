@@ -50,6 +50,22 @@ struct RankProcess
     int outstandingSyncs = 0;   // syncs and exchanges that hold a thread until answered
     int outstandingQueries = 0; // queries (SyncRequest.query): their threads go on from their clock
     bool allParked = false;     // every driving thread is parked (Batch.all_parked)
+    // Which report the two fields above come from, in the order the process sent them: 2 x seq for
+    // a batch, 2 x after_batch + 1 for a sync or exchange (sent after that batch and before the
+    // next). Batches and requests travel on different sockets and may arrive in either order; an
+    // older report never overrides a newer one (TakeDrivingReport).
+    uint64_t drivingReport = 0;
+    // Whether a report with `key` is newer than the one the driving fields hold; if so it becomes
+    // theirs.
+    bool TakeDrivingReport(uint64_t key)
+    {
+        if (key < drivingReport)
+        {
+            return false;
+        }
+        drivingReport = key;
+        return true;
+    }
     std::chrono::steady_clock::time_point lastHeard = std::chrono::steady_clock::now();
     bool graceWarned = false;
     std::vector<wire::DeviceUsage> usage;

@@ -369,7 +369,7 @@ Simulation::Ingest(RankProcess& process, const wire::Batch& batch)
         usage.set_peak_bytes(std::max(usage.peak_bytes(), peak.peak_bytes()));
         usage.set_capacity_bytes(peak.capacity_bytes());
     }
-    if (batch.driving_threads() > 0)
+    if (batch.driving_threads() > 0 && process.TakeDrivingReport(2 * batch.seq()))
     {
         process.drivingThreads = batch.driving_threads(); // a thread parked or woke
         process.allParked = batch.all_parked();

@@ -23,8 +23,11 @@ void
 SyncPoints::Sync(RankProcess& process, Peer peer, const wire::SyncRequest& request)
 {
     process.clock = std::max(process.clock, request.clock_ns());
-    process.drivingThreads = std::max(1, request.driving_threads());
-    process.allParked = request.all_parked();
+    if (process.TakeDrivingReport(2 * request.after_batch() + 1))
+    {
+        process.drivingThreads = std::max(1, request.driving_threads());
+        process.allParked = request.all_parked();
+    }
     PendingSync sync;
     sync.process = process.index;
     sync.peer = peer;
@@ -149,7 +152,10 @@ void
 SyncPoints::Exchange(RankProcess& process, Peer peer, const wire::ExchangeRequest& request)
 {
     process.clock = std::max(process.clock, request.clock_ns());
-    process.drivingThreads = std::max(1, request.driving_threads());
+    if (process.TakeDrivingReport(2 * request.after_batch() + 1))
+    {
+        process.drivingThreads = std::max(1, request.driving_threads());
+    }
     PendingExchange& exchange = m_exchanges[request.key()];
     if (exchange.participants == 0)
     {

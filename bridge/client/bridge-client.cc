@@ -28,6 +28,7 @@ extern char** environ;
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -806,6 +807,16 @@ private:
         body->set_request(id);
         body->set_after_batch(m_sentSeq);
         Send(socket, *envelope);
+        // The simulator takes the request's count of driving threads (and a sync's all-parked)
+        // as the process's: they are what it last heard. Without this, a thread that woke before
+        // the request and parked after it brought the count back to the last batch's, so no batch
+        // told the simulator, which then took the waiting rank for a running one that had gone
+        // silent (a pipeline's autograd threads; 10 s each and the optimistic mode).
+        m_reportedDriving = body->driving_threads();
+        if constexpr (std::is_same_v<Body, wire::SyncRequest>)
+        {
+            m_reportedAllParked = body->all_parked();
+        }
         return {&socket, id};
     }
 

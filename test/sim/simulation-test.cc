@@ -646,6 +646,33 @@ BOOST_AUTO_TEST_CASE(a_query_blocks_a_process_whose_driving_threads_are_all_park
     BOOST_TEST(sink.syncs.empty());
 }
 
+// A process's count of driving threads comes from its batches and from its syncs, which travel on
+// different sockets: an older report never overrides a newer one. rank0's sync (sent after batch
+// 1) says two threads drive; a thread then parked and batch 2 said one. Batch 2 is taken first
+// here, as it can arrive first: the sync's older "two" must not bring back a running thread that
+// nothing would ever hear from (the rank would look silent, not blocked).
+BOOST_AUTO_TEST_CASE(a_sync_does_not_override_a_newer_batchs_driving_threads)
+{
+    TwoRankRun run;
+    sim::Simulation& simulation = run.simulation;
+    simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 1 << 20)); // rank1 never receives: no end
+    wire::Batch parked;
+    parked.set_seq(2);
+    parked.set_clock_ns(10);
+    parked.set_driving_threads(1);
+    simulation.Batch(0, parked);
+    wire::SyncRequest sync = SyncOn(3, {1}, 1, 10);
+    sync.set_driving_threads(2);
+    simulation.Sync(0, 2, sync);
+    // One driving thread, in the sync: rank0 is blocked.
+    BOOST_TEST(simulation.Blocked() == 1);
+    // A newer sync's count is taken (sent after batch 2): three threads, two waiting: running.
+    wire::SyncRequest later = SyncOn(4, {1}, 2, 10);
+    later.set_driving_threads(3);
+    simulation.Sync(0, 3, later);
+    BOOST_TEST(simulation.Blocked() == 0);
+}
+
 // Chain ends are computed in whole ticks of 2^-10 ns (as the bridge sends a chain's a and b), so
 // a stream's ops end where they do however the flusher split them into records (in wall time):
 // all the sums are then exact. Ready 0.1 ns starts at round(0.1 x 1024) / 1024 = 0.099609375 ns;
