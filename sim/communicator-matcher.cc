@@ -635,6 +635,43 @@ CommunicatorMatcher::DescribeMissing() const
                                key.second, key.first, CommName(collective.kind), missing);
         }
     }
+    // Sends and receives one side posted and the other never did (a pipeline's mismatched
+    // order, a peer that left), oldest first per pair, pairs in a fixed order.
+    std::vector<std::string> unmatched;
+    for (const auto& [pair, queue] : m_transfers)
+    {
+        const Communicator& comm = m_comms.at(pair.comm);
+        auto nameOf = [&](int rank)
+        {
+            auto name = comm.nameOfRank.find(rank);
+            return fmt::format("{}(comm rank {})",
+                               name == comm.nameOfRank.end() ? "?" : name->second, rank);
+        };
+        for (size_t slot = queue.head; slot != kNoSlot; slot = m_transferPool[slot].nextWaiting)
+        {
+            const Transfer& transfer = m_transferPool[slot];
+            unmatched.push_back(
+                transfer.sendNode != kNoNode
+                    ? fmt::format("  send of {} bytes from {} to {} on communicator {:#x}: its "
+                                  "receive was never posted\n",
+                                  transfer.sendBytes, nameOf(pair.src), nameOf(pair.dst), pair.comm)
+                    : fmt::format("  receive of {} bytes by {} from {} on communicator {:#x}: "
+                                  "its send was never posted\n",
+                                  transfer.recvBytes, nameOf(pair.dst), nameOf(pair.src),
+                                  pair.comm));
+        }
+    }
+    std::sort(unmatched.begin(), unmatched.end());
+    constexpr size_t kShown = 8;
+    for (size_t i = 0; i < unmatched.size() && i < kShown; ++i)
+    {
+        out += unmatched[i];
+    }
+    if (unmatched.size() > kShown)
+    {
+        out += fmt::format("  ... and {} more unmatched sends and receives\n",
+                           unmatched.size() - kShown);
+    }
     return out;
 }
 

@@ -646,6 +646,31 @@ BOOST_AUTO_TEST_CASE(a_query_blocks_a_process_whose_driving_threads_are_all_park
     BOOST_TEST(sink.syncs.empty());
 }
 
+// Both ranks send to each other and neither receives (blocking sends in the wrong order): the
+// deadlock report names each unmatched send, its bytes, its ranks and the communicator.
+BOOST_AUTO_TEST_CASE(a_p2p_deadlock_names_the_unmatched_sends)
+{
+    TwoRankRun run;
+    sim::Simulation& simulation = run.simulation;
+    simulation.Batch(0, SendRecvBatch(0, 1, 1, 0, 1 << 20));
+    wire::Batch alsoSends = SendRecvBatch(1, 1, 1, 0, 2048);
+    alsoSends.mutable_records(1)->mutable_communication()->mutable_ops(0)->set_kind(
+        wire::COMM_SEND);
+    simulation.Batch(1, alsoSends);
+    simulation.Sync(0, 1, SyncOn(2, {1}, 1, 0));
+    simulation.Sync(1, 2, SyncOn(2, {1}, 1, 0));
+    simulation.Step();
+    BOOST_TEST(simulation.Failed());
+    BOOST_REQUIRE(run.sink.failures.size() == 1u);
+    const std::string& report = run.sink.failures[0];
+    BOOST_TEST(report.find("deadlock") != std::string::npos);
+    BOOST_TEST(report.find("send of 1048576 bytes from rank0(comm rank 0) to rank1(comm rank 1) "
+                           "on communicator 0x5: its receive was never posted") !=
+               std::string::npos);
+    BOOST_TEST(report.find("send of 2048 bytes from rank1(comm rank 1) to rank0(comm rank 0)") !=
+               std::string::npos);
+}
+
 // A process's count of driving threads comes from its batches and from its syncs, which travel on
 // different sockets: an older report never overrides a newer one. rank0's sync (sent after batch
 // 1) says two threads drive; a thread then parked and batch 2 said one. Batch 2 is taken first
