@@ -366,7 +366,11 @@ HostClock::DeadlineWait()
 {
     if (ThreadClockState* thread = g_threads.IfCreated())
     {
+        // A wait ends the row: a loop that reads the clock twice around each sleep (PyTorch's TCP
+        // store waiting for its workers) is no spin, and otherwise counted one read per pass
+        // until, after 64 passes (as many as the workers took in wall time), each was charged.
         thread->pendingRead = false;
+        thread->sameReads = 0;
     }
 }
 

@@ -61,6 +61,10 @@ SemWait g_realSemWait = nullptr;
 SemWait g_realSemTrywait = nullptr;
 CondWait g_realCondWait = nullptr;
 PthreadExit g_realPthreadExit = nullptr;
+using Nanosleep = int (*)(const struct timespec*, struct timespec*);
+using Usleep = int (*)(useconds_t);
+Nanosleep g_realNanosleep = nullptr;
+Usleep g_realUsleep = nullptr;
 
 // libc's `name` at `version` (else the next definition): resolved when the library loads.
 template<class Function>
@@ -88,6 +92,8 @@ ResolveRealClocks()
     g_realSemTrywait = Libc<SemWait>(libc, "sem_trywait", "GLIBC_2.2.5");
     g_realCondWait = Libc<CondWait>(libc, "pthread_cond_wait", "GLIBC_2.3.2");
     g_realPthreadExit = Libc<PthreadExit>(libc, "pthread_exit", "GLIBC_2.2.5");
+    g_realNanosleep = Libc<Nanosleep>(libc, "nanosleep", "GLIBC_2.2.5");
+    g_realUsleep = Libc<Usleep>(libc, "usleep", "GLIBC_2.2.5");
 }
 
 int
@@ -337,6 +343,11 @@ gettimeofday(struct timeval* tv, void* tz)
     return 0;
 }
 
+namespace
+{
+void DeadlineWait(); // below: the clock reads around a wait are free
+} // namespace
+
 // clock_nanosleep: a deadline (TIMER_ABSTIME) on a clock this thread sees virtual was computed from
 // the virtual clock, which the kernel does not know: sleep for what is left of it in virtual time,
 // as real time. (Python's time.sleep sleeps to such a deadline: without this it would return at
@@ -350,9 +361,15 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, stru
     {
         return ENOSYS; // before our constructor ran: nothing sleeps that early
     }
+    // A sleep is a wait, not a spin: the clock read that computed its deadline (Python's time.sleep
+    // reads the clock, then sleeps to now + its argument) and ours below are free, as before a
+    // timed condition wait. Otherwise a loop that sleeps until another process is ready (a TCP
+    // store's wait) was charged per read, as many times as the other process took in wall time.
+    DeadlineWait();
     if ((flags & TIMER_ABSTIME) && request)
     {
         int64_t now = VirtualNs(clock, __builtin_return_address(0));
+        DeadlineWait();
         if (now >= 0)
         {
             int64_t left = ToNs(*request) - now;
@@ -366,6 +383,32 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, stru
         }
     }
     return g_realClockNanosleep(clock, flags, request, remain);
+}
+
+// nanosleep and usleep: relative sleeps, which std::this_thread::sleep_for and C programs use
+// between their polls of another process (PyTorch's TCP store waits for its workers so). A sleep
+// is a wait, not a spin: the clock reads around it are free (DeadlineWait); they sleep in real
+// time as before (glibc's own calls to them are internal and do not come here).
+EIDOLON_EXPORT int
+nanosleep(const struct timespec* request, struct timespec* remain)
+{
+    if (!g_realNanosleep)
+    {
+        ResolveRealClocks();
+    }
+    DeadlineWait();
+    return g_realNanosleep(request, remain);
+}
+
+EIDOLON_EXPORT int
+usleep(useconds_t microseconds)
+{
+    if (!g_realUsleep)
+    {
+        ResolveRealClocks();
+    }
+    DeadlineWait();
+    return g_realUsleep(microseconds);
 }
 
 namespace
