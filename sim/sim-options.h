@@ -28,7 +28,7 @@ struct SimOptions
     // as a causality violation with its size). Without it, the same happens for a rank that has
     // sent nothing for `graceSeconds` of wall time (stuck outside CUDA, e.g. in a TCP store).
     bool optimistic = false;
-    double graceSeconds = 10;
+    double graceSeconds = 60;
 };
 
 // What the run loop is told about a process that ended outside the protocol (the launcher saw it).

@@ -23,7 +23,7 @@ struct RunArguments
     int ranks = 0;              // attach: processes expected
     double watchdogSeconds = 120;
     bool optimistic = false;
-    double graceSeconds = 10;
+    double graceSeconds = 60;
     std::string progress = "auto";                    // auto | on | off
     size_t traceSlices = sim::SimOptions().maxSlices; // --trace-slices
     double traceFromMs = 0;  // --trace-from: slices that end from this virtual time on
