@@ -72,8 +72,10 @@ Horizon::WarnSilenced(const std::vector<const RankProcess*>& silenced, double se
 {
     if (silenced.size() == 1)
     {
-        m_log << fmt::format("eidolon: {} has sent nothing for {:.0f} s (outside CUDA?); going on "
-                             "optimistically past its clock {:.3f} ms\n",
+        m_log << fmt::format("eidolon: {} has sent nothing for {:.0f} s of wall time (host work "
+                             "outside CUDA, such as Python imports, or stuck); going on "
+                             "optimistically past its clock {:.3f} ms: what it sends later from "
+                             "before that counts as a causality violation (--grace)\n",
                              silenced[0]->name, seconds, silenced[0]->clock / 1e6);
     }
     else if (silenced.size() > 1)
@@ -94,9 +96,11 @@ Horizon::WarnSilenced(const std::vector<const RankProcess*>& silenced, double se
         {
             names += fmt::format(" and {} more", silenced.size() - kNamed);
         }
-        m_log << fmt::format("eidolon: {} ranks ({}) have sent nothing for up to {:.0f} s "
-                             "(outside CUDA?); going on optimistically past their clocks (the "
-                             "earliest {:.3f} ms)\n",
+        m_log << fmt::format("eidolon: {} ranks ({}) have sent nothing for up to {:.0f} s of wall "
+                             "time (host work outside CUDA, such as Python imports, or stuck); "
+                             "going on optimistically past their clocks (the earliest {:.3f} ms): "
+                             "what they send later from before that counts as a causality "
+                             "violation (--grace)\n",
                              silenced.size(), names, seconds, earliest / 1e6);
     }
 }
