@@ -66,6 +66,10 @@ AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
                     "time on (ms; e.g. past start-up and warm-up steps)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
+    cmd->add_flag("--trace-each-op", a.traceEachOp,
+                  "trace.json shows every kernel and copy as a slice of its own (sets "
+                  "EIDOLON_TRACE_EACH_OP=1; by default a stream's back-to-back ops are one slice "
+                  "'name (+N ops)', which keeps large runs light)");
     cmd->add_option("--progress", a.progress, "progress line on stderr: auto, on or off")
         ->check(CLI::IsMember({"auto", "on", "off"}))
         ->capture_default_str();

@@ -274,6 +274,12 @@ public:
                           std::to_string(int(kDefaultHeartbeatSeconds)) + " s");
             }
         }
+        // EIDOLON_TRACE_EACH_OP=1 (`eidolon run --trace-each-op`): every op its own record, so that
+        // the trace shows each kernel; folding is exact, so no virtual time changes.
+        if (const char* each = std::getenv("EIDOLON_TRACE_EACH_OP"))
+        {
+            m_eachOp = std::strcmp(each, "1") == 0;
+        }
         // A simulator bound to tcp:// with --curve: its public key and this run's client pair.
         for (auto [name, key] : {std::pair{"EIDOLON_SIM_CURVE_SERVER_KEY", &m_curveServer},
                                  std::pair{"EIDOLON_SIM_CURVE_PUBLIC_KEY", &m_curvePublic},
@@ -384,7 +390,7 @@ public:
     {
         std::lock_guard<std::mutex> state(m_state);
         auto it = m_openSpan.find(op.streamId);
-        if (it != m_openSpan.end())
+        if (it != m_openSpan.end() && !m_eachOp)
         {
             wire::Span* span = m_batch.mutable_records(int(it->second))->mutable_span();
             if (ExtendsSpan(*span, op))
@@ -404,7 +410,7 @@ public:
         std::lock_guard<std::mutex> state(m_state);
         m_openSpan.erase(op.streamId);
         auto it = m_openChain.find(op.streamId);
-        if (it != m_openChain.end())
+        if (it != m_openChain.end() && !m_eachOp)
         {
             wire::Chain* chain = m_batch.mutable_records(int(it->second))->mutable_chain();
             if (ExtendsChain(*chain, op))
@@ -941,6 +947,7 @@ private:
     // Per stream, the batch index of the record ops may still fold into (record-folds.h).
     std::unordered_map<uint64_t, size_t> m_openChain;
     std::unordered_map<uint64_t, size_t> m_openSpan;
+    bool m_eachOp = false; // EIDOLON_TRACE_EACH_OP: no folding
     uint64_t m_nextId = 0;
     uint64_t m_nextRequest = 0;
     uint64_t m_sentSeq = 0;

@@ -169,6 +169,38 @@ BOOST_AUTO_TEST_CASE(p2p_waits_for_the_senders_kernel)
     BOOST_TEST(summary["gpus"].size() == 2u);
 }
 
+// Rank 1's three kernels after its receive run back to back on one stream: one slice in trace.json
+// ("spin (+2 ops)"), or three with --trace-each-op; folding is exact, so the times are the same.
+BOOST_AUTO_TEST_CASE(trace_each_op_shows_every_kernel_with_the_same_times)
+{
+    Scratch s;
+    auto spinSlices = [&](const std::string& options, double* synced)
+    {
+        Result r = s.Eidolon(options, "p2p 4194304");
+        BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+        *synced = Printed(r.out, 1, "synced_us") - Printed(r.out, 1, "issued_us");
+        nlohmann::json trace =
+            nlohmann::json::parse(Slurp((s.dir / "out" / "trace.json").string()));
+        std::vector<std::string> names;
+        for (const auto& event : trace["traceEvents"])
+        {
+            if (event.value("ph", "") == "X" && event.value("pid", -1) == 1 &&
+                event.value("name", "").find("spin") != std::string::npos)
+            {
+                names.push_back(event["name"]);
+            }
+        }
+        return names;
+    };
+    double folded = 0, each = 0;
+    std::vector<std::string> one = spinSlices("", &folded);
+    std::vector<std::string> three = spinSlices("--trace-each-op", &each);
+    BOOST_TEST(one.size() == 1u);
+    BOOST_TEST((one.size() == 1u && one[0].find("(+2 ops)") != std::string::npos));
+    BOOST_TEST(three.size() == 3u);
+    BOOST_TEST(each == folded, boost::test_tools::tolerance(1e-9));
+}
+
 // The same run on the packet model (ns-3 nodes, links, DCTCP): the transfer is carried as packets
 // over the same path, at the same per-channel (CTA) rate cap (TCP pacing) and with NCCL's
 // protocol latency, plus a connection handshake, slow start and headers. So it is slower than

@@ -338,6 +338,10 @@ OptionsFrom(const RunArguments& args)
     options.maxSlices = args.traceSlices;
     options.traceFromNs = args.traceFromMs * 1e6;
     options.launch = args.launch;
+    if (args.traceEachOp)
+    {
+        setenv("EIDOLON_TRACE_EACH_OP", "1", 1); // the ranks inherit it (gpu-emu's bridge client)
+    }
     if (!args.ncclVersion.empty())
     {
         // The flag is the environment variable set for the simulator and every rank it launches
