@@ -365,11 +365,11 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, stru
     // reads the clock, then sleeps to now + its argument) and ours below are free, as before a
     // timed condition wait. Otherwise a loop that sleeps until another process is ready (a TCP
     // store's wait) was charged per read, as many times as the other process took in wall time.
-    DeadlineWait();
+    // A sleep of nothing (time.sleep(0) in a loop that waits for the clock) is no wait: its reads
+    // stay in the row, whose charges let such a loop end.
     if ((flags & TIMER_ABSTIME) && request)
     {
         int64_t now = VirtualNs(clock, __builtin_return_address(0));
-        DeadlineWait();
         if (now >= 0)
         {
             int64_t left = ToNs(*request) - now;
@@ -377,10 +377,15 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec* request, stru
             {
                 return 0;
             }
+            DeadlineWait();
             timespec relative{static_cast<time_t>(left / 1000000000),
                               static_cast<long>(left % 1000000000)};
             return g_realClockNanosleep(clock, 0, &relative, remain);
         }
+    }
+    if (request && (flags & TIMER_ABSTIME || request->tv_sec > 0 || request->tv_nsec > 0))
+    {
+        DeadlineWait();
     }
     return g_realClockNanosleep(clock, flags, request, remain);
 }
@@ -396,7 +401,10 @@ nanosleep(const struct timespec* request, struct timespec* remain)
     {
         ResolveRealClocks();
     }
-    DeadlineWait();
+    if (request && (request->tv_sec > 0 || request->tv_nsec > 0))
+    {
+        DeadlineWait(); // a sleep of nothing is no wait (see clock_nanosleep)
+    }
     return g_realNanosleep(request, remain);
 }
 
@@ -407,7 +415,10 @@ usleep(useconds_t microseconds)
     {
         ResolveRealClocks();
     }
-    DeadlineWait();
+    if (microseconds > 0)
+    {
+        DeadlineWait();
+    }
     return g_realUsleep(microseconds);
 }
 

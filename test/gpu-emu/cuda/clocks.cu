@@ -105,6 +105,15 @@ ReadsMain()
         NowUs();
     }
     CHECK(NowUs() - spinStart > 1.0); // ~936 charged reads
+    // A sleep of nothing between the reads is no wait: still a spin, still charged.
+    double yieldStart = NowUs();
+    for (int i = 0; i < 1000; ++i)
+    {
+        NowUs();
+        timespec none{0, 0};
+        nanosleep(&none, nullptr);
+    }
+    CHECK(NowUs() - yieldStart > 1.0);
     return Finish("clocks (reads)");
 }
 
