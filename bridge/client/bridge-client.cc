@@ -99,15 +99,15 @@ Ancestors(int most)
 // ZeroMQ's waits with EINTR. A CUDA or NCCL call never fails for that, so each wait, receive and
 // send on the simulator's sockets is taken up again; a wait with a timeout goes on for what is left
 // of it.
-int
-PollRetrying(zmq::pollitem_t* items, size_t count, std::chrono::milliseconds timeout)
+template<typename Call>
+auto
+RetryOnEintr(Call call)
 {
-    const auto deadline = Clock::now() + timeout;
     for (;;)
     {
         try
         {
-            return zmq::poll(items, count, timeout);
+            return call();
         }
         catch (const zmq::error_t& e)
         {
@@ -116,49 +116,32 @@ PollRetrying(zmq::pollitem_t* items, size_t count, std::chrono::milliseconds tim
                 throw;
             }
         }
-        timeout = std::max(
-            std::chrono::milliseconds(0),
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
     }
+}
+
+int
+PollRetrying(zmq::pollitem_t* items, size_t count, std::chrono::milliseconds timeout)
+{
+    const auto deadline = Clock::now() + timeout;
+    return RetryOnEintr(
+        [&]
+        {
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            return zmq::poll(items, count, std::max(std::chrono::milliseconds(0), left));
+        });
 }
 
 zmq::recv_result_t
 ReceiveRetrying(zmq::socket_t& socket, zmq::message_t& message, zmq::recv_flags flags)
 {
-    for (;;)
-    {
-        try
-        {
-            return socket.recv(message, flags);
-        }
-        catch (const zmq::error_t& e)
-        {
-            if (e.num() != EINTR)
-            {
-                throw;
-            }
-        }
-    }
+    return RetryOnEintr([&] { return socket.recv(message, flags); });
 }
 
 void
 SendRetrying(zmq::socket_t& socket, const std::string& bytes)
 {
-    for (;;)
-    {
-        try
-        {
-            socket.send(zmq::buffer(bytes), zmq::send_flags::none);
-            return;
-        }
-        catch (const zmq::error_t& e)
-        {
-            if (e.num() != EINTR)
-            {
-                throw;
-            }
-        }
-    }
+    RetryOnEintr([&] { return socket.send(zmq::buffer(bytes), zmq::send_flags::none); });
 }
 
 // A rank thread's connection to the simulator, with a monitor of its state: a rank attached over

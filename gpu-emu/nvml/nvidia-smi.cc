@@ -104,7 +104,7 @@ PrintTable(const System& system, std::ostream& out)
     const std::string split =
         "+" + std::string(41, '-') + "+" + std::string(24, '-') + "+" + std::string(22, '-') + "+";
     out << date << "       \n";
-    out << "+" << rule.substr(0, 89) << "+\n";
+    out << "+" << rule << "+\n";
     out << "| "
         << Cell(fmt::format("NVIDIA-SMI {}              Driver Version: {}      CUDA Version: {}",
                             system.driver, system.driver, system.cuda),
