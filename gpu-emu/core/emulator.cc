@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -734,10 +736,13 @@ Emulator::Place(Stream& stream, OpKind kind, Ns duration, const std::string& lab
         // Its start waits on the simulator: the sink folds it into the stream's pending record.
         stream.pending = m_sink->OnPendingOp(
             PendingOp{kind, stream.device, stream.id, &label, std::move(deps), start, duration});
+        RecordActivity({kind, provider, stream.device, stream.id, label, bytes, start, end,
+                        duration, stream.pending});
         return {false, start, end, stream.pending};
     }
     m_sink->OnOp(
         DeviceOp{kind, stream.device, stream.id, &label, provider, issued, start, end, bytes});
+    RecordActivity({kind, provider, stream.device, stream.id, label, bytes, start, end, duration});
     return {false, start, end};
 }
 
@@ -855,6 +860,91 @@ Emulator::OpCompletion(const Placement& placement) const
         completion.pending.push_back(placement.pending);
     }
     return completion;
+}
+
+const ClockBases&
+VirtualClockBases()
+{
+    static ClockBases bases = []
+    {
+        ClockBases shared{};
+        if (Emulator* emulator = Emulator::IfCreated();
+            emulator &&
+            emulator->Sink().ClockEpochs(&shared.monotonic, &shared.realtime, &shared.boottime))
+        {
+            return shared; // every rank of the run reads the same clock
+        }
+        auto real = [](clockid_t clock)
+        {
+            timespec ts{};
+            syscall(SYS_clock_gettime, clock, &ts); // never the interposed (virtual) one
+            return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+        };
+        return ClockBases{real(CLOCK_MONOTONIC), real(CLOCK_REALTIME), real(CLOCK_BOOTTIME)};
+    }();
+    return bases;
+}
+
+uint32_t
+NewGraphId()
+{
+    static std::atomic<uint32_t> next{0};
+    return ++next;
+}
+
+void
+Emulator::RecordActivity(const ActivityOp& op)
+{
+    if (ActivityLog::Get().Recording())
+    {
+        ActivityLog::Get().OnOp(op, m_clock.Now());
+    }
+}
+
+std::vector<Ns>
+Emulator::RecordEnds(const std::vector<uint64_t>& records)
+{
+    std::vector<uint64_t> ask;
+    for (uint64_t record : records)
+    {
+        if (!m_resolved.count(record))
+        {
+            ask.push_back(record);
+        }
+    }
+    // A stream's open record asked about must not grow after its end is known.
+    for (const auto& device : m_devices)
+    {
+        for (Stream* stream : device->streams)
+        {
+            if (stream->pending && std::count(ask.begin(), ask.end(), stream->pending))
+            {
+                m_sink->Seal(stream->id);
+            }
+        }
+    }
+    if (!ask.empty() && !m_runOver)
+    {
+        std::vector<Ns> ends = m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), true,
+                                               "a profiler's activity records", m_mutex);
+        m_runOver = m_runOver || m_sink->RunOver();
+        m_clock.Rebase();
+        for (size_t i = 0; i < ask.size() && i < ends.size(); ++i)
+        {
+            if (ends[i] >= 0)
+            {
+                m_resolved[ask[i]] = ends[i];
+            }
+        }
+        m_exchange->LandReady();
+    }
+    std::vector<Ns> ends;
+    for (uint64_t record : records)
+    {
+        auto it = m_resolved.find(record);
+        ends.push_back(it != m_resolved.end() ? it->second : -1);
+    }
+    return ends;
 }
 
 Ns
@@ -1164,6 +1254,17 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
                          : PeerRoute::None;
     uint64_t bytes = uint64_t(width) * rows;
     Price price = PriceCopy(priced(srcKind), priced(dstKind), bytes, peer, staging);
+    if (ActivityLog::Get().Recording())
+    {
+        auto memory = [&staging](MemoryKind kind)
+        {
+            return kind == MemoryKind::Device    ? ActivityMemory::Device
+                   : kind == MemoryKind::Managed ? ActivityMemory::Managed
+                   : staging.pageable            ? ActivityMemory::Pageable
+                                                 : ActivityMemory::Pinned;
+        };
+        ActivityLog::MarkCopy(memory(srcKind), memory(dstKind));
+    }
     static const std::string label = "memcpy";
     return Place(stream, OpKind::Copy, price.duration, label, price.provider, bytes);
 }
@@ -1340,9 +1441,19 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
     Ns issued = m_clock.Now();
     std::vector<uint64_t> deps;
     Ns ready = ReadyTime(stream, &deps);
+    const bool recording = ActivityLog::Get().Recording();
+    std::vector<uint64_t> recordedDeps = recording ? deps : std::vector<uint64_t>{};
     stream.pending = m_sink->OnCommunication(CommunicationRecord{
         stream.device, stream.id, std::move(deps), ready, issued, &member, seq, &ops});
     stream.tail = ready;
+    if (recording)
+    {
+        // NCCL's kernel (its real name also says the reduction, type, algorithm and protocol).
+        const std::string kernel =
+            "ncclDevKernel_" + label.substr(label.rfind("nccl", 0) == 0 ? 4 : 0);
+        RecordActivity({OpKind::Communication, "nccl", stream.device, stream.id, kernel, 0, ready,
+                        ready, 0, stream.pending, &recordedDeps});
+    }
     m_exchange->Expect(member, ops, stream.id, stream.pending);
     return true;
 }
@@ -1454,6 +1565,18 @@ Emulator::LaunchGraph(const Graph& graph, Stream& stream)
         stream.tail = start + makespan;
         stream.pending = m_sink->OnPendingOp(PendingOp{OpKind::GraphNode, stream.device, stream.id,
                                                        &label, std::move(deps), start, makespan});
+        for (size_t i = 0; i < graph.nodes.size(); ++i)
+        {
+            const GraphNode& node = graph.nodes[i];
+            ActivityOp op{node.kind,  node.provider, stream.device,        stream.id,
+                          node.label, node.bytes,    start + nodeStart[i], start + nodeEnd[i],
+                          makespan,   stream.pending};
+            op.graphId = graph.id;
+            op.offset = nodeStart[i];
+            op.nodeDuration = node.duration;
+            op.continuesLaunch = i > 0;
+            RecordActivity(op);
+        }
         return {false, start, start + makespan, stream.pending};
     }
     stream.tail = start + makespan;
@@ -1464,6 +1587,12 @@ Emulator::LaunchGraph(const Graph& graph, Stream& stream)
         m_costs.Count(node.provider, node.duration);
         m_sink->OnOp(DeviceOp{node.kind, stream.device, stream.id, &node.label, node.provider,
                               issued, start + nodeStart[i], start + nodeEnd[i], node.bytes});
+        ActivityOp op{node.kind,    node.provider, stream.device,        stream.id,
+                      node.label,   node.bytes,    start + nodeStart[i], start + nodeEnd[i],
+                      node.duration};
+        op.graphId = graph.id;
+        op.continuesLaunch = i > 0;
+        RecordActivity(op);
     }
     return {false, start, start + makespan};
 }

@@ -3,6 +3,7 @@
 // libcublas, libnvidia-ml) are thin C ABI layers over this one object, so they share one state.
 #pragma once
 
+#include "activity-log.h"
 #include "communication.h"
 #include "config.h"
 #include "cost-model.h"
@@ -72,9 +73,23 @@ struct GraphNode
     std::vector<size_t> deps;
 };
 
+// Where virtual time 0 lies on the real clocks: the simulator's epoch shared by every rank, else
+// this process's clocks at the first call. A virtual clock reading is its base + host time.
+struct ClockBases
+{
+    int64_t monotonic;
+    int64_t realtime;
+    int64_t boottime;
+};
+const ClockBases& VirtualClockBases();
+
+// A process-wide number for each graph made (CUPTI's graph id); a copy keeps its original's.
+uint32_t NewGraphId();
+
 struct Graph
 {
     std::vector<GraphNode> nodes;
+    uint32_t id = NewGraphId();
 };
 
 struct Capture
@@ -255,6 +270,9 @@ public:
     Completion DeviceCompletion(int device);
     Completion EventCompletion(Event& event);
     Completion OpCompletion(const Placement& placement) const;
+    // The final ends of pending records as far as the simulator has them by the host clock (-1
+    // for one not ended): for a profiler's records (ActivityLog::Collect). The lock is held.
+    std::vector<Ns> RecordEnds(const std::vector<uint64_t>& records);
     // The time `completion` is final at; asks the simulator (blocking, the lock released while it
     // waits) when pending records are involved. `what` names the caller for the watchdog.
     // `query`: only whether it has completed by the host clock matters (cudaEventQuery): the
@@ -351,6 +369,7 @@ public:
     void WriteReport(const std::string& path);
 
 private:
+    void RecordActivity(const ActivityOp& op); // for a profiler (ActivityLog)
     Emulator();
     void JoinSimulator();           // connects the bridge sink when EIDOLON_SIM_ENDPOINT is set
     void RaisePeak(Device& device); // after `used` grew: a new peak goes to the sink
@@ -382,7 +401,7 @@ private:
     ProfileDb* m_profiles = nullptr;
     std::unique_ptr<RankHost> m_rankHost; // what the bridge client sees of us; outlives m_sink
     std::unique_ptr<DeviceOpSink> m_sink;
-    bool m_helper = false; // see IsHelper()
+    bool m_helper = false;                            // see IsHelper()
     std::atomic<DeviceOpSink*> m_joinedSink{nullptr}; // m_sink once joined (never reset after)
     std::unordered_map<uint64_t, Ns> m_resolved;      // pending record -> final end, once answered
     std::unique_ptr<HostBacking> m_backing;           // contents of device memory the host wrote
@@ -410,9 +429,17 @@ public:
         {
             m_emulator.Clock().Enter(kind);
         }
+        if (kind == CallKind::Submit && ActivityLog::Get().Recording())
+        {
+            ActivityLog::EnterCall(m_emulator.Clock().Now()); // a profiler's call record starts
+        }
     }
     ~ApiCall()
     {
+        if (m_timed && ActivityLog::Get().Recording())
+        {
+            ActivityLog::Get().LeaveCall(m_emulator.Clock().Now());
+        }
         if (m_timed)
         {
             m_emulator.Clock().Leave();

@@ -116,36 +116,6 @@ ToNs(const timespec& ts)
     return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// Real values of the clocks at the first virtual reading; a virtual reading is base + host time
-// (the host clock starts at 0 when the first CUDA call creates the emulator, just before).
-struct ClockBases
-{
-    int64_t monotonic;
-    int64_t realtime;
-    int64_t boottime;
-};
-
-const ClockBases&
-Bases()
-{
-    static ClockBases bases = []
-    {
-        ClockBases shared{};
-        if (Emulator* emulator = Emulator::IfCreated();
-            emulator &&
-            emulator->Sink().ClockEpochs(&shared.monotonic, &shared.realtime, &shared.boottime))
-        {
-            return shared; // every rank of the run reads the same clock
-        }
-        timespec mono, real, boot;
-        RealTime(CLOCK_MONOTONIC, &mono);
-        RealTime(CLOCK_REALTIME, &real);
-        RealTime(CLOCK_BOOTTIME, &boot);
-        return ClockBases{ToNs(mono), ToNs(real), ToNs(boot)};
-    }();
-    return bases;
-}
-
 // A loaded library's address range and whether its clock reads stay real.
 struct CallerLibrary
 {
@@ -270,7 +240,7 @@ IsWallClock(clockid_t clock)
 int64_t
 VirtualBase(clockid_t clock)
 {
-    const ClockBases& bases = Bases();
+    const ClockBases& bases = VirtualClockBases(); // emulator.h
     return clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE ? bases.realtime
            : clock == CLOCK_BOOTTIME                                 ? bases.boottime
                                                                      : bases.monotonic;
@@ -309,7 +279,9 @@ VirtualNs(clockid_t clock, const void* caller)
     emulator.Clock().ClockRead();
     double offset = std::max(emulator.Clock().Now(), t_lastShown); // never backwards for a thread
     t_lastShown = offset;
-    return VirtualBase(clock) + static_cast<int64_t>(std::llround(offset));
+    int64_t ns = VirtualBase(clock) + static_cast<int64_t>(std::llround(offset));
+    ActivityLog::Get().OnClockRead(clock, ns); // a profiler's clock converter (activity-log.h)
+    return ns;
 }
 
 } // namespace

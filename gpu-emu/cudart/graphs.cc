@@ -130,6 +130,7 @@ LaunchGraph(cudaGraphExec_t handle, cudaStream_t streamHandle, bool perThread)
         return Fail(cudaErrorInvalidResourceHandle);
     }
     emu.Clock().Charge(spec::HostCall::GraphLaunch);
+    ActivityLog::MarkCall(ActivityCall::GraphLaunch); // for a profiler
     emu.LaunchGraph(*exec, *stream);
     return cudaSuccess;
 }

@@ -78,6 +78,7 @@ LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaSt
     Price price = emu.Costs().PriceKernel(launch, emu.Spec());
     emu.Clock().Charge(stream->legacy ? spec::HostCall::LaunchKernelLegacyStream
                                       : spec::HostCall::LaunchKernel);
+    ActivityLog::MarkLaunch(launch.grid, launch.block, uint32_t(sharedMem)); // for a profiler
     emu.Place(*stream, OpKind::Kernel, price.duration, kernel->name, price.provider, 0);
     emu.RunKernelData(*stream, launch);
     return cudaSuccess;

@@ -88,6 +88,7 @@ Copy(ApiCall& call, void* dst, size_t dpitch, const void* src, size_t spitch, si
     CopyStaging staging;
     staging.stagedNs = emu.Clock().Charge(copyCall, uint64_t(width) * rows);
     staging.pageable = copyCall == spec::HostCall::MemcpyAsyncPageable;
+    ActivityLog::MarkCall(blocking ? ActivityCall::Memcpy : ActivityCall::MemcpyAsync);
     Placement placement = emu.Copy(*stream, dst, dpitch, src, spitch, width, rows, staging);
     if (blocking)
     {
@@ -118,6 +119,7 @@ Set(ApiCall& call, void* dst, size_t pitch, int value, size_t width, size_t rows
         return Fail(cudaErrorInvalidResourceHandle);
     }
     emu.Clock().Charge(spec::HostCall::MemsetAsync, uint64_t(width) * rows);
+    ActivityLog::MarkCall(blocking ? ActivityCall::Memset : ActivityCall::MemsetAsync);
     Placement placement = emu.Memset(*stream, dst, pitch, value, width, rows);
     if (blocking && !placement.captured)
     {

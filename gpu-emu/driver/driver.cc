@@ -98,6 +98,8 @@ Launch(CUfunction function, Dim3 grid, Dim3 block, unsigned sharedMem, CUstream 
         emu.Costs().PriceKernel(KernelLaunch{kernel, grid, block, sharedMem, -1}, emu.Spec());
     emu.Clock().Charge(stream->legacy ? spec::HostCall::LaunchKernelLegacyStream
                                       : spec::HostCall::LaunchKernel);
+    ActivityLog::MarkCall(ActivityCall::DriverLaunchKernel); // cuLaunchKernel, for a profiler
+    ActivityLog::MarkLaunch(grid, block, uint32_t(sharedMem));
     emu.Place(*stream, OpKind::Kernel, price.duration, kernel->name, price.provider, 0);
     return CUDA_SUCCESS;
 }

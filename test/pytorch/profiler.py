@@ -1,17 +1,48 @@
-# torch.profiler with CUDA activities: NVIDIA's CUPTI would reach into the driver (cuGetExportTable)
-# and crash; eidolon's libcupti.so.13 answers not-supported, so the profiler runs and records the
-# CPU side (eidolon's own trace.json has the GPU side).
+# torch.profiler with CUDA activities: eidolon's libcupti.so.13 hands Kineto the simulated kernels,
+# copies and memsets with the runtime calls that issued them, so the profiler's tables show GPU time
+# per operator. The GEMM's time is checked against CUDA events (exact in eidolon), which time two
+# of them back to back on a busy stream.
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 assert ProfilerActivity.CUDA in torch.profiler.supported_activities()
-a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
+a = torch.randn(2048, 2048, device="cuda", dtype=torch.bfloat16)
+host = torch.empty(1 << 20, pin_memory=True)
+device = torch.empty(1 << 20, device="cuda")
+torch.cuda.synchronize()
+mid = torch.cuda.Event(enable_timing=True)
+end = torch.cuda.Event(enable_timing=True)
 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-    for _ in range(3):
-        a @ a
+    a @ a
+    mid.record()  # the first GEMM is still running: the event is its end
+    a @ a
+    a @ a
+    end.record()
+    device.zero_()
+    host.copy_(device)
     torch.cuda.synchronize()
-names = {event.key: event.count for event in prof.key_averages()}
-assert names.get("aten::mm") == 3, names
+
+rows = {event.key: event for event in prof.key_averages()}
+mm = rows["aten::mm"]
+assert mm.count == 3, rows.keys()
+gemm_us = mid.elapsed_time(end) * 1e3 / 2
+# Each GEMM's kernel, as the profiler saw it, takes what the events say (to the ns: the profiler
+# maps its timestamps through its own clock converter, which eidolon follows).
+assert abs(mm.device_time_total / 3 - gemm_us) < 0.01, (mm.device_time_total, gemm_us)
+assert mm.self_device_time_total == mm.device_time_total  # the kernel is aten::mm's own
+assert rows["cudaLaunchKernel"].count >= 3
+memcpy = [key for key in rows if key.startswith("Memcpy DtoH")]
+memset = [key for key in rows if key.startswith("Memset")]
+assert memcpy and rows[memcpy[0]].device_time_total > 0, rows.keys()
+assert memset and rows[memset[0]].device_time_total > 0, rows.keys()
+
+# A second session sees the same kernel time (nothing depends on this machine's speed).
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as again:
+    a @ a
+    torch.cuda.synchronize()
+second = {event.key: event for event in again.key_averages()}["aten::mm"]
+assert abs(second.device_time_total - gemm_us) < 0.01, (second.device_time_total, gemm_us)
+
 with profile() as prof:  # the default activities, CUDA among them
     a @ a
-print("torch.profiler ok")
+print(f"torch.profiler ok: GEMM {gemm_us:.3f} us")
