@@ -31,6 +31,7 @@ PerThread<ActivityLog::Pairs> g_run;
 thread_local Ns t_callStart = 0;
 thread_local ActivityCall t_call = ActivityCall::Default;
 thread_local ActivityMemory t_copy[2] = {ActivityMemory::Unknown, ActivityMemory::Unknown};
+thread_local bool t_inSource = false;    // inside the client's timestamp source
 thread_local uint32_t t_firstInCall = 0; // the call's first correlation id (0: none yet)
 thread_local bool t_launchMarked = false;
 thread_local Dim3 t_grid, t_block;
@@ -381,11 +382,29 @@ ActivityLog::SetTimestampSource(TimestampSource source)
     m_source.store(source, std::memory_order_relaxed);
 }
 
-void
-ActivityLog::OnClockRead(int clock, int64_t value)
+uint64_t
+ActivityLog::ReadSource() const
 {
     TimestampSource source = Source();
-    if (!source || !Recording())
+    if (!source || !Recording() || t_inSource)
+    {
+        return 0;
+    }
+    t_inSource = true;
+    uint64_t reading = source();
+    t_inSource = false;
+    return reading;
+}
+
+void
+ActivityLog::OnClockRead(int clock, int64_t value, uint64_t before)
+{
+    if (before == 0)
+    {
+        return;
+    }
+    const uint64_t after = ReadSource();
+    if (after == 0)
     {
         return;
     }
@@ -400,7 +419,7 @@ ActivityLog::OnClockRead(int clock, int64_t value)
     Pairs& run = g_run.Get();
     if (run.size() < kConverterPairs)
     {
-        run.emplace_back(source(), value);
+        run.emplace_back(before + (after - before) / 2, value);
         if (run.size() == kConverterPairs)
         {
             std::lock_guard<std::mutex> lock(m_mutex);

@@ -147,8 +147,13 @@ public:
     TimestampSource Source() const { return m_source.load(std::memory_order_relaxed); }
     static constexpr size_t kConverterPairs = 1001;
     using Pairs = std::vector<std::pair<uint64_t, int64_t>>; // (source, virtual realtime ns)
-    // A virtual reading of `clock` (a clockid_t) that showed `value` ns on this thread.
-    void OnClockRead(int clock, int64_t value);
+    // The source's reading now (0 without a source, while nothing is recorded, or from inside
+    // the source: one that reads the clock itself).
+    uint64_t ReadSource() const;
+    // A virtual reading of `clock` (a clockid_t) that showed `value` ns on this thread; the
+    // source read `before` as it began. The pair's source reading is the middle of `before` and
+    // one taken now, as a converter takes the middle of its readings on both sides of the clock's.
+    void OnClockRead(int clock, int64_t value, uint64_t before);
     // The runs kept since the last call (and forgets them).
     std::vector<Pairs> TakeConverterRuns();
 

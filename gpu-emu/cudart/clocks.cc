@@ -259,6 +259,8 @@ VirtualNs(clockid_t clock, const void* caller)
     {
         return -1; // before the first CUDA call (and inside our own calls) clocks are real
     }
+    // A profiler's timestamp source read on both sides of the reading (activity-log.h).
+    const uint64_t sourceBefore = ActivityLog::Get().ReadSource();
     Emulator& emulator = *created;
     if (!emulator.Settings().virtualClocks)
     {
@@ -280,7 +282,7 @@ VirtualNs(clockid_t clock, const void* caller)
     double offset = std::max(emulator.Clock().Now(), t_lastShown); // never backwards for a thread
     t_lastShown = offset;
     int64_t ns = VirtualBase(clock) + static_cast<int64_t>(std::llround(offset));
-    ActivityLog::Get().OnClockRead(clock, ns); // a profiler's clock converter (activity-log.h)
+    ActivityLog::Get().OnClockRead(clock, ns, sourceBefore);
     return ns;
 }
 
