@@ -180,17 +180,20 @@ FlushLine()
     return Line{g_session.startSource, g_session.startClock, perUnit > 0 ? perUnit : 1.0};
 }
 
-// A virtual host-clock time in the session's timestamp units (on this flush's line).
+// A virtual host-clock time in the session's timestamp units (on this flush's line). Where a unit
+// is under a nanosecond (a TSC against a slower virtual clock), the first unit past the time:
+// the converter truncates what it computes, and so gives the time back to the nanosecond.
 uint64_t
 Stamp(Ns time)
 {
-    int64_t clock = VirtualClockBases().realtime + int64_t(time);
+    int64_t clock = VirtualClockBases().realtime + std::llround(time);
     if (!g_session.timestamp)
     {
         return uint64_t(clock);
     }
-    return g_line.a0 +
-           uint64_t(int64_t(std::llround(double(clock - g_line.t0) / g_line.nsPerUnit)));
+    double units = double(clock - g_line.t0) / g_line.nsPerUnit;
+    int64_t offset = g_line.nsPerUnit < 1 ? int64_t(std::floor(units)) + 1 : std::llround(units);
+    return g_line.a0 + uint64_t(offset);
 }
 
 uint32_t
