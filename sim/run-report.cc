@@ -3,6 +3,7 @@
 // summary.json:
 //   { "topology", "model", "launch": strings, "partial": bool, "error": string ("" unless partial),
 //     "wall_seconds", "virtual_end_ns", "virtual_wall_ratio" (virtual s per wall s),
+//     "stats_from_ns" (compute_ns, comm_ns and idle_ns count from there),
 //     "records_ingested", "flows",
 //     "causality_violations": { "count", "total_ns", "max_ns", "late_flows_replayed",
 //                               "late_local_records" },
@@ -369,6 +370,7 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
         {"wall_seconds", report.wallSeconds},
         {"virtual_end_ns", report.virtualEndNs},
         {"virtual_wall_ratio", VirtualWallRatio(report)},
+        {"stats_from_ns", report.statsFromNs},
         {"records_ingested", report.recordsIngested},
         {"flows", report.flows},
         {"rate_solves", {{"count", report.rateSolves}, {"flows", report.flowsSolved}}},
@@ -518,6 +520,8 @@ PrintSummaryTable(const RunReport& report, std::ostream& os)
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"gpu", "name", "process", "virtual end", "compute", "comm", "idle",
                     "peak memory", "pricing"});
+    auto share = [&report](double ns, const GpuReport& gpu)
+    { return Percent(ns, std::max(0.0, gpu.endNs - report.statsFromNs)); };
     for (const auto& gpu : report.gpus)
     {
         std::string memory =
@@ -538,15 +542,19 @@ PrintSummaryTable(const RunReport& report, std::ostream& os)
             pricing = "-";
         }
         rows.push_back({std::to_string(gpu.gpu), gpu.name, gpu.process,
-                        fmt::format("{:.3f} ms", gpu.endNs / 1e6),
-                        Percent(gpu.computeNs, gpu.endNs), Percent(gpu.commNs, gpu.endNs),
-                        Percent(gpu.idleNs, gpu.endNs), memory, pricing});
+                        fmt::format("{:.3f} ms", gpu.endNs / 1e6), share(gpu.computeNs, gpu),
+                        share(gpu.commNs, gpu), share(gpu.idleNs, gpu), memory, pricing});
     }
     PrintColumns(os, rows, {true, false, false, true, true, true, true, true, false});
 
     os << '\n';
     std::vector<std::vector<std::string>> lines;
     lines.push_back({"virtual end", fmt::format("{:.3f} ms", report.virtualEndNs / 1e6)});
+    if (report.statsFromNs > 0)
+    {
+        lines.push_back({"shares from",
+                         fmt::format("{:.3f} ms (compute, comm, idle)", report.statsFromNs / 1e6)});
+    }
     lines.push_back({"wall time", fmt::format("{:.3f} s", report.wallSeconds)});
     lines.push_back({"virtual/wall", report.wallSeconds > 0
                                          ? fmt::format("{:.3g}", VirtualWallRatio(report))

@@ -40,7 +40,7 @@ struct GpuReport
     double endNs = 0;    ///< virtual time its last work ended
     double computeNs = 0;
     double commNs = 0;
-    double idleNs = 0; ///< endNs minus the union of busy intervals
+    double idleNs = 0; ///< endNs minus the union of busy intervals (all from statsFromNs on)
     uint64_t peakBytes = 0;
     uint64_t capacityBytes = 0;
     uint64_t hostDataPeakBytes = 0;    ///< device bytes the host wrote, most held at once
@@ -91,6 +91,8 @@ struct RunReport
     std::string error; ///< why the run ended early (set with partial)
     double wallSeconds = 0;
     double virtualEndNs = 0;
+    /// The GPUs' compute, comm and idle count from this virtual time on (`--stats-from`).
+    double statsFromNs = 0;
     uint64_t causalityViolations = 0;
     double causalityViolationNs = 0; ///< sum of their sizes
     double maxCausalityViolationNs = 0;

@@ -52,12 +52,19 @@ RunStatistics::ClaimGpu(uint32_t gpu, const std::string& process)
     }
 }
 
+double
+RunStatistics::BusyInWindow(double busyNs, double endNs) const
+{
+    // Busy time lies at the end of its record ([end - busy, end]: record-folds.h).
+    return std::clamp(endNs - m_options.statsFromNs, 0.0, busyNs);
+}
+
 void
 RunStatistics::SpanDone(uint32_t gpu, const wire::Span& span)
 {
     GpuStats& stats = m_gpuStats[gpu];
     stats.endNs = std::max(stats.endNs, span.end_ns());
-    stats.computeNs += span.busy_ns();
+    stats.computeNs += BusyInWindow(span.busy_ns(), span.end_ns());
     if (KeepsSlice(gpu, false, span.start_ns(), span.end_ns()))
     {
         m_slices.push_back(TraceSlice{
@@ -76,11 +83,11 @@ RunStatistics::WorkDone(const DecidedWork& work)
     stats.endNs = std::max(stats.endNs, work.endNs);
     if (work.communication)
     {
-        stats.commNs += work.endNs - work.startNs;
+        stats.commNs += BusyInWindow(work.endNs - work.startNs, work.endNs);
     }
     else
     {
-        stats.computeNs += work.busyNs;
+        stats.computeNs += BusyInWindow(work.busyNs, work.endNs);
     }
     const double startNs =
         work.communication ? work.startNs : std::max(work.startNs, work.endNs - work.busyNs);
@@ -134,11 +141,12 @@ RunStatistics::CloseBefore(double horizonNs)
 bool
 RunStatistics::KeepsSlice(uint32_t gpu, bool communication, double startNs, double endNs)
 {
-    if (gpu < m_gpuStats.size())
+    const double from = std::max(startNs, m_options.statsFromNs);
+    if (gpu < m_gpuStats.size() && endNs > from)
     {
         GpuStats& stats = m_gpuStats[gpu];
-        (communication ? stats.commCover : stats.computeCover).Add(startNs, endNs);
-        stats.anyCover.Add(startNs, endNs);
+        (communication ? stats.commCover : stats.computeCover).Add(from, endNs);
+        stats.anyCover.Add(from, endNs);
     }
     if (endNs < m_options.traceFromNs)
     {
@@ -170,7 +178,7 @@ RunStatistics::ReportGpu(uint32_t gpu,
     // communication the time some collective runs; idle the time nothing does.
     g.computeNs = std::min(stats.computeNs, stats.computeCover.Covered());
     g.commNs = stats.commCover.Covered();
-    g.idleNs = std::max(0.0, stats.endNs - stats.anyCover.Covered());
+    g.idleNs = std::max(0.0, stats.endNs - m_options.statsFromNs - stats.anyCover.Covered());
     g.peakBytes = 0;
     g.capacityBytes = 0;
     for (const auto& [call, totals] : stats.communication)
@@ -219,6 +227,7 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
     report.partial = !outcome.error.empty();
     report.error = outcome.error;
     report.wallSeconds = outcome.wallSeconds;
+    report.statsFromNs = m_options.statsFromNs;
     report.causalityViolations = m_violations + outcome.network.causalityViolations;
     report.causalityViolationNs = m_violationNs;
     report.maxCausalityViolationNs = m_maxViolationNs;

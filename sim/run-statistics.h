@@ -80,6 +80,8 @@ private:
         IntervalUnion anyCover;
         std::map<std::string, CommunicationTotals> communication; // by call name
     };
+    // The part of `busyNs` ending at `endNs` that lies from SimOptions::statsFromNs on.
+    double BusyInWindow(double busyNs, double endNs) const;
     // Counts the slice's covered time; keeps it for trace.json while fewer than maxSlices are.
     bool KeepsSlice(uint32_t gpu, bool communication, double startNs, double endNs);
     GpuReport ReportGpu(uint32_t gpu,

@@ -22,6 +22,7 @@ struct SimOptions
     size_t maxFlowSlices = 200000; // flows per link kept for trace.json
     size_t maxSlices = 2000000;    // device slices kept for trace.json (the summary counts all)
     double traceFromNs = 0;        // trace.json keeps device and flow slices ending from here on
+    double statsFromNs = 0;        // the summary's compute/comm/idle count time from here on
     std::string launch = "attach";
     // Optimistic mode: the horizon does not wait for running ranks (answers may come before they
     // are final; work that arrives from the simulated past is started at the present and counted

@@ -66,6 +66,12 @@ AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
                     "time on (ms; e.g. past start-up and warm-up steps)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
+    cmd->add_option("--stats-from", a.statsFromMs,
+                    "the summary's compute, comm and idle shares count the time from this virtual "
+                    "time on (ms; e.g. past start-up and warm-up steps); the end, memory and "
+                    "pricing stay the whole run's")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     cmd->add_flag("--trace-each-op", a.traceEachOp,
                   "trace.json shows every kernel and copy as a slice of its own (sets "
                   "EIDOLON_TRACE_EACH_OP=1; by default a stream's back-to-back ops are one slice "

@@ -809,6 +809,36 @@ BOOST_AUTO_TEST_CASE(the_trace_keeps_the_slices_of_its_window)
     BOOST_TEST(report.error.find("holds the first 1 device slices; 1 more") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(the_shares_count_from_the_stats_window)
+{
+    // Kernels on one stream: [0, 10], [10, 30], then [50, 60] (ready at 50). Shares from 20 ns:
+    // compute is [20, 30] and [50, 60] = 20 ns, idle the rest of [20, 60] = 20 ns; the end stays
+    // 60 ns. The table divides by the 40 ns from 20 on: 50.0% and 50.0%.
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::SimOptions options = Options();
+    options.statsFromNs = 20;
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    simulation.Batch(0, ChainBatch(1, 0, 1, {}, 0, 10, 10));
+    simulation.Batch(0, ChainBatch(2, 0, 2, {1}, 0, 20, 20));
+    simulation.Batch(0, ChainBatch(3, 0, 3, {2}, 50, 10, 60));
+    simulation.Sync(0, 1, SyncOn(1, {3}, 3, 0));
+    BOOST_TEST(sink.syncs.at(0).second.ends(0).end_ns() == 60);
+    sim::RunReport report = simulation.Report(0);
+    const sim::GpuReport& gpu = report.gpus.at(0);
+    BOOST_TEST(gpu.endNs == 60);
+    BOOST_TEST(gpu.computeNs == 20);
+    BOOST_TEST(gpu.commNs == 0);
+    BOOST_TEST(gpu.idleNs == 20);
+    BOOST_TEST(report.statsFromNs == 20);
+    std::ostringstream table;
+    sim::PrintSummaryTable(report, table);
+    BOOST_TEST(table.str().find("50.0%") != std::string::npos);
+    BOOST_TEST(table.str().find("shares from") != std::string::npos);
+    BOOST_TEST(report.slices.size() == 3u); // the trace keeps them all
+}
+
 BOOST_AUTO_TEST_CASE(ended_records_are_retired_by_block_and_their_ends_stay)
 {
     std::ostringstream log;

@@ -337,6 +337,7 @@ OptionsFrom(const RunArguments& args)
     options.graceSeconds = args.graceSeconds;
     options.maxSlices = args.traceSlices;
     options.traceFromNs = args.traceFromMs * 1e6;
+    options.statsFromNs = args.statsFromMs * 1e6;
     options.launch = args.launch;
     if (args.traceEachOp)
     {

@@ -27,6 +27,7 @@ struct RunArguments
     std::string progress = "auto";                    // auto | on | off
     size_t traceSlices = sim::SimOptions().maxSlices; // --trace-slices
     double traceFromMs = 0;   // --trace-from: slices that end from this virtual time on
+    double statsFromMs = 0;   // --stats-from: the shares count time from this virtual time on
     bool traceEachOp = false; // --trace-each-op: sets EIDOLON_TRACE_EACH_OP=1 for the ranks
     std::string ncclVersion;  // --nccl-version: sets EIDOLON_NCCL_VERSION for the run
     bool curve = false;       // attach over tcp://: ZeroMQ CURVE with keys made for the run
