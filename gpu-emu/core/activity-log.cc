@@ -32,6 +32,7 @@ thread_local Ns t_callStart = 0;
 thread_local ActivityCall t_call = ActivityCall::Default;
 thread_local ActivityMemory t_copy[2] = {ActivityMemory::Unknown, ActivityMemory::Unknown};
 thread_local bool t_inSource = false;    // inside the client's timestamp source
+thread_local bool t_entered = false;     // EnterCall began the call this thread is in
 thread_local uint32_t t_firstInCall = 0; // the call's first correlation id (0: none yet)
 thread_local bool t_launchMarked = false;
 thread_local Dim3 t_grid, t_block;
@@ -108,6 +109,7 @@ ActivityLog::EnterCall(Ns now)
 {
     t_callStart = now;
     t_call = ActivityCall::Default;
+    t_entered = true;
     t_firstInCall = 0;
     t_launchMarked = false; // a mark left by a launch that was captured, not placed
     if (Pairs* run = g_run.IfCreated())
@@ -119,6 +121,19 @@ ActivityLog::EnterCall(Ns now)
 void
 ActivityLog::LeaveCall(Ns now)
 {
+    const bool waited = t_call == ActivityCall::DeviceSynchronize ||
+                        t_call == ActivityCall::StreamSynchronize ||
+                        t_call == ActivityCall::EventSynchronize;
+    const bool entered = t_entered;
+    t_entered = false;
+    if (waited && entered && Enabled(ActivityKind::Runtime))
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        NewCorrelation(t_call, OpKind::Kernel, now); // its record, tied to the pushed ids
+        t_call = ActivityCall::Default;
+        t_firstInCall = 0;
+        return;
+    }
     if (t_firstInCall == 0)
     {
         return;

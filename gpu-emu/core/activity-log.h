@@ -45,6 +45,10 @@ enum class ActivityCall : uint8_t
     GraphLaunch,
     DriverLaunchKernel,
     DriverLaunchKernelEx,
+    // Calls that wait and place nothing: a record of their own when marked.
+    DeviceSynchronize,
+    StreamSynchronize,
+    EventSynchronize,
 };
 
 // Where a copy's bytes are, as CUPTI's memory kinds say it.
@@ -117,7 +121,8 @@ public:
     // The call that is about to place ops on this thread: its start time, and what it is where
     // the op alone does not say (a driver launch). Set by ApiCall and by the callers.
     static void EnterCall(Ns now);
-    // The call returns at `now`: its records end there (a blocking copy's after its wait).
+    // The call returns at `now`: its records end there (a blocking copy's after its wait); a
+    // marked synchronizing call gets its record from its start to `now`.
     void LeaveCall(Ns now);
     static void MarkCall(ActivityCall call);
     // The kernel launch about to be placed on this thread (the program's own kernels: library

@@ -429,7 +429,7 @@ public:
         {
             m_emulator.Clock().Enter(kind);
         }
-        if (kind == CallKind::Submit && ActivityLog::Get().Recording())
+        if ((kind == CallKind::Submit || kind == CallKind::Sync) && ActivityLog::Get().Recording())
         {
             ActivityLog::EnterCall(m_emulator.Clock().Now()); // a profiler's call record starts
         }

@@ -397,6 +397,7 @@ EIDOLON_EXPORT cudaError_t
 cudaDeviceSynchronize()
 {
     ApiCall call(CallKind::Sync);
+    ActivityLog::MarkCall(ActivityCall::DeviceSynchronize); // for a profiler
     if (CheckReady(call.Emu()) != cudaSuccess)
     {
         return cudaErrorNoDevice;

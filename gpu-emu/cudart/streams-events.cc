@@ -34,6 +34,7 @@ cudaError_t
 SynchronizeStream(cudaStream_t handle, bool perThread)
 {
     ApiCall call(CallKind::Sync);
+    ActivityLog::MarkCall(ActivityCall::StreamSynchronize); // for a profiler
     Stream* stream = StreamOf(call.Emu(), handle, perThread);
     if (!stream)
     {
@@ -353,6 +354,7 @@ EIDOLON_EXPORT cudaError_t
 cudaEventSynchronize(cudaEvent_t handle)
 {
     ApiCall call(CallKind::Sync);
+    ActivityLog::MarkCall(ActivityCall::EventSynchronize); // for a profiler
     Emulator& emu = call.Emu();
     auto* event = reinterpret_cast<Event*>(handle);
     if (!emu.IsEvent(event))

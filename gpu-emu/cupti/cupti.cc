@@ -241,6 +241,12 @@ CallbackId(ActivityCall call)
         return CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020;
     case ActivityCall::GraphLaunch:
         return CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000;
+    case ActivityCall::DeviceSynchronize:
+        return CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020;
+    case ActivityCall::StreamSynchronize:
+        return CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020;
+    case ActivityCall::EventSynchronize:
+        return CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
     case ActivityCall::DriverLaunchKernel:
         return CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
     case ActivityCall::DriverLaunchKernelEx:

@@ -252,6 +252,13 @@ main(int argc, char** argv)
     CHECK(g_memsets[0].start >= copy.end);
     const Call* setCall = CallOf(g_memsets[0].correlation);
     CHECK(setCall && setCall->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020);
+    // The wait: cudaDeviceSynchronize's record, from before the graph's kernel ends to after.
+    const Call* wait = nullptr;
+    for (const Call& call : g_calls)
+    {
+        wait = call.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ? &call : wait;
+    }
+    CHECK(wait && wait->start < node.end && wait->end >= node.end);
     // A second flush has nothing new; what is not supported says so.
     size_t records = g_kernels.size() + g_calls.size() + g_copies.size();
     CHECK_CUPTI(cuptiActivityFlushAll(0));
