@@ -311,16 +311,15 @@ ActivityLog::Collect(const RecordEnds& ends)
     std::vector<Ns> answer = ask.empty() ? std::vector<Ns>{} : ends(ask);
     std::lock_guard<std::mutex> lock(m_mutex);
     std::unordered_map<uint64_t, Ns> end;
+    for (size_t i = 0; i < ask.size() && i < answer.size(); ++i)
     {
-        for (size_t i = 0; i < ask.size() && i < answer.size(); ++i)
+        if (answer[i] >= 0)
         {
-            if (answer[i] >= 0)
-            {
-                end[ask[i]] = answer[i];
-            }
+            end[ask[i]] = answer[i];
         }
     }
-    // A record's slots run back to back up to its end: walk them from the last.
+    // A record's slots run back to back up to its end: walk them from the last. (Ops folded into
+    // a record after recording stopped would shift the recorded ones; Kineto flushes as it stops.)
     std::unordered_map<uint64_t, Ns> slotEnd;
     std::vector<Unfinished> left;
     for (auto it = m_unfinished.rbegin(); it != m_unfinished.rend(); ++it)
@@ -343,10 +342,10 @@ ActivityLog::Collect(const RecordEnds& ends)
         }
         else if (known)
         {
-            auto [slot, fresh] = slotEnd.try_emplace(u.record, found->second);
-            stop = slot->second;
+            Ns& slot = slotEnd.try_emplace(u.record, found->second).first->second;
+            stop = slot;
             start = stop - u.duration;
-            slot->second = start;
+            slot = start;
         }
         if (!known)
         {

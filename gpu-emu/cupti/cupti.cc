@@ -106,7 +106,7 @@ VirtualNow()
         return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
     }
     ApiCall call(CallKind::Untimed, false); // the lock, and clocks read inside stay real
-    return VirtualClockBases().realtime + int64_t(emulator->Clock().Now());
+    return VirtualClockBases().realtime + std::llround(emulator->Clock().Now());
 }
 
 // A (source, clock) reading for the timestamp line; `start` or end of the session.
