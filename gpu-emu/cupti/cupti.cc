@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -196,22 +197,16 @@ Stamp(Ns time)
     return g_line.a0 + uint64_t(offset);
 }
 
+// CUPTI's memory kinds, by ActivityMemory.
+constexpr CUpti_ActivityMemoryKind kMemoryKinds[] = {
+    CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+    CUPTI_ACTIVITY_MEMORY_KIND_PINNED, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+    CUPTI_ACTIVITY_MEMORY_KIND_MANAGED};
+
 uint32_t
 MemoryKind(ActivityMemory memory)
 {
-    switch (memory)
-    {
-    case ActivityMemory::Pageable:
-        return CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
-    case ActivityMemory::Pinned:
-        return CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-    case ActivityMemory::Device:
-        return CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    case ActivityMemory::Managed:
-        return CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
-    default:
-        return CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN;
-    }
+    return kMemoryKinds[size_t(memory)];
 }
 
 uint32_t
@@ -226,34 +221,42 @@ CopyKind(const ActivityRecord& r)
                                   : CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
 }
 
+// The runtime (or driver) callback id of each ActivityCall; Default is a kernel launch.
+constexpr CUpti_CallbackId kCallbackIds[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,      // Default
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,      // LaunchKernel
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,            // Memcpy
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,       // MemcpyAsync
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,            // Memset
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,       // MemsetAsync
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,      // GraphLaunch
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,               // DriverLaunchKernel
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,             // DriverLaunchKernelEx
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, // DeviceSynchronize
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, // StreamSynchronize
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,  // EventSynchronize
+};
+static_assert(std::size(kCallbackIds) == size_t(ActivityCall::EventSynchronize) + 1,
+              "a callback id for every ActivityCall");
+
 CUpti_CallbackId
 CallbackId(ActivityCall call)
 {
-    switch (call)
-    {
-    case ActivityCall::Memcpy:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020;
-    case ActivityCall::MemcpyAsync:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
-    case ActivityCall::Memset:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020;
-    case ActivityCall::MemsetAsync:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020;
-    case ActivityCall::GraphLaunch:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000;
-    case ActivityCall::DeviceSynchronize:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020;
-    case ActivityCall::StreamSynchronize:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020;
-    case ActivityCall::EventSynchronize:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020;
-    case ActivityCall::DriverLaunchKernel:
-        return CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
-    case ActivityCall::DriverLaunchKernelEx:
-        return CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
-    default:
-        return CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-    }
+    return kCallbackIds[size_t(call)];
+}
+
+// The fields kernel, memcpy and memset records share.
+template<typename Record>
+void
+FillDeviceOp(Record* record, const ActivityRecord& r)
+{
+    record->start = Stamp(r.start);
+    record->end = Stamp(r.end);
+    record->deviceId = uint32_t(r.device);
+    record->contextId = uint32_t(r.device) + 1;
+    record->streamId = uint32_t(r.streamId);
+    record->correlationId = r.correlationId;
+    record->graphId = r.graphId;
 }
 
 // Writes `r` as CUPTI's record at `out` (RecordBytes of its kind, zeroed).
@@ -267,15 +270,9 @@ WriteRecord(const ActivityRecord& r, uint8_t* out)
         auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(out);
         k->kind = g_session.kernelAsConcurrent ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
                                                : CUPTI_ACTIVITY_KIND_KERNEL;
-        k->start = Stamp(r.start);
-        k->end = Stamp(r.end);
+        FillDeviceOp(k, r);
         k->completed = k->end;
-        k->deviceId = uint32_t(r.device);
-        k->contextId = uint32_t(r.device) + 1;
-        k->streamId = uint32_t(r.streamId);
-        k->correlationId = r.correlationId;
         k->name = r.name;
-        k->graphId = r.graphId;
         k->gridX = int32_t(r.grid.x);
         k->gridY = int32_t(r.grid.y);
         k->gridZ = int32_t(r.grid.z);
@@ -289,32 +286,20 @@ WriteRecord(const ActivityRecord& r, uint8_t* out)
     {
         auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(out);
         m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        FillDeviceOp(m, r);
         m->copyKind = uint8_t(CopyKind(r));
         m->srcKind = uint8_t(MemoryKind(r.source));
         m->dstKind = uint8_t(MemoryKind(r.destination));
         m->bytes = r.bytes;
-        m->start = Stamp(r.start);
-        m->end = Stamp(r.end);
-        m->deviceId = uint32_t(r.device);
-        m->contextId = uint32_t(r.device) + 1;
-        m->streamId = uint32_t(r.streamId);
-        m->correlationId = r.correlationId;
-        m->graphId = r.graphId;
         return true;
     }
     case ActivityKind::Memset:
     {
         auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(out);
         m->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+        FillDeviceOp(m, r);
         m->bytes = r.bytes;
-        m->start = Stamp(r.start);
-        m->end = Stamp(r.end);
-        m->deviceId = uint32_t(r.device);
-        m->contextId = uint32_t(r.device) + 1;
-        m->streamId = uint32_t(r.streamId);
-        m->correlationId = r.correlationId;
         m->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-        m->graphId = r.graphId;
         return true;
     }
     case ActivityKind::Runtime:

@@ -12,11 +12,16 @@ function(eidolon_generate_stubs list output handler)
     string(APPEND content
       "__attribute__((weak, visibility(\"default\"))) int ${name}(void) { return ${handler}(\"${name}\"); }\n")
   endforeach()
+  eidolon_write_if_changed(${output} "${content}")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${list})
+endfunction()
+
+# Writes `content` to `output` unless it already holds it (an unchanged file rebuilds nothing).
+function(eidolon_write_if_changed output content)
   if(EXISTS ${output})
     file(READ ${output} previous)
   endif()
   if(NOT "${previous}" STREQUAL "${content}")
     file(WRITE ${output} "${content}")
   endif()
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${list})
 endfunction()
