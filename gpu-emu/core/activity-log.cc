@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,8 +30,10 @@ PerThread<ActivityLog::Pairs> g_run;
 
 // The call this thread is in (trivially destructible thread-locals: per-thread.h).
 thread_local Ns t_callStart = 0;
+thread_local uint64_t t_sourceStart = 0; // the timestamp source as the call began (0: none)
 thread_local ActivityCall t_call = ActivityCall::Default;
 thread_local ActivityMemory t_copy[2] = {ActivityMemory::Unknown, ActivityMemory::Unknown};
+thread_local bool t_peer = false;
 thread_local bool t_inSource = false;    // inside the client's timestamp source
 thread_local bool t_entered = false;     // EnterCall began the call this thread is in
 thread_local uint32_t t_firstInCall = 0; // the call's first correlation id (0: none yet)
@@ -57,7 +60,10 @@ DeviceKind(OpKind kind)
 ActivityLog&
 ActivityLog::Get()
 {
-    static ActivityLog* log = new ActivityLog(); // never destroyed: exit-time flushes still work
+    // Never destroyed (exit-time flushes still work), and not on the heap: the clock interposers
+    // reach it, and allocators read clocks.
+    alignas(ActivityLog) static unsigned char storage[sizeof(ActivityLog)];
+    static ActivityLog* log = new (storage) ActivityLog();
     return *log;
 }
 
@@ -108,6 +114,7 @@ void
 ActivityLog::EnterCall(Ns now)
 {
     t_callStart = now;
+    t_sourceStart = Get().ReadSource();
     t_call = ActivityCall::Default;
     t_entered = true;
     t_firstInCall = 0;
@@ -149,6 +156,7 @@ ActivityLog::LeaveCall(Ns now)
             it->threadId == tid)
         {
             it->end = std::max(it->end, now);
+            it->sourceEnd = it->sourceStart ? std::max(it->sourceEnd, ReadSource()) : 0;
         }
     }
     t_firstInCall = 0;
@@ -170,10 +178,11 @@ ActivityLog::MarkLaunch(Dim3 grid, Dim3 block, uint32_t sharedMemory)
 }
 
 void
-ActivityLog::MarkCopy(ActivityMemory source, ActivityMemory destination)
+ActivityLog::MarkCopy(ActivityMemory source, ActivityMemory destination, bool peer)
 {
     t_copy[0] = source;
     t_copy[1] = destination;
+    t_peer = peer;
 }
 
 const char*
@@ -210,6 +219,8 @@ ActivityLog::NewCorrelation(ActivityCall call, OpKind kind, Ns now)
         api.start = std::min(t_callStart, now);
         api.end = now;
         api.threadId = static_cast<uint32_t>(syscall(SYS_gettid));
+        api.sourceStart = t_sourceStart;
+        api.sourceEnd = t_sourceStart ? ReadSource() : 0;
         m_records.push_back(api);
         m_final.push_back(true);
     }
@@ -268,6 +279,7 @@ ActivityLog::OnOp(const ActivityOp& op, Ns now)
     {
         record.source = t_copy[0];
         record.destination = t_copy[1];
+        record.peer = t_peer;
     }
     m_records.push_back(record);
     m_final.push_back(op.pending == 0);
@@ -421,6 +433,10 @@ ActivityLog::OnClockRead(int clock, int64_t value, uint64_t before)
     if (after == 0)
     {
         return;
+    }
+    if (clock == CLOCK_PROCESS_CPUTIME_ID || clock == CLOCK_THREAD_CPUTIME_ID || clock < 0)
+    {
+        return; // CPU time (the host-time model's own readings) is no calibration's
     }
     if (clock != CLOCK_REALTIME)
     {

@@ -71,13 +71,16 @@ struct ActivityRecord
     const char* name = nullptr; // interned: valid for the life of the process
     uint64_t bytes = 0;
     ActivityMemory source = ActivityMemory::Unknown, destination = ActivityMemory::Unknown;
+    bool peer = false; // a copy between two devices
     uint32_t graphId = 0;
     Dim3 grid{}, block{}; // a kernel's launch geometry; 1 x 1 x 1 where the launch was a library's
     uint32_t sharedMemory = 0;
     Ns start = 0, end = 0;
-    // Calls (Runtime, Driver).
+    // Calls (Runtime, Driver). With a timestamp source, also its readings as the call began and
+    // returned (0: none): a call is CPU-side, on the timeline the client's own CPU events use.
     ActivityCall call = ActivityCall::Default;
     uint32_t threadId = 0;
+    uint64_t sourceStart = 0, sourceEnd = 0;
     // ExternalCorrelation.
     uint32_t externalKind = 0;
     uint64_t externalId = 0;
@@ -129,7 +132,7 @@ public:
     // kernels' geometry is not modelled).
     static void MarkLaunch(Dim3 grid, Dim3 block, uint32_t sharedMemory);
     // The copy about to be placed on this thread: where its bytes come from and go.
-    static void MarkCopy(ActivityMemory source, ActivityMemory destination);
+    static void MarkCopy(ActivityMemory source, ActivityMemory destination, bool peer);
 
     // The emulator places an op (its lock held). `now`: the host clock after the call's cost.
     void OnOp(const ActivityOp& op, Ns now);

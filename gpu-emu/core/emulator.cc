@@ -1263,7 +1263,7 @@ Emulator::Copy(Stream& stream, void* dst, size_t dpitch, const void* src, size_t
                    : staging.pageable            ? ActivityMemory::Pageable
                                                  : ActivityMemory::Pinned;
         };
-        ActivityLog::MarkCopy(memory(srcKind), memory(dstKind));
+        ActivityLog::MarkCopy(memory(srcKind), memory(dstKind), peer != PeerRoute::None);
     }
     static const std::string label = "memcpy";
     return Place(stream, OpKind::Copy, price.duration, label, price.provider, bytes);

@@ -259,8 +259,6 @@ VirtualNs(clockid_t clock, const void* caller)
     {
         return -1; // before the first CUDA call (and inside our own calls) clocks are real
     }
-    // A profiler's timestamp source read on both sides of the reading (activity-log.h).
-    const uint64_t sourceBefore = ActivityLog::Get().ReadSource();
     Emulator& emulator = *created;
     if (!emulator.Settings().virtualClocks)
     {
@@ -281,9 +279,7 @@ VirtualNs(clockid_t clock, const void* caller)
     emulator.Clock().ClockRead();
     double offset = std::max(emulator.Clock().Now(), t_lastShown); // never backwards for a thread
     t_lastShown = offset;
-    int64_t ns = VirtualBase(clock) + static_cast<int64_t>(std::llround(offset));
-    ActivityLog::Get().OnClockRead(clock, ns, sourceBefore);
-    return ns;
+    return VirtualBase(clock) + static_cast<int64_t>(std::llround(offset));
 }
 
 } // namespace
@@ -293,13 +289,21 @@ VirtualNs(clockid_t clock, const void* caller)
 EIDOLON_EXPORT int
 clock_gettime(clockid_t clock, struct timespec* ts)
 {
+    // A profiler's timestamp source is read on both sides of every reading, real or virtual: its
+    // converter calibrates on what the program saw (activity-log.h; a profile may start before
+    // the first CUDA call makes the clocks virtual).
+    ActivityLog& activity = ActivityLog::Get();
+    const uint64_t sourceBefore = activity.ReadSource();
     int64_t ns = VirtualNs(clock, __builtin_return_address(0));
     if (ns < 0)
     {
-        return RealTime(clock, ts);
+        int result = RealTime(clock, ts);
+        activity.OnClockRead(clock, result == 0 ? ToNs(*ts) : 0, result == 0 ? sourceBefore : 0);
+        return result;
     }
     ts->tv_sec = static_cast<time_t>(ns / 1000000000);
     ts->tv_nsec = static_cast<long>(ns % 1000000000);
+    activity.OnClockRead(clock, ns, sourceBefore);
     return 0;
 }
 
@@ -307,13 +311,20 @@ clock_gettime(clockid_t clock, struct timespec* ts)
 EIDOLON_EXPORT int
 gettimeofday(struct timeval* tv, void* tz)
 {
+    ActivityLog& activity = ActivityLog::Get(); // as clock_gettime
+    const uint64_t sourceBefore = activity.ReadSource();
     int64_t ns = VirtualNs(CLOCK_REALTIME, __builtin_return_address(0));
     if (ns < 0)
     {
-        return RealDay(tv, tz);
+        int result = RealDay(tv, tz);
+        activity.OnClockRead(
+            CLOCK_REALTIME, result == 0 ? int64_t(tv->tv_sec) * 1000000000 + tv->tv_usec * 1000 : 0,
+            result == 0 ? sourceBefore : 0);
+        return result;
     }
     tv->tv_sec = static_cast<time_t>(ns / 1000000000);
     tv->tv_usec = static_cast<suseconds_t>(ns % 1000000000 / 1000);
+    activity.OnClockRead(CLOCK_REALTIME, ns, sourceBefore);
     return 0;
 }
 

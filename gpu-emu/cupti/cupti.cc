@@ -215,10 +215,11 @@ CopyKind(const ActivityRecord& r)
     bool fromDevice = r.source == ActivityMemory::Device || r.source == ActivityMemory::Managed;
     bool toDevice =
         r.destination == ActivityMemory::Device || r.destination == ActivityMemory::Managed;
-    return fromDevice && toDevice ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOD
-           : fromDevice           ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
-           : toDevice             ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
-                                  : CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
+    return r.peer                   ? CUPTI_ACTIVITY_MEMCPY_KIND_PTOP
+           : fromDevice && toDevice ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOD
+           : fromDevice             ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+           : toDevice               ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+                                    : CUPTI_ACTIVITY_MEMCPY_KIND_HTOH;
 }
 
 // The runtime (or driver) callback id of each ActivityCall; Default is a kernel launch.
@@ -309,8 +310,11 @@ WriteRecord(const ActivityRecord& r, uint8_t* out)
         a->kind = r.kind == ActivityKind::Driver ? CUPTI_ACTIVITY_KIND_DRIVER
                                                  : CUPTI_ACTIVITY_KIND_RUNTIME;
         a->cbid = CallbackId(r.call);
-        a->start = Stamp(r.start);
-        a->end = Stamp(r.end);
+        // A call is CPU-side: the source's own readings where there are (as the client's CPU
+        // events), else its virtual host times.
+        bool read = g_session.timestamp && r.sourceStart && r.sourceEnd >= r.sourceStart;
+        a->start = read ? r.sourceStart : Stamp(r.start);
+        a->end = read ? r.sourceEnd : Stamp(r.end);
         a->processId = uint32_t(getpid());
         a->threadId = r.threadId;
         a->correlationId = r.correlationId;

@@ -1,8 +1,11 @@
 // CUPTI's activity API as NVIDIA's samples use it (linked against the toolkit's libcupti, run with
 // eidolon's): buffers handed out and back, kernels, copies, memsets, the runtime calls that issued
 // them and external correlation, with the simulated times worked out by hand from TEST-GPU.
-// With the argument "source", a timestamp source is registered (3 units a virtual ns + 1000, as a
-// made-up TSC): every record comes in its units, exactly, since the source is linear.
+// With the argument "source", a timestamp source is registered (3 units a ns of the clock + 1000,
+// as a made-up TSC): device records come in its units, exactly, since the source is linear in the
+// virtual clock; calls carry the source's own readings as they begin and return, as NVIDIA's
+// CUPTI gives them (CPU-side; inside eidolon's calls the clock reads real time, so their units
+// are checked only for order).
 #include "check.h"
 
 #include <cupti.h>
@@ -226,8 +229,12 @@ main(int argc, char** argv)
     {
         const Call* call = CallOf(k.correlation);
         CHECK(call && call->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-        CHECK(call->start <= call->end && call->end <= k.start);
-        CHECK_NEAR((call->end - call->start) / unitsPerNs, kLaunchOverheadUs * 1e3, 1);
+        CHECK(call->start <= call->end);
+        if (!source)
+        {
+            CHECK(call->end <= k.start);
+            CHECK_NEAR((call->end - call->start) / unitsPerNs, kLaunchOverheadUs * 1e3, 1);
+        }
         bool tied = false;
         for (auto [id, correlation] : g_external)
         {
@@ -246,7 +253,7 @@ main(int argc, char** argv)
     CHECK(copy.start >= g_kernels[1].end && copy.end > copy.start);
     const Call* copyCall = CallOf(copy.correlation);
     CHECK(copyCall && copyCall->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020);
-    CHECK(copyCall->end >= copy.end);
+    CHECK(source || copyCall->end >= copy.end);
     // The memset: after the copy, its call cudaMemsetAsync.
     CHECK(g_memsets.size() == 1 && g_memsets[0].bytes == bytes);
     CHECK(g_memsets[0].start >= copy.end);
@@ -258,7 +265,8 @@ main(int argc, char** argv)
     {
         wait = call.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 ? &call : wait;
     }
-    CHECK(wait && wait->start < node.end && wait->end >= node.end);
+    CHECK(wait && wait->start <= wait->end);
+    CHECK(source || (wait->start < node.end && wait->end >= node.end));
     // A second flush has nothing new; what is not supported says so.
     size_t records = g_kernels.size() + g_calls.size() + g_copies.size();
     CHECK_CUPTI(cuptiActivityFlushAll(0));
