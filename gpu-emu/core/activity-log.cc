@@ -267,6 +267,7 @@ ActivityLog::OnOp(const ActivityOp& op, Ns now)
     record.name = Intern(op.label);
     record.bytes = op.bytes;
     record.graphId = op.graphId;
+    record.graphNodeId = op.graphNode ? uint64_t(op.graphId) << 32 | op.graphNode : 0;
     if (launchMarked && op.kind == OpKind::Kernel)
     {
         record.grid = t_grid;

@@ -73,6 +73,7 @@ struct ActivityRecord
     ActivityMemory source = ActivityMemory::Unknown, destination = ActivityMemory::Unknown;
     bool peer = false; // a copy between two devices
     uint32_t graphId = 0;
+    uint64_t graphNodeId = 0; // graph id << 32 | the node's index + 1 (0: not a graph's)
     Dim3 grid{}, block{}; // a kernel's launch geometry; 1 x 1 x 1 where the launch was a library's
     uint32_t sharedMemory = 0;
     Ns start = 0, end = 0;
@@ -100,6 +101,7 @@ struct ActivityOp
     uint64_t pending = 0;
     const std::vector<uint64_t>* deps = nullptr; // a communication's: its start waits on them
     uint32_t graphId = 0;
+    uint32_t graphNode = 0; // the node's index + 1 in its graph
     // A pending graph launch's nodes: `duration` is the launch's, `offset` and `nodeDuration` the
     // node's place in it; `continuesLaunch` for every node after the first.
     Ns offset = 0;

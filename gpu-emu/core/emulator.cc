@@ -1572,6 +1572,7 @@ Emulator::LaunchGraph(const Graph& graph, Stream& stream)
                           node.label, node.bytes,    start + nodeStart[i], start + nodeEnd[i],
                           makespan,   stream.pending};
             op.graphId = graph.id;
+            op.graphNode = uint32_t(i + 1);
             op.offset = nodeStart[i];
             op.nodeDuration = node.duration;
             op.continuesLaunch = i > 0;
@@ -1591,6 +1592,7 @@ Emulator::LaunchGraph(const Graph& graph, Stream& stream)
                       node.label,   node.bytes,    start + nodeStart[i], start + nodeEnd[i],
                       node.duration};
         op.graphId = graph.id;
+        op.graphNode = uint32_t(i + 1);
         op.continuesLaunch = i > 0;
         RecordActivity(op);
     }

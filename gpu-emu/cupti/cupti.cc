@@ -258,6 +258,7 @@ FillDeviceOp(Record* record, const ActivityRecord& r)
     record->streamId = uint32_t(r.streamId);
     record->correlationId = r.correlationId;
     record->graphId = r.graphId;
+    record->graphNodeId = r.graphNodeId;
 }
 
 // Writes `r` as CUPTI's record at `out` (RecordBytes of its kind, zeroed).

@@ -30,6 +30,7 @@ struct Kernel
     std::string name;
     uint64_t start, end;
     uint32_t correlation, stream, graph;
+    uint64_t graphNode;
     int gridX, blockX;
 };
 struct Copy
@@ -86,7 +87,8 @@ Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid)
             auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
             g_kernels.push_back({k->name, uint64_t(k->start), uint64_t(k->end),
                                  uint32_t(k->correlationId), uint32_t(k->streamId),
-                                 uint32_t(k->graphId), int(k->gridX), int(k->blockX)});
+                                 uint32_t(k->graphId), uint64_t(k->graphNodeId), int(k->gridX),
+                                 int(k->blockX)});
             break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY:
@@ -205,7 +207,7 @@ main(int argc, char** argv)
     CHECK(g_kernels.size() == 3);
     Kernel node = g_kernels.back();
     g_kernels.pop_back();
-    CHECK(node.graph != 0 && node.name.find("spin") != std::string::npos);
+    CHECK(node.graph != 0 && node.graphNode != 0 && node.name.find("spin") != std::string::npos);
     CHECK_NEAR((node.end - node.start) / unitsPerNs, GenericKernelUs(5e5) * 1e3, 1);
     const Call* graphCall = CallOf(node.correlation);
     CHECK(graphCall && graphCall->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000);
@@ -214,7 +216,7 @@ main(int argc, char** argv)
     for (const Kernel& k : g_kernels)
     {
         CHECK(k.name.find("spin") != std::string::npos);
-        CHECK(k.blockX == 1000 && k.graph == 0);
+        CHECK(k.blockX == 1000 && k.graph == 0 && k.graphNode == 0);
     }
     CHECK(g_kernels[0].gridX == 1000 && g_kernels[1].gridX == 2000);
     CHECK_NEAR((g_kernels[0].end - g_kernels[0].start) / unitsPerNs, GenericKernelUs(1e6) * 1e3, 1);
