@@ -148,9 +148,9 @@ public:
     void Clear();
 
     // A client's timestamp source (CUPTI's timestamp callback: Kineto's is the CPU's TSC). While
-    // one is set and records are kept, each virtual CLOCK_REALTIME reading is paired with the
-    // source's, and a run of kConverterPairs of them in a row on one thread is kept: that is how
-    // a TSC-to-clock converter calibrates (PyTorch's reads the pair 1001 times at the profile's
+    // one is set and records are kept, each CLOCK_REALTIME reading (real or virtual) is paired with
+    // the source's, and a run of kConverterPairs of them in a row on one thread is kept: that is
+    // how a TSC-to-clock converter calibrates (PyTorch's reads the pair 1001 times at the profile's
     // start and again at its end), and libcupti places records on the line those readings give.
     using TimestampSource = uint64_t (*)();
     void SetTimestampSource(TimestampSource source);

@@ -10,13 +10,15 @@
 // read). A client that registers a timestamp source gets records in the source's units. PyTorch
 // registers the CPU's TSC and maps it back to clock time with a converter calibrated on 1001
 // (TSC, clock) readings at the profile's start and 1001 at its end; the TSC runs in real time, the
-// clock in virtual time, so the map is only right on the line those readings give. The emulator
-// pairs every virtual clock reading of a session with the source (ActivityLog::OnClockRead), and
-// records are placed on the line the converter computes from the session's first and last such
-// runs, by its own arithmetic (c10's ApproximateClockToUnixTimeConverter): PyTorch then shows each
-// record at its virtual time. Without such runs (another client), the line goes through the
-// source's readings at the session's start (its first external correlation push, else its enable)
-// and at the flush: exact where the source is linear in the virtual clock.
+// clock in virtual time, so the map is only right on the line those readings give. The clock
+// interposers pair every reading of a session, real or virtual, with the source
+// (ActivityLog::OnClockRead), and device records are placed on the line the converter computes
+// from the session's first and last such runs, by its own arithmetic (c10's
+// ApproximateClockToUnixTimeConverter): PyTorch then shows each at its virtual time. Calls are
+// CPU-side and carry the source's own readings, as NVIDIA's do. Without such runs (another
+// client), the line goes through the source's readings at the session's start (its first external
+// correlation push, else its enable) and at the flush: exact where the source is linear in the
+// virtual clock.
 #include "../library-replies.h"
 #include "core/activity-log.h"
 #include "core/emulator.h"
