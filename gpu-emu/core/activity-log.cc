@@ -1,5 +1,6 @@
 #include "activity-log.h"
 
+#include "diagnostics.h"
 #include "per-thread.h"
 
 #include <sys/syscall.h>
@@ -251,6 +252,16 @@ ActivityLog::OnOp(const ActivityOp& op, Ns now)
         return; // CUPTI records neither an event record nor a host function as device work
     }
     std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_records.size() >= kMaxRecords)
+    {
+        if (m_dropped.fetch_add(1) == 0)
+        {
+            Warn("CUPTI: more than " + std::to_string(kMaxRecords) +
+                 " activity records since the last flush; later ops are dropped (counted in "
+                 "cuptiActivityGetNumDroppedRecords)");
+        }
+        return;
+    }
     uint32_t correlation =
         op.continuesLaunch ? m_nextCorrelation : NewCorrelation(t_call, op.kind, now);
     t_call = ActivityCall::Default;

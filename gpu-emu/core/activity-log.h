@@ -147,6 +147,11 @@ public:
     // Drops what is kept (a profiler that finalizes).
     void Clear();
 
+    // At most this many records are kept between collections (NVIDIA's CUPTI is bounded by the
+    // client's buffers); ops past it are dropped and counted, with one warning.
+    static constexpr size_t kMaxRecords = size_t(1) << 22;
+    uint64_t Dropped() const { return m_dropped.load(std::memory_order_relaxed); }
+
     // A client's timestamp source (CUPTI's timestamp callback: Kineto's is the CPU's TSC). While
     // one is set and records are kept, each CLOCK_REALTIME reading (real or virtual) is paired with
     // the source's, and a run of kConverterPairs of them in a row on one thread is kept: that is
@@ -195,7 +200,8 @@ private:
     std::atomic<TimestampSource> m_source{nullptr};
     std::vector<Pairs> m_converterRuns; // under m_mutex
     std::atomic<unsigned> m_enabled{0}; // bit per ActivityKind
-    std::mutex m_mutex;                 // the records (the emulator lock covers OnOp; pushes don't)
+    std::atomic<uint64_t> m_dropped{0};
+    std::mutex m_mutex; // the records (the emulator lock covers OnOp; pushes don't)
     std::vector<ActivityRecord> m_records;
     std::vector<bool> m_final; // per record: its times are known
     std::vector<Unfinished> m_unfinished;

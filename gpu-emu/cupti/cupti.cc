@@ -713,7 +713,7 @@ EIDOLON_EXPORT CUptiResult
 cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped)
 {
     std::lock_guard<std::recursive_mutex> lock(g_session.mutex);
-    return Reply::Store(dropped, g_session.dropped);
+    return Reply::Store(dropped, g_session.dropped + ActivityLog::Get().Dropped());
 }
 
 // Ends profiling: records not yet flushed are dropped.
