@@ -1368,6 +1368,36 @@ CommOpName(CommOpKind kind)
     }
     return "nccl";
 }
+
+// NCCL's device kernel for `ops`, as a profiler names it (NCCL 2.19+: ncclDevKernel_<Collective>,
+// reductions with their operation and type; the algorithm and protocol that end the real name are
+// the simulator's choice, made later, and left off).
+std::string
+NcclKernelName(const std::vector<CommOp>& ops)
+{
+    const CommOp& op = ops.front();
+    if (op.kind == CommOpKind::Send || op.kind == CommOpKind::Recv)
+    {
+        return "ncclDevKernel_SendRecv";
+    }
+    std::string name = std::string("ncclDevKernel_") + (CommOpName(op.kind) + 4);
+    if (op.kind != CommOpKind::AllReduce && op.kind != CommOpKind::Reduce &&
+        op.kind != CommOpKind::ReduceScatter)
+    {
+        return name;
+    }
+    // ncclDataType_t 0..11 and NCCL's short names; ncclAvg is a PreMulSum on floating types.
+    static const char* const kTypes[] = {"i8",  "u8",  "i32", "u32",  "i64",    "u64",
+                                         "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2"};
+    const bool floating = op.dtype >= 6;
+    const char* operation = op.redop == 0                    ? "Sum"
+                            : op.redop == 1                  ? "Prod"
+                            : op.redop == 2 || op.redop == 3 ? "MinMax"
+                            : op.redop == 4 && !floating     ? "SumPostDiv"
+                                                             : "PreMulSum";
+    const char* type = op.dtype >= 0 && op.dtype < 12 ? kTypes[op.dtype] : "unknown";
+    return name + "_" + operation + "_" + type;
+}
 } // namespace
 
 bool
@@ -1449,8 +1479,7 @@ Emulator::PlaceCommunication(Stream& stream, const CommMember& member, uint64_t 
     if (recording)
     {
         // NCCL's kernel (its real name also says the reduction, type, algorithm and protocol).
-        const std::string kernel =
-            "ncclDevKernel_" + label.substr(label.rfind("nccl", 0) == 0 ? 4 : 0);
+        const std::string kernel = NcclKernelName(ops);
         RecordActivity({OpKind::Communication, "nccl", stream.device, stream.id, kernel, 0, ready,
                         ready, 0, stream.pending, &recordedDeps});
     }
