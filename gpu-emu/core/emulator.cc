@@ -925,18 +925,7 @@ Emulator::RecordEnds(const std::vector<uint64_t>& records)
     }
     if (!ask.empty() && !m_runOver)
     {
-        std::vector<Ns> ends = m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), true,
-                                               "a profiler's activity records", m_mutex);
-        m_runOver = m_runOver || m_sink->RunOver();
-        m_clock.Rebase();
-        for (size_t i = 0; i < ask.size() && i < ends.size(); ++i)
-        {
-            if (ends[i] >= 0)
-            {
-                m_resolved[ask[i]] = ends[i];
-            }
-        }
-        m_exchange->LandReady();
+        AskSimulator(ask, true, "a profiler's activity records");
     }
     std::vector<Ns> ends;
     for (uint64_t record : records)
@@ -966,23 +955,32 @@ Emulator::Resolve(const Completion& completion, const char* what, bool query)
     }
     if (!ask.empty())
     {
-        std::vector<Ns> ends =
-            m_sink->Resolve(ask, m_clock.Now(), m_clock.DrivingThreads(), query, what, m_mutex);
-        m_runOver = m_runOver || m_sink->RunOver();
-        m_clock.Rebase();
+        std::vector<Ns> ends = AskSimulator(ask, query, what);
         for (size_t i = 0; i < ask.size() && i < ends.size(); ++i)
         {
-            if (ends[i] < 0)
-            {
-                time = std::numeric_limits<Ns>::infinity(); // a query: not ended by the clock
-                continue;
-            }
-            m_resolved[ask[i]] = ends[i];
-            time = std::max(time, ends[i]);
+            // -1: a query, not ended by the clock
+            time = ends[i] < 0 ? std::numeric_limits<Ns>::infinity() : std::max(time, ends[i]);
         }
-        m_exchange->LandReady(); // an answer may mean that peers' data has arrived
     }
     return time;
+}
+
+std::vector<Ns>
+Emulator::AskSimulator(const std::vector<uint64_t>& records, bool query, const char* what)
+{
+    std::vector<Ns> ends =
+        m_sink->Resolve(records, m_clock.Now(), m_clock.DrivingThreads(), query, what, m_mutex);
+    m_runOver = m_runOver || m_sink->RunOver();
+    m_clock.Rebase();
+    for (size_t i = 0; i < records.size() && i < ends.size(); ++i)
+    {
+        if (ends[i] >= 0)
+        {
+            m_resolved[records[i]] = ends[i];
+        }
+    }
+    m_exchange->LandReady(); // an answer may mean that peers' data has arrived
+    return ends;
 }
 
 void

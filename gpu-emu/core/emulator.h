@@ -370,6 +370,10 @@ public:
 
 private:
     void RecordActivity(const ActivityOp& op); // for a profiler (ActivityLog)
+    // Asks the sink for the ends of `records` (the lock released while it waits) and keeps the
+    // final ones in m_resolved; -1 for one a query found not ended.
+    std::vector<Ns> AskSimulator(const std::vector<uint64_t>& records, bool query,
+                                 const char* what);
     Emulator();
     void JoinSimulator();           // connects the bridge sink when EIDOLON_SIM_ENDPOINT is set
     void RaisePeak(Device& device); // after `used` grew: a new peak goes to the sink
