@@ -45,6 +45,12 @@ public:
     // holds no data).
     virtual void Load(const void* pointer, void* out, size_t bytes) = 0;
     virtual void Store(void* pointer, const void* data, size_t bytes) = 0;
+    // Sets `bytes` at `pointer` to zero (device memory gives its pages back, as a memset does).
+    virtual void Zero(void* pointer, size_t bytes)
+    {
+        const std::vector<char> zeros(bytes, 0);
+        Store(pointer, zeros.data(), bytes);
+    }
 };
 
 struct DataExchangeStats

@@ -226,6 +226,16 @@ public:
         m_backing.Write(reinterpret_cast<uint64_t>(pointer), data, bytes);
     }
 
+    void Zero(void* pointer, size_t bytes) override
+    {
+        if (m_emulator.KindOf(pointer) != MemoryKind::Device)
+        {
+            std::memset(pointer, 0, bytes);
+            return;
+        }
+        m_backing.Fill(reinterpret_cast<uint64_t>(pointer), 0, bytes);
+    }
+
 private:
     Emulator& m_emulator;
     HostBacking& m_backing;
@@ -1125,6 +1135,7 @@ public:
     {
         m_access.Store(pointer, data, bytes);
     }
+    void Zero(void* pointer, size_t bytes) override { m_access.Zero(pointer, bytes); }
 
 private:
     Emulator& m_emulator;

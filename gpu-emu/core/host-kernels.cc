@@ -5,7 +5,9 @@
 #include "host-kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <regex>
 #include <string>
@@ -126,7 +128,9 @@ enum class Combine
 {
     Sum,
     Max,
-    Min
+    Min,
+    And,
+    Or
 };
 
 bool
@@ -144,10 +148,18 @@ RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& mem
     {
         return false;
     }
-    const auto type = IntTypeNamed(m[1]);
+    // bool reduces too (`.all()`, `.any()`: and_kernel_cuda, or_kernel_cuda), its values 0 or 1.
+    const bool isBool = m[1] == "bool";
+    const auto type = isBool ? std::optional<IntType>(IntType{1, false}) : IntTypeNamed(m[1]);
     const std::string ops = m[2];
     std::optional<Combine> combine;
-    if (ops.find("sum_functor") != std::string::npos)
+    if (isBool && ops.find("and_kernel_cuda") != std::string::npos)
+        combine = Combine::And;
+    else if (isBool && ops.find("or_kernel_cuda") != std::string::npos)
+        combine = Combine::Or;
+    else if (isBool && ops.find("sum_functor") != std::string::npos)
+        combine = std::nullopt; // a sum of bools wraps differently on the device: not ours
+    else if (ops.find("sum_functor") != std::string::npos)
         combine = Combine::Sum;
     else if (ops.find("MaxOps<") != std::string::npos ||
              ops.find("MaxNanFunctor<") != std::string::npos)
@@ -230,7 +242,7 @@ RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& mem
         const int64_t x = LoadInt(memory, src + offsets[i], *type);
         if (i == 0)
         {
-            value = x;
+            value = isBool ? int64_t(x != 0) : x;
             continue;
         }
         switch (*combine)
@@ -243,6 +255,12 @@ RunReduce(const KernelLaunch& launch, const std::string& name, KernelMemory& mem
             break;
         case Combine::Min:
             value = std::min(value, x);
+            break;
+        case Combine::And:
+            value = value != 0 && x != 0;
+            break;
+        case Combine::Or:
+            value = value != 0 || x != 0;
             break;
         }
     }
@@ -386,6 +404,442 @@ RunCat(const KernelLaunch& launch, const std::string& name, KernelMemory& memory
     return true;
 }
 
+// ------------------------------------------------------------------ elementwise: fill, compare
+
+// An element type of the fill and compare functors, as PyTorch's kernel names spell it.
+struct ElementType
+{
+    enum class Kind
+    {
+        Integer,
+        Bool,
+        Float,
+        Double,
+        Half,
+        BFloat16
+    };
+    Kind kind = Kind::Integer;
+    int bytes = 0;
+    bool isSigned = true;
+};
+
+std::optional<ElementType>
+ElementTypeNamed(const std::string& name)
+{
+    using Kind = ElementType::Kind;
+    if (const auto integer = IntTypeNamed(name))
+        return ElementType{Kind::Integer, integer->bytes, integer->isSigned};
+    if (name == "bool")
+        return ElementType{Kind::Bool, 1, false};
+    if (name == "float")
+        return ElementType{Kind::Float, 4, true};
+    if (name == "double")
+        return ElementType{Kind::Double, 8, true};
+    if (name == "c10::Half")
+        return ElementType{Kind::Half, 2, true};
+    if (name == "c10::BFloat16")
+        return ElementType{Kind::BFloat16, 2, true};
+    return std::nullopt;
+}
+
+// IEEE binary16 to float, exactly (subnormals, infinities and NaN included).
+float
+HalfToFloat(uint16_t h)
+{
+    const uint32_t sign = uint32_t(h & 0x8000) << 16;
+    const uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    float magnitude;
+    if (exponent == 0)
+        magnitude = std::ldexp(float(mantissa), -24);
+    else if (exponent == 31)
+        magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN()
+                             : std::numeric_limits<float>::infinity();
+    else
+        magnitude = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
+    return sign ? -magnitude : magnitude;
+}
+
+// An element's value, exact for every type above: integers and bool as int64, the rest as double.
+struct Element
+{
+    bool isFloating = false;
+    int64_t integer = 0;
+    double floating = 0;
+};
+
+Element
+ElementAt(const char* bytes, ElementType type)
+{
+    using Kind = ElementType::Kind;
+    Element e;
+    switch (type.kind)
+    {
+    case Kind::Integer:
+    {
+        int64_t low = 0;
+        std::memcpy(&low, bytes, type.bytes);
+        e.integer = Widen(low, IntType{type.bytes, type.isSigned});
+        break;
+    }
+    case Kind::Bool:
+        e.integer = bytes[0] != 0;
+        break;
+    case Kind::Float:
+        e.isFloating = true;
+        e.floating = Field<float>(bytes, 0);
+        break;
+    case Kind::Double:
+        e.isFloating = true;
+        e.floating = Field<double>(bytes, 0);
+        break;
+    case Kind::Half:
+        e.isFloating = true;
+        e.floating = HalfToFloat(Field<uint16_t>(bytes, 0));
+        break;
+    case Kind::BFloat16:
+    {
+        const uint32_t bits = uint32_t(Field<uint16_t>(bytes, 0)) << 16;
+        float value;
+        std::memcpy(&value, &bits, sizeof value);
+        e.isFloating = true;
+        e.floating = value;
+        break;
+    }
+    }
+    return e;
+}
+
+// The comparisons of CompareKernels.cu (OpType {GE, GT, LE, LT}) and CompareEqKernel.cu
+// (EqOpType {EQ, NE}), as one set.
+enum class Comparison
+{
+    GE,
+    GT,
+    LE,
+    LT,
+    EQ,
+    NE
+};
+
+bool
+Compared(const Element& a, const Element& b, Comparison op)
+{
+    // Both sides have one type (the kernel's), so both are integers or both floating point; a
+    // NaN compares false except by NE, as on the device.
+    auto holds = [&](auto x, auto y)
+    {
+        switch (op)
+        {
+        case Comparison::GE:
+            return x >= y;
+        case Comparison::GT:
+            return x > y;
+        case Comparison::LE:
+            return x <= y;
+        case Comparison::LT:
+            return x < y;
+        case Comparison::EQ:
+            return x == y;
+        case Comparison::NE:
+            return x != y;
+        }
+        return false;
+    };
+    return a.isFloating ? holds(a.floating, b.floating) : holds(a.integer, b.integer);
+}
+
+// What an elementwise functor does, read from its name and its bytes.
+struct ElementwiseWork
+{
+    enum class Kind
+    {
+        Fill,          // out = value
+        Compare,       // out = a (op) b, both tensors
+        CompareScalar, // out = a (op) scalar
+        ScalarCompare  // out = scalar (op) b
+    };
+    Kind kind = Kind::Fill;
+    ElementType type;
+    size_t operands = 0;     // std::array<char*, N>: the output, then the inputs
+    size_t functorBytes = 0; // the functor's size and alignment, to check the parameters
+    size_t functorAlign = 0;
+    std::optional<bool> equality; // the op is an EqOpType (true) or an OpType (false)
+    size_t scalarAt = 0;          // where a scalar operand sits in the functor
+};
+
+size_t
+RoundUp(size_t value, size_t to)
+{
+    return (value + to - 1) / to * to;
+}
+
+// The functors of PyTorch's fill and comparisons (FillKernel.cu, CompareKernels.cu,
+// CompareEqKernel.cu, BinaryInternal/Loops.cuh's {A,B}UnaryFunctor and BinaryFunctor), each a
+// struct of an op enum (4 bytes) and a scalar of the element type, or of the fill value alone.
+std::optional<ElementwiseWork>
+ElementwiseWorkNamed(const std::string& functor, size_t operands)
+{
+    using Kind = ElementwiseWork::Kind;
+    static const std::regex fill(R"(^at::native::FillFunctor<([A-Za-z0-9: ]+)>$)");
+    static const std::regex compare(
+        R"(^at::native::\(anonymous namespace\)::CompareFunctor<([A-Za-z0-9: ]+)>$)");
+    static const std::regex compareScalar(
+        R"(^at::native::compare_scalar_kernel<([A-Za-z0-9: ]+)>\(at::TensorIteratorBase&, at::native::\(anonymous namespace\)::OpType, [A-Za-z0-9: ]+\)::\{lambda\([A-Za-z0-9: ]+\)#1\}$)");
+    static const std::regex compareEq(
+        R"(^at::native::(Binary|AUnary|BUnary)Functor<([A-Za-z0-9: ]+), ([A-Za-z0-9: ]+), bool, at::native::\(anonymous namespace\)::CompareEqFunctor<([A-Za-z0-9: ]+)> >$)");
+    std::smatch m;
+    ElementwiseWork work;
+    work.operands = operands;
+    std::string typeName;
+    if (std::regex_match(functor, m, fill))
+    {
+        work.kind = Kind::Fill;
+        typeName = m[1];
+    }
+    else if (std::regex_match(functor, m, compare))
+    {
+        work.kind = Kind::Compare;
+        work.equality = false;
+        typeName = m[1];
+    }
+    else if (std::regex_match(functor, m, compareScalar))
+    {
+        work.kind = Kind::CompareScalar;
+        work.equality = false;
+        typeName = m[1];
+    }
+    else if (std::regex_match(functor, m, compareEq))
+    {
+        if (m[2] != m[3] || m[3] != m[4])
+        {
+            return std::nullopt;
+        }
+        work.kind = m[1] == "Binary"   ? Kind::Compare
+                    : m[1] == "AUnary" ? Kind::ScalarCompare
+                                       : Kind::CompareScalar;
+        work.equality = true;
+        typeName = m[2];
+    }
+    else
+    {
+        return std::nullopt;
+    }
+    const auto type = ElementTypeNamed(typeName);
+    const size_t expected = work.kind == Kind::Fill ? 1 : work.kind == Kind::Compare ? 3 : 2;
+    if (!type || operands != expected)
+    {
+        return std::nullopt;
+    }
+    work.type = *type;
+    const size_t bytes = size_t(type->bytes); // every type here is aligned to its size
+    if (work.kind == Kind::Fill)
+    {
+        work.functorBytes = work.functorAlign = bytes;
+    }
+    else if (work.kind == Kind::Compare)
+    {
+        work.functorBytes = work.functorAlign = 4;
+    }
+    else
+    {
+        work.scalarAt = RoundUp(4, bytes);
+        work.functorAlign = std::max<size_t>(4, bytes);
+        work.functorBytes = RoundUp(work.scalarAt + bytes, work.functorAlign);
+    }
+    return work;
+}
+
+// vectorized_elementwise_kernel<vec, func_t, std::array<char*, N>>(int N, func_t f, array data),
+// and unrolled_elementwise_kernel<func_t, array, ...> of contiguous operands without casts (the
+// same first three parameters): data[0] the output. Runs the fills and comparisons above.
+bool
+RunElementwise(const KernelLaunch& launch, const std::string& name, KernelMemory& memory,
+               bool* nameFits)
+{
+    static const std::regex kernel(
+        R"(^(?:at::native::)?(vectorized|unrolled)_elementwise_kernel<(?:\d+, )?(.*?), std::array<char\*, (\d)ul?>)");
+    std::smatch m;
+    if (!std::regex_search(name, m, kernel) ||
+        (m[1] == "unrolled" && name.find("WithCast<") != std::string::npos))
+    {
+        *nameFits = false;
+        return false;
+    }
+    const auto work = ElementwiseWorkNamed(m[2], std::stoul(m[3]));
+    if (!work)
+    {
+        *nameFits = false;
+        return false;
+    }
+    if (!launch.args || !launch.args[0] || !launch.args[1] || !launch.args[2])
+    {
+        return false;
+    }
+    // (int N, func_t f, std::array<char*, N> data), when the cubin gives the parameter bytes.
+    const size_t arrayAt = RoundUp(RoundUp(4, work->functorAlign) + work->functorBytes, 8);
+    if (m[1] == "vectorized" && launch.argBytes >= 0 &&
+        size_t(launch.argBytes) != arrayAt + 8 * work->operands)
+    {
+        return false;
+    }
+    const int32_t n = Field<int32_t>(launch.args[0], 0);
+    const size_t inBytes = size_t(work->type.bytes);
+    if (n <= 0 || uint64_t(n) * inBytes > kHostKernelMaxBytes)
+    {
+        return false;
+    }
+    const char* functor = static_cast<const char*>(launch.args[1]);
+    char* const* data = static_cast<char* const*>(launch.args[2]);
+    using Kind = ElementwiseWork::Kind;
+    if (work->kind == Kind::Fill)
+    {
+        // The value comes from the host, so the fill is host data; a fill of zeros over memory
+        // that holds none changes nothing.
+        const size_t bytes = size_t(n) * inBytes;
+        const bool zero = std::all_of(functor, functor + inBytes, [](char c) { return c == 0; });
+        memory.Settle(data[0], bytes, false);
+        if (zero)
+        {
+            if (!memory.HasData(data[0], bytes))
+            {
+                return false;
+            }
+            memory.Zero(data[0], bytes);
+            return true;
+        }
+        std::vector<char> out(bytes);
+        for (size_t i = 0; i < size_t(n); ++i)
+        {
+            std::memcpy(out.data() + i * inBytes, functor, inBytes);
+        }
+        memory.Store(data[0], out.data(), bytes);
+        return true;
+    }
+    const int32_t opValue = Field<int32_t>(functor, 0);
+    if (opValue < 0 || opValue > (*work->equality ? 1 : 3))
+    {
+        return false;
+    }
+    const Comparison op = Comparison(*work->equality ? 4 + opValue : opValue);
+    const size_t inputBytes = size_t(n) * inBytes;
+    bool anyData = false;
+    for (size_t i = 1; i < work->operands; ++i)
+    {
+        memory.Settle(data[i], inputBytes, true);
+        anyData = anyData || memory.HasData(data[i], inputBytes);
+    }
+    if (!anyData)
+    {
+        return false;
+    }
+    std::vector<std::vector<char>> inputs(work->operands);
+    for (size_t i = 1; i < work->operands; ++i)
+    {
+        inputs[i].resize(inputBytes);
+        memory.Load(data[i], inputs[i].data(), inputBytes);
+    }
+    const Element scalar = ElementAt(functor + work->scalarAt, work->type);
+    std::vector<char> out(static_cast<size_t>(n)); // bool: one byte, 0 or 1
+    for (size_t i = 0; i < size_t(n); ++i)
+    {
+        const Element first = ElementAt(inputs[1].data() + i * inBytes, work->type);
+        bool result = false;
+        switch (work->kind)
+        {
+        case Kind::Compare:
+            result = Compared(first, ElementAt(inputs[2].data() + i * inBytes, work->type), op);
+            break;
+        case Kind::CompareScalar:
+            result = Compared(first, scalar, op);
+            break;
+        case Kind::ScalarCompare:
+            result = Compared(scalar, first, op);
+            break;
+        case Kind::Fill:
+            break;
+        }
+        out[i] = char(result);
+    }
+    memory.Settle(data[0], out.size(), false);
+    memory.Store(data[0], out.data(), out.size());
+    return true;
+}
+
+// ------------------------------------------------------------------ GradScaler's update
+
+// amp_update_scale_cuda_kernel(float* current_scale, int* growth_tracker, const float* found_inf,
+// double growth_factor, double backoff_factor, int growth_interval) (AmpKernels.cu), one thread:
+// an inf found backs the scale off and restarts the count; else the count grows, and at the
+// interval the scale grows (if it stays finite) and the count restarts.
+bool
+RunAmpUpdateScale(const KernelLaunch& launch, const std::string& name, KernelMemory& memory,
+                  bool* nameFits)
+{
+    if (name.rfind("at::native::amp_update_scale_cuda_kernel(float*, int*, float const*, double, "
+                   "double, int)",
+                   0) != 0)
+    {
+        *nameFits = false;
+        return false;
+    }
+    if (!launch.args || (launch.argBytes >= 0 && launch.argBytes != 44))
+    {
+        return false;
+    }
+    for (int i = 0; i < 6; ++i)
+    {
+        if (!launch.args[i])
+        {
+            return false;
+        }
+    }
+    char* scaleAt = Field<char*>(launch.args[0], 0);
+    char* trackerAt = Field<char*>(launch.args[1], 0);
+    const char* foundAt = Field<const char*>(launch.args[2], 0);
+    const double growth = Field<double>(launch.args[3], 0);
+    const double backoff = Field<double>(launch.args[4], 0);
+    const int32_t interval = Field<int32_t>(launch.args[5], 0);
+    if (!scaleAt || !trackerAt || !foundAt)
+    {
+        return false;
+    }
+    memory.Settle(scaleAt, 4, true);
+    memory.Settle(trackerAt, 4, true);
+    memory.Settle(foundAt, 4, true);
+    if (!memory.HasData(scaleAt, 4) && !memory.HasData(trackerAt, 4) && !memory.HasData(foundAt, 4))
+    {
+        return false;
+    }
+    float scale = 0, found = 0;
+    int32_t tracker = 0;
+    memory.Load(scaleAt, &scale, 4);
+    memory.Load(trackerAt, &tracker, 4);
+    memory.Load(foundAt, &found, 4);
+    if (found != 0)
+    {
+        scale = float(double(scale) * backoff);
+        tracker = 0;
+    }
+    else if (int32_t(uint32_t(tracker) + 1) == interval)
+    {
+        const float grown = float(double(scale) * growth);
+        if (std::isfinite(grown))
+        {
+            scale = grown;
+        }
+        tracker = 0;
+    }
+    else
+    {
+        tracker = int32_t(uint32_t(tracker) + 1);
+    }
+    memory.Settle(scaleAt, 4, false);
+    memory.Store(scaleAt, &scale, 4);
+    memory.Settle(trackerAt, 4, false);
+    memory.Store(trackerAt, &tracker, 4);
+    return true;
+}
+
 } // namespace
 
 bool
@@ -408,6 +862,14 @@ RunKernelOnHost(const KernelLaunch& launch, KernelMemory& memory)
     else if (name.find("_add<") != std::string::npos)
     {
         ran = RunAdd(launch, name, memory, &nameFits);
+    }
+    else if (name.find("_elementwise_kernel<") != std::string::npos)
+    {
+        ran = RunElementwise(launch, name, memory, &nameFits);
+    }
+    else if (name.find("amp_update_scale_cuda_kernel") != std::string::npos)
+    {
+        ran = RunAmpUpdateScale(launch, name, memory, &nameFits);
     }
     else if (name.find("CatArrayBatchedCopy") != std::string::npos)
     {

@@ -27,6 +27,14 @@ gathered = [None] * world
 dist.all_gather_object(gathered, mine)
 assert gathered == [{"rank": r, "payload": "y" * (10 + 500 * r)} for r in range(world)], gathered
 
+# gather_object sizes its buffer with Python's max() over the gathered size tensors, which
+# compares CUDA tensors (torch.gt, then bool()): rank 1's larger object must not be cut to rank
+# 0's size (DCP's save plans go through it).
+out = [None] * world if rank == 0 else None
+dist.gather_object(mine, out, dst=0)
+if rank == 0:
+    assert out == [{"rank": r, "payload": "y" * (10 + 500 * r)} for r in range(world)], out
+
 dist.barrier()
 print(f"rank {rank}: object collectives ok")
 dist.destroy_process_group()
