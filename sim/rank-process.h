@@ -34,6 +34,9 @@ struct RankProcess
 {
     int index = 0;
     std::string name;
+    // No launcher named it (no rank, no EIDOLON_RANK_NAME: the client's "pid<pid>"): it takes the
+    // name "worker<gpu>" from the first GPU it uses, which does not depend on when it started.
+    bool unnamed = false;
     int pid = 0;
     std::string hostname;
     int worldRank = -1;

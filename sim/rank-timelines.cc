@@ -26,6 +26,7 @@ RankTimelines::Place(const wire::Hello& hello) const
     auto process = std::make_unique<RankProcess>();
     process->index = int(m_processes.size());
     process->name = hello.name().empty() ? fmt::format("process{}", process->index) : hello.name();
+    process->unnamed = hello.world_rank() < 0 && hello.name() == fmt::format("pid{}", hello.pid());
     process->pid = hello.pid();
     process->hostname = hello.hostname();
     process->worldRank = hello.world_rank();
@@ -82,7 +83,14 @@ RankTimelines::UseGpu(const RankProcess& process, int device)
                         process.name, device, m_gpusPerNode));
     }
     uint32_t gpu = uint32_t(process.gpus[device]);
-    m_stats.ClaimGpu(gpu, process.name);
+    if (process.unnamed && size_t(process.index) < m_processes.size() &&
+        m_processes[size_t(process.index)].get() == &process)
+    {
+        RankProcess& owned = *m_processes[size_t(process.index)];
+        owned.name = fmt::format("worker{}", gpu);
+        owned.unnamed = false;
+    }
+    m_stats.ClaimGpu(gpu, process.index, process.name);
     return gpu;
 }
 

@@ -44,11 +44,12 @@ RunStatistics::RecordFlowsOf(e::NetworkModel& network)
 }
 
 void
-RunStatistics::ClaimGpu(uint32_t gpu, const std::string& process)
+RunStatistics::ClaimGpu(uint32_t gpu, int index, const std::string& process)
 {
-    if (m_gpuStats[gpu].process.empty())
+    if (m_gpuStats[gpu].processIndex < 0)
     {
         m_gpuStats[gpu].process = process;
+        m_gpuStats[gpu].processIndex = index;
     }
 }
 
@@ -187,7 +188,7 @@ RunStatistics::ReportGpu(uint32_t gpu,
     }
     for (const auto& process : processes)
     {
-        if (process->name != stats.process)
+        if (process->index != stats.processIndex)
         {
             continue;
         }
@@ -240,7 +241,7 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
     double virtualEnd = 0;
     for (uint32_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
     {
-        if (m_gpuStats[gpu].process.empty())
+        if (m_gpuStats[gpu].processIndex < 0)
         {
             continue;
         }

@@ -28,8 +28,9 @@ public:
     void RecordFlowsOf(ns3::eidolon::NetworkModel& network);
 
     // The first process that puts work on a GPU owns it in the report (with one process per GPU,
-    // every process sees the node's GPUs and uses one of them).
-    void ClaimGpu(uint32_t gpu, const std::string& process);
+    // every process sees the node's GPUs and uses one of them). `index`: the process's place
+    // among the run's (RankProcess::index), which tells processes of the same name apart.
+    void ClaimGpu(uint32_t gpu, int index, const std::string& process);
     // Device work whose times the rank knew (a Span record).
     void SpanDone(uint32_t gpu, const wire::Span& span);
     // A record whose end the simulator decided: kernels and copies count their busy time,
@@ -75,6 +76,7 @@ private:
         double computeNs = 0; // busy time of kernels and copies (summed)
         double commNs = 0;
         std::string process;
+        int processIndex = -1;      // RankProcess::index of `process`
         IntervalUnion computeCover; // time some kernel or copy runs
         IntervalUnion commCover;    // time some collective runs
         IntervalUnion anyCover;

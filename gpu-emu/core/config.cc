@@ -150,10 +150,11 @@ ReadConfig()
         config.rankName = name;
     }
     // torchrun's variables first, unless they are those `eidolon run --launch node` gave the node
-    // process and a launcher it ran (mpirun) passed them on unchanged beside its own.
+    // process and a launcher it ran (mpirun) passed them on unchanged beside its own, or the node's
+    // program started this process itself (a fork that did not exec, where no constructor ran).
     // (libeidolon-clocks.so, preloaded by `eidolon run`, has removed such inherited variables
     // already; this holds where a launcher dropped LD_PRELOAD.)
-    if (InheritedNodeIdentity() && LauncherTask())
+    if (ForeignNodeIdentity())
     {
         config.worldRank = FirstEnvIndex({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"});
         config.worldSize = FirstEnvIndex({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"});

@@ -5,9 +5,16 @@
 // would run as rank 0 of a world of one. libeidolon-clocks.so is preloaded into every process of
 // a run, so this constructor removes them before the program reads its environment (Python copies
 // it at start-up), and the worker sees what it would see on the cluster: its launcher's variables.
+// The same holds for a process that the node process's program starts itself (Python's
+// multiprocessing workers, `torch.multiprocessing.spawn`): on a cluster a program started with
+// `python train.py` has no RANK, and its workers get theirs from the program
+// (`init_process_group(rank=...)`). The node process records its pid for them to tell.
 #include "../core/node-identity.h"
 
 #include <cstdlib>
+#include <string>
+
+#include <unistd.h>
 
 namespace
 {
@@ -15,11 +22,22 @@ namespace
 __attribute__((constructor)) void
 ForgetInheritedNodeIdentity()
 {
-    if (!eidolon::gpu::LauncherTask() || !eidolon::gpu::InheritedNodeIdentity())
+    using namespace eidolon::gpu;
+    if (!InheritedNodeIdentity())
     {
         return;
     }
-    for (const char* name : eidolon::gpu::kNodeIdentityVariables)
+    if (!std::getenv(kNodePidVariable) && !LauncherTask())
+    {
+        // The node process itself: what it starts will know it is not the node process.
+        setenv(kNodePidVariable, std::to_string(getpid()).c_str(), 1);
+        return;
+    }
+    if (!ForeignNodeIdentity())
+    {
+        return;
+    }
+    for (const char* name : kNodeIdentityVariables)
     {
         unsetenv(name);
     }
