@@ -57,6 +57,21 @@ extern "C"
         unsigned int pciSubSystemId;
     } nvmlPciInfoV1_t;
 
+    // A process using a device (nvmlDeviceGetComputeRunningProcesses): the original layout, and
+    // the _v2/_v3 one with the MIG instance ids.
+    typedef struct nvmlProcessInfo_v1_st
+    {
+        unsigned int pid;
+        unsigned long long usedGpuMemory;
+    } nvmlProcessInfo_v1_t;
+    typedef struct nvmlProcessInfo_st
+    {
+        unsigned int pid;
+        unsigned long long usedGpuMemory;
+        unsigned int gpuInstanceId;
+        unsigned int computeInstanceId;
+    } nvmlProcessInfo_t;
+
     EIDOLON_NVML_API nvmlReturn_t nvmlInit_v2();
     EIDOLON_NVML_API nvmlReturn_t nvmlShutdown();
     EIDOLON_NVML_API const char* nvmlErrorString(nvmlReturn_t result);
@@ -74,4 +89,9 @@ extern "C"
     EIDOLON_NVML_API nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci);
     EIDOLON_NVML_API nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device,
                                                                      int* major, int* minor);
+    EIDOLON_NVML_API nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId,
+                                                                   nvmlDevice_t* device);
+    EIDOLON_NVML_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
+                                                                          unsigned int* count,
+                                                                          nvmlProcessInfo_t* infos);
 }

@@ -7,9 +7,12 @@
 #include "../core/emulator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+
+#include <unistd.h>
 
 #define EIDOLON_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -183,6 +186,95 @@ EIDOLON_EXPORT nvmlReturn_t
 nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device)
 {
     return nvmlDeviceGetHandleByIndex_v2(index, device);
+}
+
+// Handle of the device at a PCI bus id ("domain:bus:device.function", as
+// cudaDeviceGetPCIBusId and nvmlDeviceGetPciInfo write it, any case, domain of 4 or 8 digits).
+EIDOLON_EXPORT nvmlReturn_t
+nvmlDeviceGetHandleByPciBusId_v2(const char* pciBusId, nvmlDevice_t* device)
+{
+    if (!g_initialized)
+    {
+        return NVML_ERROR_UNINITIALIZED;
+    }
+    unsigned domain = 0, bus = 0, slot = 0, function = 0;
+    if (!pciBusId || !device ||
+        std::sscanf(pciBusId, "%x:%x:%x.%x", &domain, &bus, &slot, &function) != 4)
+    {
+        return NVML_ERROR_INVALID_ARGUMENT;
+    }
+    const unsigned count =
+        std::min<unsigned>(unsigned(Emulator::Local().DeviceCount()), kMaxDevices);
+    for (unsigned index = 0; index < count; ++index)
+    {
+        if (domain == 0 && bus == BusOf(index) && slot == 0 && function == 0)
+        {
+            *device = Handle(index);
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+// Original name of nvmlDeviceGetHandleByPciBusId_v2.
+EIDOLON_EXPORT nvmlReturn_t
+nvmlDeviceGetHandleByPciBusId(const char* pciBusId, nvmlDevice_t* device)
+{
+    return nvmlDeviceGetHandleByPciBusId_v2(pciBusId, device);
+}
+
+namespace
+{
+// The processes using a device, as NVML lists them: this process, where it holds device memory
+// (each rank process sees only itself; with one process per GPU that is the whole list). `fill`
+// writes entry i. Fewer entries than processes: NVML_ERROR_INSUFFICIENT_SIZE, `*count` the
+// number needed.
+template<typename Info>
+nvmlReturn_t
+RunningProcesses(nvmlDevice_t device, unsigned int* count, Info* infos)
+{
+    if (!Valid(device) || !count)
+    {
+        return g_initialized ? NVML_ERROR_INVALID_ARGUMENT : NVML_ERROR_UNINITIALIZED;
+    }
+    ApiCall call(CallKind::Untimed, false);
+    const uint64_t used = call.Emu().DeviceAt(int(device->index)).used;
+    const unsigned needed = used > 0 ? 1 : 0;
+    if (*count < needed || (needed > 0 && !infos))
+    {
+        *count = needed;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    *count = needed;
+    if (needed > 0)
+    {
+        Info info{};
+        info.pid = unsigned(getpid());
+        info.usedGpuMemory = used;
+        if constexpr (sizeof(Info) > sizeof(nvmlProcessInfo_v1_t))
+        {
+            info.gpuInstanceId = info.computeInstanceId = 0xFFFFFFFFu; // no MIG
+        }
+        infos[0] = info;
+    }
+    return NVML_SUCCESS;
+}
+} // namespace
+
+// Processes using a device (compute contexts), current layout.
+EIDOLON_EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                        nvmlProcessInfo_t* infos)
+{
+    return RunningProcesses(device, count, infos);
+}
+
+// Processes using a device, the original layout (PyTorch's out-of-memory message reads it).
+EIDOLON_EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* count,
+                                     nvmlProcessInfo_v1_t* infos)
+{
+    return RunningProcesses(device, count, infos);
 }
 
 // Index of a device.
