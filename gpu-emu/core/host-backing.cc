@@ -131,7 +131,7 @@ HostBacking::CapReached()
         Warn("device memory written by the host reached EIDOLON_HOST_DATA_CAP (" +
              std::to_string(m_stats.capBytes) +
              " bytes held in host memory); further data written to device memory is dropped and "
-             "reads as zeros");
+             "reads as zeros (values only: every time is simulated as before)");
     }
 }
 
