@@ -15,12 +15,17 @@
 //                 "communication": { "<NCCL call>": { "calls", "bytes" } } } ],
 //     (calls issued by the GPU's rank per kind, AllReduce ... Send, Recv; bytes as nccl-tests
 //     count them: the whole buffer for all-gather and reduce-scatter, the message for send/recv)
-//     "processes": [ { "name", "pid", "exited", "signaled", "code" } ] }
+//     "processes": [ { "name", "pid", "exited", "signaled", "code" } ] (by name),
+//     "links": [ { "name", "bandwidth_bytes_per_s", "bytes", "flows", "busy_ns" } ] (each direction
+//     of a link that carried a flow, by channel: bytes and flows from stats_from_ns on, busy_ns the
+//     time at least one flow crossed it),
+//     "notes": [ strings ] (what trace.json left out) }
 #include "run-report.h"
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -62,6 +67,43 @@ std::string
 Dump(const nlohmann::json& value)
 {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Whether `a` sorts before `b` with their runs of digits compared as numbers.
+bool
+NaturalLess(const std::string& a, const std::string& b)
+{
+    auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size())
+    {
+        if (digit(a[i]) && digit(b[j]))
+        {
+            size_t iEnd = i, jEnd = j;
+            while (iEnd < a.size() && digit(a[iEnd]))
+                ++iEnd;
+            while (jEnd < b.size() && digit(b[jEnd]))
+                ++jEnd;
+            // Leading zeros dropped: the longer number is the larger, else they compare as text.
+            while (i + 1 < iEnd && a[i] == '0')
+                ++i;
+            while (j + 1 < jEnd && b[j] == '0')
+                ++j;
+            const std::string x = a.substr(i, iEnd - i), y = b.substr(j, jEnd - j);
+            if (x.size() != y.size())
+                return x.size() < y.size();
+            if (x != y)
+                return x < y;
+            i = iEnd;
+            j = jEnd;
+            continue;
+        }
+        if (a[i] != b[j])
+            return a[i] < b[j];
+        ++i;
+        ++j;
+    }
+    return a.size() - i < b.size() - j;
 }
 
 std::string
@@ -353,13 +395,28 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
                         {"communication", communication}});
     }
     nlohmann::json processes = nlohmann::json::array();
-    for (const auto& p : report.processes)
+    // By name, numbers by value (rank2 before rank10), not in the order they ended (which
+    // depends on the machine's scheduling).
+    std::vector<ProcessReport> byName = report.processes;
+    std::stable_sort(byName.begin(), byName.end(),
+                     [](const ProcessReport& a, const ProcessReport& b)
+                     { return NaturalLess(a.name, b.name); });
+    for (const auto& p : byName)
     {
         processes.push_back({{"name", p.name},
                              {"pid", p.pid},
                              {"exited", p.exited},
                              {"signaled", p.signaled},
                              {"code", p.code}});
+    }
+    nlohmann::json links = nlohmann::json::array();
+    for (const LinkReport& link : report.links)
+    {
+        links.push_back({{"name", link.name},
+                         {"bandwidth_bytes_per_s", link.bandwidthBytesPerS},
+                         {"bytes", link.bytes},
+                         {"flows", link.flows},
+                         {"busy_ns", link.busyNs}});
     }
     nlohmann::json summary = {
         {"topology", report.topology},
@@ -382,6 +439,8 @@ WriteSummaryJson(const RunReport& report, const std::string& path)
           {"late_local_records", report.lateLocalRecords}}},
         {"gpus", gpus},
         {"processes", processes},
+        {"links", links},
+        {"notes", report.notes},
     };
     AtomicFile file(path);
     file.Out() << summary.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
@@ -504,9 +563,10 @@ WriteTraceJson(const RunReport& report, const std::string& path)
                 // bytes per ns is GB/s
                 double rate = dur > 0 ? static_cast<double>(f.bytes) / dur : 0.0;
                 events.Write(fmt::format(
-                    R"({{"ph":"X","name":{},"cat":"flow","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"GB/s":{}}}}})",
+                    R"({{"ph":"X","name":{},"cat":"flow","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"GB/s":{},"from":{},"to":{}}}}})",
                     Str(f.label.empty() ? FormatBytes(f.bytes) : f.label), networkPid, tid,
-                    Num(start / 1000.0), Num(dur / 1000.0), f.bytes, Num(rate)));
+                    Num(start / 1000.0), Num(dur / 1000.0), f.bytes, Num(rate), Str(f.from),
+                    Str(f.to)));
             }
         }
     }
@@ -582,7 +642,29 @@ PrintSummaryTable(const RunReport& report, std::ostream& os)
         lines.push_back({"late local records",
                          std::to_string(report.lateLocalRecords) + " (kernels and copies: exact)"});
     }
+    // The link that was busy longest: where a researcher looks first (summary.json has them all).
+    const LinkReport* busiest = nullptr;
+    for (const LinkReport& link : report.links)
+    {
+        if (!busiest || link.busyNs > busiest->busyNs)
+        {
+            busiest = &link;
+        }
+    }
+    if (busiest && report.virtualEndNs > report.statsFromNs)
+    {
+        const double window = report.virtualEndNs - report.statsFromNs;
+        lines.push_back(
+            {"busiest link",
+             fmt::format("{}: busy {:.1f}% of the run, {} at {:.1f} GB/s while busy", busiest->name,
+                         100.0 * busiest->busyNs / window, FormatBytes(uint64_t(busiest->bytes)),
+                         busiest->busyNs > 0 ? busiest->bytes / busiest->busyNs : 0.0)});
+    }
     PrintColumns(os, lines, {false, false});
+    for (const std::string& note : report.notes)
+    {
+        os << "note: " << note << '\n';
+    }
     if (report.partial)
     {
         os << "PARTIAL: " << (report.error.empty() ? "the run ended early" : report.error) << '\n';

@@ -70,6 +70,21 @@ struct FlowSlice
     double endNs = 0;
     uint64_t bytes = 0;
     std::string label; ///< e.g. "allreduce#12 ring step 3"; empty: named by size
+    std::string from;  ///< the flow's source and destination devices ("node0/gpu0")
+    std::string to;
+};
+
+/// What one direction of a link (a channel) carried (summary.json "links"): the flows that
+/// crossed it, counted from the statistics window on (`--stats-from`; a flow that began before it
+/// counts its bytes pro rata), and the time at least one of them did.
+struct LinkReport
+{
+    uint32_t channel = 0;
+    std::string name;              ///< "node0/gpu0->node0/nvswitch"
+    double bandwidthBytesPerS = 0; ///< its line rate, per direction
+    double bytes = 0;
+    uint64_t flows = 0;
+    double busyNs = 0;
 };
 
 /// How one launched process ended (or that it had not when the run ended).
@@ -89,6 +104,8 @@ struct RunReport
     std::string launch; ///< "gpu" | "node" | "attach"
     bool partial = false;
     std::string error; ///< why the run ended early (set with partial)
+    /// What a reader of the outputs must know that is no error (what trace.json left out).
+    std::vector<std::string> notes;
     double wallSeconds = 0;
     double virtualEndNs = 0;
     /// The GPUs' compute, comm and idle count from this virtual time on (`--stats-from`).
@@ -112,6 +129,7 @@ struct RunReport
     std::vector<ProcessReport> processes;
     std::vector<TraceSlice> slices;
     std::vector<FlowSlice> flowSlices;
+    std::vector<LinkReport> links; ///< the channels that carried a flow, by channel
 };
 
 /// Virtual seconds per wall second (0 when wallSeconds is 0).

@@ -26,18 +26,34 @@ RunStatistics::RecordFlowsOf(e::NetworkModel& network)
         ns3::MakeBoundCallback(
             +[](RunStatistics* self, const e::FlowRecord& flow)
             {
-                if (self->m_flowSlices.size() + flow.path.size() > self->m_options.maxFlowSlices ||
-                    double(flow.finish.GetPicoSeconds()) / 1000.0 < self->m_options.traceFromNs)
+                const double start = double(flow.start.GetPicoSeconds()) / 1000.0;
+                const double finish = double(flow.finish.GetPicoSeconds()) / 1000.0;
+                const double from = std::max(start, self->m_options.statsFromNs);
+                if (finish > from || (finish == start && finish >= from))
                 {
+                    const double share = finish > start ? (finish - from) / (finish - start) : 1;
+                    for (uint32_t channel : flow.path)
+                    {
+                        self->CountOnLink(channel, from, finish, double(flow.bytes) * share);
+                    }
+                }
+                if (finish < self->m_options.traceFromNs)
+                {
+                    self->m_flowSlicesBeforeWindow += flow.path.size();
                     return;
                 }
+                if (self->m_flowSlices.size() + flow.path.size() > self->m_options.maxFlowSlices)
+                {
+                    self->m_flowSlicesDropped += flow.path.size();
+                    return;
+                }
+                const std::string& source = self->m_topology->GetDevice(flow.src).name;
+                const std::string& destination = self->m_topology->GetDevice(flow.dst).name;
                 for (uint32_t channel : flow.path)
                 {
-                    self->m_flowSlices.push_back(
-                        FlowSlice{channel, self->m_topology->ChannelName(channel),
-                                  double(flow.start.GetPicoSeconds()) / 1000.0,
-                                  double(flow.finish.GetPicoSeconds()) / 1000.0, flow.bytes,
-                                  fmt::format("flow {}", flow.id)});
+                    self->m_flowSlices.push_back(FlowSlice{
+                        channel, self->m_topology->ChannelName(channel), start, finish, flow.bytes,
+                        fmt::format("flow {}", flow.id), source, destination});
                 }
             },
             this));
@@ -112,6 +128,43 @@ RunStatistics::CommunicationIssued(uint32_t gpu, const std::string& call, uint64
     totals.call = call;
     ++totals.calls;
     totals.bytes += bytes;
+}
+
+void
+RunStatistics::CountOnLink(uint32_t channel, double startNs, double endNs, double bytes)
+{
+    if (m_links.size() <= channel)
+    {
+        m_links.resize(m_topology->ChannelCount());
+    }
+    LinkTotals& link = m_links.at(channel);
+    link.bytes += bytes;
+    ++link.flows;
+    if (!(endNs > startNs))
+    {
+        return;
+    }
+    // This flow ends no earlier than any counted before it: it merges with the newest
+    // intervals whose end it reaches.
+    while (!link.recent.empty() && link.recent.back().second >= startNs)
+    {
+        startNs = std::min(startNs, link.recent.back().first);
+        endNs = std::max(endNs, link.recent.back().second);
+        link.recent.pop_back();
+    }
+    link.recent.emplace_back(startNs, endNs);
+    // Memory stays bounded: the oldest busy periods are folded into a sum. A later flow that
+    // began before such a period ended would count the overlap twice; it would have to outlast
+    // the link's 256 newest busy periods while it ran on that very link.
+    constexpr size_t kKeep = 256;
+    if (link.recent.size() > 2 * kKeep)
+    {
+        for (size_t i = 0; i < kKeep; ++i)
+        {
+            link.folded += link.recent[i].second - link.recent[i].first;
+        }
+        link.recent.erase(link.recent.begin(), link.recent.begin() + long(kKeep));
+    }
 }
 
 void
@@ -264,21 +317,44 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
         }
     }
     report.slices.assign(m_slices.begin(), m_slices.end());
-    if (m_slicesBeforeWindow > 0)
+    if (m_slicesBeforeWindow > 0 || m_flowSlicesBeforeWindow > 0)
     {
-        report.error += fmt::format("{}trace.json holds device slices from {:.3f} ms on; {} "
-                                    "before were counted in the summary but not kept",
-                                    report.error.empty() ? "" : "; ", m_options.traceFromNs / 1e6,
-                                    m_slicesBeforeWindow);
+        report.notes.push_back(fmt::format(
+            "trace.json holds device and network slices from {:.3f} ms on (--trace-from); {} "
+            "device and {} network slices before were counted in the summary but not kept",
+            m_options.traceFromNs / 1e6, m_slicesBeforeWindow, m_flowSlicesBeforeWindow));
     }
     if (m_slicesDropped > 0)
     {
-        report.error +=
-            fmt::format("{}trace.json holds the first {} device slices; {} more were "
-                        "counted in the summary but not kept",
-                        report.error.empty() ? "" : "; ", m_slices.size(), m_slicesDropped);
+        report.notes.push_back(fmt::format("trace.json holds the first {} device slices; {} more "
+                                           "were counted in the summary but not kept "
+                                           "(--trace-slices)",
+                                           m_slices.size(), m_slicesDropped));
+    }
+    if (m_flowSlicesDropped > 0)
+    {
+        report.notes.push_back(fmt::format(
+            "trace.json holds the first {} network slices (a flow on a link); {} more were "
+            "counted in summary.json's links but not kept (--trace-flow-slices)",
+            m_flowSlices.size(), m_flowSlicesDropped));
     }
     report.flowSlices = m_flowSlices;
+    for (uint32_t channel = 0; channel < m_links.size(); ++channel)
+    {
+        const LinkTotals& link = m_links[channel];
+        if (link.flows == 0)
+        {
+            continue;
+        }
+        double busy = link.folded;
+        for (const auto& [start, end] : link.recent)
+        {
+            busy += end - start;
+        }
+        report.links.push_back(LinkReport{channel, m_topology->ChannelName(channel),
+                                          m_topology->ChannelBandwidth(channel), link.bytes,
+                                          link.flows, busy});
+    }
     return report;
 }
 

@@ -96,6 +96,19 @@ private:
     uint64_t m_slicesDropped = 0;
     uint64_t m_slicesBeforeWindow = 0; // ended before SimOptions::traceFromNs
     std::vector<FlowSlice> m_flowSlices;
+    uint64_t m_flowSlicesDropped = 0;
+    uint64_t m_flowSlicesBeforeWindow = 0;
+    // What each channel carried (LinkReport). Busy time is the union of its flows' intervals;
+    // flows arrive in finish order, so a new one merges with the newest intervals it reaches.
+    struct LinkTotals
+    {
+        double bytes = 0;
+        uint64_t flows = 0;
+        double folded = 0;                             // covered time of intervals let go
+        std::vector<std::pair<double, double>> recent; // disjoint, by start
+    };
+    void CountOnLink(uint32_t channel, double startNs, double endNs, double bytes);
+    std::vector<LinkTotals> m_links;
     uint64_t m_recordsIngested = 0;
     uint64_t m_violations = 0;
     double m_violationNs = 0;

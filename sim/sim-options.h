@@ -19,7 +19,7 @@ struct SimOptions
     double watchdogSeconds = 120;    // nothing progresses for this long: report and end
     std::map<std::string, std::string> ncclEnvironment; // NCCL_ALGO, NCCL_PROTO, ...
     uint32_t ncclVersion = 23007;  // emulated NCCL (EIDOLON_NCCL_VERSION; code of 2.30.7)
-    size_t maxFlowSlices = 200000; // flows per link kept for trace.json
+    size_t maxFlowSlices = 200000; // flow-on-link slices kept for trace.json (the links count all)
     size_t maxSlices = 2000000;    // device slices kept for trace.json (the summary counts all)
     double traceFromNs = 0;        // trace.json keeps device and flow slices ending from here on
     double statsFromNs = 0;        // the summary's compute/comm/idle count time from here on

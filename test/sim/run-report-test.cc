@@ -151,6 +151,37 @@ BOOST_AUTO_TEST_CASE(summary_json_round_trip)
     BOOST_TEST(s["processes"][1]["code"].get<int>() == 1);
 }
 
+// Processes are listed by name with numbers by value, whatever order they ended in; links and
+// notes are written as the report has them.
+BOOST_AUTO_TEST_CASE(summary_json_lists_processes_by_name_and_the_links)
+{
+    TempDir dir;
+    auto report = HandBuiltReport();
+    report.processes = {{"worker1", 7, true, false, 0},
+                        {"rank10", 5, true, false, 0},
+                        {"rank2", 6, true, false, 0},
+                        {"rank02x", 8, true, false, 0}};
+    report.links.push_back({3, "node0/gpu0->node0/nvswitch", 450e9, 4096, 2, 1500});
+    report.notes.push_back("trace.json holds the first 1 network slices");
+    auto path = dir.path / "summary.json";
+    WriteSummaryJson(report, path.string());
+    json s = ReadJson(path);
+    BOOST_REQUIRE(s["processes"].size() == 4u);
+    // rank2 and rank02x share "rank" and 2; then "" < "x"; 10 > 2 as numbers; "w" > "r".
+    BOOST_TEST(s["processes"][0]["name"] == "rank2");
+    BOOST_TEST(s["processes"][1]["name"] == "rank02x");
+    BOOST_TEST(s["processes"][2]["name"] == "rank10");
+    BOOST_TEST(s["processes"][3]["name"] == "worker1");
+    BOOST_REQUIRE(s["links"].size() == 1u);
+    BOOST_TEST(s["links"][0]["name"] == "node0/gpu0->node0/nvswitch");
+    BOOST_TEST(s["links"][0]["bandwidth_bytes_per_s"].get<double>() == 450e9);
+    BOOST_TEST(s["links"][0]["bytes"].get<double>() == 4096);
+    BOOST_TEST(s["links"][0]["flows"].get<uint64_t>() == 2u);
+    BOOST_TEST(s["links"][0]["busy_ns"].get<double>() == 1500);
+    BOOST_REQUIRE(s["notes"].size() == 1u);
+    BOOST_TEST(s["notes"][0] == "trace.json holds the first 1 network slices");
+}
+
 BOOST_AUTO_TEST_CASE(summary_json_to_an_unwritable_path_throws)
 {
     BOOST_CHECK_THROW(WriteSummaryJson(HandBuiltReport(), "/nonexistent-dir/summary.json"),
@@ -201,12 +232,13 @@ BOOST_AUTO_TEST_CASE(trace_json_events)
     report.slices.push_back({1, 0, "memcpy HtoD", "copy", 500, 1500.5, json()});
     // Channel 3: two flows overlapping (2000-6000 and 3000-7000 ns): the second gets a lane of
     // its own, tid 6 (past the highest channel, 5), named "<channel> #2".
-    report.flowSlices.push_back({3, "node0/gpu0->node0/nvswitch", 2000, 6000, 4096, "allreduce#1"});
-    report.flowSlices.push_back({3, "node0/gpu0->node0/nvswitch", 3000, 7000, 8192, ""});
+    report.flowSlices.push_back({3, "node0/gpu0->node0/nvswitch", 2000, 6000, 4096, "allreduce#1",
+                                 "node0/gpu0", "node0/gpu1"});
+    report.flowSlices.push_back({3, "node0/gpu0->node0/nvswitch", 3000, 7000, 8192, "", "", ""});
     // Channel 5: 1 MiB from 0 to 1000 ns, no label -> named by its size; 1048576 B / 1000 ns.
-    report.flowSlices.push_back({5, "node0/nvswitch->node0/gpu1", 0, 1000, 1048576, ""});
+    report.flowSlices.push_back({5, "node0/nvswitch->node0/gpu1", 0, 1000, 1048576, "", "", ""});
     // Channel 3 again after both ended: back in lane 0.
-    report.flowSlices.push_back({3, "node0/gpu0->node0/nvswitch", 7000, 8000, 100, "late"});
+    report.flowSlices.push_back({3, "node0/gpu0->node0/nvswitch", 7000, 8000, 100, "late", "", ""});
 
     auto path = dir.path / "trace.json";
     WriteTraceJson(report, path.string());
@@ -255,6 +287,8 @@ BOOST_AUTO_TEST_CASE(trace_json_events)
     BOOST_TEST(lane0[0]["dur"].get<double>() == 4.0);
     BOOST_TEST(lane0[0]["args"]["bytes"].get<uint64_t>() == 4096u);
     BOOST_TEST(lane0[0]["args"]["GB/s"].get<double>() == 1.024); // 4096 B / 4000 ns
+    BOOST_TEST(lane0[0]["args"]["from"] == "node0/gpu0");        // the flow's endpoints
+    BOOST_TEST(lane0[0]["args"]["to"] == "node0/gpu1");
     BOOST_TEST(lane0[1]["name"] == "late");
     BOOST_TEST(lane0[1]["ts"].get<double>() == 7.0);
     BOOST_TEST(lane0[1]["dur"].get<double>() == 1.0);
@@ -315,7 +349,7 @@ BOOST_AUTO_TEST_CASE(trace_json_stays_valid)
     for (int i = 0; i < 100000; ++i)
     {
         report.flowSlices.push_back(
-            {static_cast<uint32_t>(i % 64), "link", i * 10.0, i * 10.0 + 5000, 1000, ""});
+            {static_cast<uint32_t>(i % 64), "link", i * 10.0, i * 10.0 + 5000, 1000, "", "", ""});
     }
     WriteTraceJson(report, (dir.path / "big.json").string());
     json trace = ReadJson(dir.path / "big.json");
