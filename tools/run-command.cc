@@ -41,8 +41,21 @@ AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
                     "network model: flow (fair shares) or packet (ns-3 packets)")
         ->check(CLI::IsMember({"flow", "packet"}))
         ->capture_default_str();
-    cmd->add_option("--transport", a.transport, "packet model transport: tcp, dctcp or rdma")
-        ->check(CLI::IsMember({"tcp", "dctcp", "rdma"}));
+    auto* transport =
+        cmd->add_option("--transport", a.transport, "packet model transport: tcp, dctcp or rdma")
+            ->check(CLI::IsMember({"tcp", "dctcp", "rdma"}));
+    // The flow model has no transport: a run that names one without the packet model would run
+    // without it, unsaid.
+    cmd->parse_complete_callback(
+        [transport, &a]
+        {
+            if (transport->count() > 0 && a.model != "packet")
+            {
+                throw CLI::ValidationError("--transport",
+                                           "a transport belongs to the packet model: add --model "
+                                           "packet (the flow model shares links without one)");
+            }
+        });
     cmd->add_option("--out", a.out, "directory for summary.json and trace.json")
         ->capture_default_str();
     cmd->add_option("--watchdog", a.watchdogSeconds,
@@ -60,6 +73,10 @@ AddCommonOptions(CLI::App* cmd, eidolon::tools::RunArguments& a)
                     "ncclGetVersion reports");
     cmd->add_option("--trace-slices", a.traceSlices,
                     "device slices trace.json keeps (the summary counts them all)")
+        ->capture_default_str();
+    cmd->add_option("--trace-flow-slices", a.traceFlowSlices,
+                    "network slices (a flow on a link) trace.json keeps (summary.json's links "
+                    "count them all)")
         ->capture_default_str();
     cmd->add_option("--trace-from", a.traceFromMs,
                     "trace.json keeps the device and network slices that end from this virtual "

@@ -336,6 +336,7 @@ OptionsFrom(const RunArguments& args)
     options.optimistic = args.optimistic;
     options.graceSeconds = args.graceSeconds;
     options.maxSlices = args.traceSlices;
+    options.maxFlowSlices = args.traceFlowSlices;
     options.traceFromNs = args.traceFromMs * 1e6;
     options.statsFromNs = args.statsFromMs * 1e6;
     options.launch = args.launch;
@@ -459,6 +460,16 @@ PlanRanks(const RunArguments& args, const std::string& address, const std::strin
 int
 RunSimulation(const RunArguments& args)
 {
+#ifndef NS3_LOG_ENABLE
+    // The packaged ns-3 and our release builds compile NS_LOG out: a researcher who sets it would
+    // otherwise see nothing and not know why.
+    if (const char* log = std::getenv("NS_LOG"); log && *log)
+    {
+        std::cerr
+            << "eidolon: NS_LOG is set, but this build has ns-3 logging compiled out; "
+               "build with -DCMAKE_BUILD_TYPE=Debug for the eidolon module's log components\n";
+    }
+#endif
     bool attach = args.launch == "attach";
     sim::SimOptions options = OptionsFrom(args);
     std::unique_ptr<RunDirectory> runDir;

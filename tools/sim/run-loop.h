@@ -24,8 +24,9 @@ struct RunArguments
     double watchdogSeconds = 120;
     bool optimistic = false;
     double graceSeconds = 60;
-    std::string progress = "auto";                    // auto | on | off
-    size_t traceSlices = sim::SimOptions().maxSlices; // --trace-slices
+    std::string progress = "auto";                            // auto | on | off
+    size_t traceSlices = sim::SimOptions().maxSlices;         // --trace-slices
+    size_t traceFlowSlices = sim::SimOptions().maxFlowSlices; // --trace-flow-slices
     double traceFromMs = 0;   // --trace-from: slices that end from this virtual time on
     double statsFromMs = 0;   // --stats-from: the shares count time from this virtual time on
     bool traceEachOp = false; // --trace-each-op: sets EIDOLON_TRACE_EACH_OP=1 for the ranks
