@@ -155,11 +155,12 @@ Train(const Options& o, ModelShape shape, const Layout& l)
             char mfu[32] = "n/a";
             if (peak > 0)
                 std::snprintf(mfu, sizeof(mfu), "%.2f%%", 100.0 * tflops * 1e12 / peak);
+            // Milliseconds to the microsecond below a second (a small model's step is a few).
             std::printf("step: %d  loss: %.4f  memory: %.2fGiB(%.2f%%)  tps: %s  tflops: %.2f  "
-                        "mfu: %s  time: %.3fs\n",
+                        "mfu: %s  time: %.*fs\n",
                         step, loss, gib,
                         100.0 * double(mem.PeakReserved()) / double(mem.Capacity()),
-                        Thousands(tps).c_str(), tflops, mfu, seconds);
+                        Thousands(tps).c_str(), tflops, mfu, seconds < 1 ? 6 : 3, seconds);
             std::fflush(stdout);
         }
     }
@@ -171,9 +172,9 @@ Train(const Options& o, ModelShape shape, const Layout& l)
                               ? after[after.size() / 2]
                               : 0.5 * (after[after.size() / 2 - 1] + after[after.size() / 2]);
     if (l.rank == 0)
-        std::printf("train-gpt: median step time %.3fs over %zu steps after %d warm-up; peak "
+        std::printf("train-gpt: median step time %.*fs over %zu steps after %d warm-up; peak "
                     "memory %s reserved\n",
-                    median, after.size(), int(times.size() - after.size()),
+                    median < 1 ? 6 : 3, median, after.size(), int(times.size() - after.size()),
                     FormatBytes(double(mem.PeakReserved())).c_str());
     for (ncclComm_t c :
          {comms.tp.comm, comms.cp.comm, comms.data.comm, comms.actSend.comm, comms.actRecv.comm,
