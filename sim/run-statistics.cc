@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace eidolon::sim
 {
@@ -323,6 +324,31 @@ RunStatistics::Report(const std::vector<std::unique_ptr<RankProcess>>& processes
             "trace.json holds device and network slices from {:.3f} ms on (--trace-from); {} "
             "device and {} network slices before were counted in the summary but not kept",
             m_options.traceFromNs / 1e6, m_slicesBeforeWindow, m_flowSlicesBeforeWindow));
+    }
+    if (m_options.launch == "node")
+    {
+        // One process per node drove one GPU of a node that has several: a program that drives
+        // one GPU per process (train-gpt, a torch script without a spawning launcher) wanted
+        // --launch gpu, and runs short of memory or slow here without a word.
+        std::map<int32_t, std::pair<uint32_t, uint32_t>> perNode; // node -> (GPUs, used)
+        for (uint32_t gpu = 0; gpu < m_gpuStats.size(); ++gpu)
+        {
+            auto& [gpus, used] = perNode[m_topology->GetDevice(m_topology->GpuDevice(gpu)).node];
+            ++gpus;
+            used += m_gpuStats[gpu].processIndex >= 0 ? 1 : 0;
+        }
+        for (const auto& [node, count] : perNode)
+        {
+            if (count.second == 1 && count.first > 1)
+            {
+                report.notes.push_back(fmt::format(
+                    "node{} used 1 of its {} GPUs: --launch node starts one process per node, for "
+                    "programs that drive every GPU of their node or spawn a worker per GPU; a "
+                    "program of one GPU per process wants --launch gpu",
+                    node, count.first));
+                break;
+            }
+        }
     }
     if (m_slicesDropped > 0)
     {

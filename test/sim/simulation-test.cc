@@ -814,6 +814,31 @@ BOOST_AUTO_TEST_CASE(the_trace_keeps_the_slices_of_its_window)
                std::string::npos);
 }
 
+// Under --launch node, a node of two GPUs whose one process used one of them gets a note that
+// names --launch gpu (train-gpt under --launch node ran short of memory on GPU 0 unsaid).
+BOOST_AUTO_TEST_CASE(a_node_process_on_one_of_several_gpus_is_noted)
+{
+    std::ostringstream log;
+    RecordingSink sink;
+    sim::SimOptions options = Options();
+    options.launch = "node";
+    sim::Simulation simulation(options, log, sink);
+    simulation.Join(Hello("rank0", 0, 1));
+    simulation.Batch(0, ChainBatch(1, 0, 1, {}, 0, 10, 10));
+    simulation.Sync(0, 1, SyncOn(1, {1}, 1, 0));
+    const sim::RunReport report = simulation.Report(0);
+    BOOST_REQUIRE(report.notes.size() == 1u);
+    BOOST_TEST(report.notes[0].find("node0 used 1 of its 2 GPUs") != std::string::npos);
+    BOOST_TEST(report.notes[0].find("--launch gpu") != std::string::npos);
+    // The same run launched per GPU says nothing.
+    RecordingSink gpuSink;
+    sim::Simulation perGpu(Options(), log, gpuSink);
+    perGpu.Join(Hello("rank0", 0, 1));
+    perGpu.Batch(0, ChainBatch(1, 0, 1, {}, 0, 10, 10));
+    perGpu.Sync(0, 1, SyncOn(1, {1}, 1, 0));
+    BOOST_TEST(perGpu.Report(0).notes.empty());
+}
+
 BOOST_AUTO_TEST_CASE(the_shares_count_from_the_stats_window)
 {
     // Kernels on one stream: [0, 10], [10, 30], then [50, 60] (ready at 50). Shares from 20 ns:
