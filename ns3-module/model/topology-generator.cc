@@ -175,6 +175,12 @@ AddNodes(Topology& topo, const NodeTemplate& node, uint32_t firstNode, uint32_t 
     {
         throw TopologyError("a node needs at least one GPU");
     }
+    const uint32_t nics = NicsPerNode(node);
+    if (node.gpus % nics != 0)
+    {
+        throw TopologyError("a node's NICs must divide its GPUs");
+    }
+    const uint32_t gpusPerNic = node.gpus / nics;
     for (uint32_t n = firstNode; n < firstNode + nodes; ++n)
     {
         const std::string p = NodePrefix(n);
@@ -192,18 +198,29 @@ AddNodes(Topology& topo, const NodeTemplate& node, uint32_t firstNode, uint32_t 
             const auto i32 = static_cast<int32_t>(i);
             uint32_t gpu = Add(topo, p + "gpu" + std::to_string(i), DeviceKind::Gpu, node32, i32, 0,
                                node.gpuModel);
-            uint32_t pcie =
-                Add(topo, p + "pcie" + std::to_string(i), DeviceKind::PcieSwitch, node32, i32);
-            uint32_t nic = Add(topo, p + "nic" + std::to_string(i), DeviceKind::Nic, node32, i32);
+            // The PCIe switch and NIC of GPU i's group, made with the group's first GPU (with a
+            // NIC per GPU: GPU i, its switch and NIC, in that order).
+            const uint32_t group = i / gpusPerNic;
+            const auto g32 = static_cast<int32_t>(group);
+            const bool first = i % gpusPerNic == 0;
+            uint32_t pcie = first ? Add(topo, p + "pcie" + std::to_string(group),
+                                        DeviceKind::PcieSwitch, node32, g32)
+                                  : topo.FindDevice(p + "pcie" + std::to_string(group));
             if (node.nvswitch)
             {
                 Connect(topo, gpu, nvswitch, node.nvlinkBandwidth, node.nvlinkLatencyNs,
                         LinkKind::NvLink);
             }
             Connect(topo, gpu, pcie, node.pcieBandwidth, node.pcieLatencyNs, LinkKind::Pcie);
+            if (!first)
+            {
+                continue; // the group's switch has its NIC, host and root links already
+            }
+            uint32_t nic =
+                Add(topo, p + "nic" + std::to_string(group), DeviceKind::Nic, node32, g32);
             Connect(topo, pcie, nic, node.pcieBandwidth, node.pcieLatencyNs, LinkKind::Pcie);
-            // The host hangs off every PCIe switch so that each GPU has its own host path
-            // (host<->device copies of different GPUs do not share a PCIe link).
+            // The host hangs off every PCIe switch so that each group of GPUs has its own host
+            // path (host<->device copies of GPUs of different groups do not share a PCIe link).
             Connect(topo, pcie, host, node.pcieBandwidth, node.pcieLatencyNs, LinkKind::Pcie);
             if (!node.nvswitch)
             {
@@ -352,19 +369,20 @@ AddFabric(Topology& topo, const FabricTemplate& f, uint32_t nodes, uint32_t nics
 GeneratedSize
 GeneratedSizeOf(const NodeTemplate& node, uint32_t nodes, const FabricTemplate& f)
 {
-    // As AddNodes: per node a host, the NVSwitch or a PCIe root complex, and per GPU the GPU, its
-    // PCIe switch and NIC with four links (NVLink or root complex, GPU-PCIe, PCIe-NIC, PCIe-host).
+    // As AddNodes: per node a host and the NVSwitch or a PCIe root complex; per GPU the GPU and
+    // its link to the PCIe switch (and NVLink); per NIC its PCIe switch and the NIC, with links
+    // PCIe-NIC, PCIe-host (and PCIe-root complex without NVSwitch).
     GeneratedSize size;
     const uint64_t n = nodes;
     const uint64_t gpus = node.gpus;
-    size.devices = n * (2 + 3 * gpus);
-    size.links = n * 4 * gpus;
+    const uint64_t nicsPerNode = NicsPerNode(node);
+    size.devices = n * (2 + gpus + 2 * nicsPerNode);
+    size.links = n * (node.nvswitch ? 2 * gpus + 2 * nicsPerNode : gpus + 3 * nicsPerNode);
     if (f.kind == FabricKind::None || nodes == 0)
     {
         return size;
     }
-    const uint64_t nics = n * gpus; // AddFabric's nicsPerNode is the GPU count
-    size.links += nics;             // every NIC to its leaf
+    size.links += n * nicsPerNode; // every NIC to its leaf
     if (f.kind == FabricKind::SingleSwitch)
     {
         size.devices += 1;
@@ -373,8 +391,8 @@ GeneratedSizeOf(const NodeTemplate& node, uint32_t nodes, const FabricTemplate& 
     // As AddFabric (its comments say why each count is what it is).
     const uint64_t perLeaf = f.nodesPerLeaf ? f.nodesPerLeaf : std::min<uint64_t>(n, 32);
     const uint64_t units = (n + perLeaf - 1) / perLeaf;
-    const uint64_t rails = f.railOptimized ? gpus : 1;
-    const uint64_t downPorts = f.railOptimized ? perLeaf : perLeaf * gpus;
+    const uint64_t rails = f.railOptimized ? nicsPerNode : 1;
+    const uint64_t downPorts = f.railOptimized ? perLeaf : perLeaf * nicsPerNode;
     const uint64_t spines =
         f.spines ? f.spines
                  : std::max<uint64_t>(
@@ -405,7 +423,7 @@ GenerateCluster(const std::string& name, const NodeTemplate& node, uint32_t node
     Ptr<Topology> topo = Create<Topology>();
     topo->name = name;
     AddNodes(*topo, node, 0, nodes);
-    AddFabric(*topo, fabric, nodes, node.gpus, node.nicBandwidth);
+    AddFabric(*topo, fabric, nodes, NicsPerNode(node), node.nicBandwidth);
     NS_LOG_INFO("generated " << name << ": " << topo->Devices().size() << " devices, "
                              << topo->Links().size() << " links");
     return topo;

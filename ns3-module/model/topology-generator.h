@@ -29,9 +29,12 @@ namespace eidolon
  */
 struct NodeTemplate
 {
-    std::string type;           //!< preset it came from, e.g. "dgx-h100"
-    std::string gpuModel;       //!< GpuSpec name, e.g. "H100-SXM5-80GB"
-    uint32_t gpus = 8;          //!< GPUs per node, also compute NICs per node (one per GPU)
+    std::string type;     //!< preset it came from, e.g. "dgx-h100"
+    std::string gpuModel; //!< GpuSpec name, e.g. "H100-SXM5-80GB"
+    uint32_t gpus = 8;    //!< GPUs per node
+    /// Compute NICs per node (0: one per GPU). It divides `gpus`: each NIC shares its PCIe switch
+    /// with gpus / nics neighbouring GPUs (and their host path).
+    uint32_t nics = 0;
     double nvlinkBandwidth = 0; //!< bytes/s per direction between one GPU and the NVSwitch domain
     int64_t nvlinkLatencyNs = 0;
     double pcieBandwidth = 0; //!< bytes/s per direction of each PCIe link (GPU, NIC, host)
@@ -39,6 +42,13 @@ struct NodeTemplate
     double nicBandwidth = 0; //!< bytes/s per direction of one compute NIC port
     bool nvswitch = true;    //!< false: GPUs talk over PCIe only (no NVSwitch domain)
 };
+
+/// Compute NICs per node of a template (its `nics`, else one per GPU).
+inline uint32_t
+NicsPerNode(const NodeTemplate& node)
+{
+    return node.nics ? node.nics : node.gpus;
+}
 
 /// The node presets known by name ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200").
 std::vector<std::string> NodePresetNames();

@@ -391,8 +391,8 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
                                   " nodes can be generated (the graph is held in memory)");
         }
         Fields node(file, gen.Get("node"), "generate.node");
-        node.Allow({"type", "gpu_model", "gpus", "nvswitch", "nvlink_bandwidth", "nvlink_latency",
-                    "pcie_bandwidth", "pcie_latency", "nic_bandwidth"});
+        node.Allow({"type", "gpu_model", "gpus", "nics", "nvswitch", "nvlink_bandwidth",
+                    "nvlink_latency", "pcie_bandwidth", "pcie_latency", "nic_bandwidth"});
         NodeTemplate t;
         try
         {
@@ -411,6 +411,15 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
         if (t.gpus > 1024) // NVLink domains reach 72 (GB200 NVL72) to a few hundred GPUs
         {
             node.Fail("gpus", "at most 1024 GPUs per node");
+        }
+        if (node.Has("nics"))
+        {
+            t.nics = static_cast<uint32_t>(node.Int("nics", 1, t.gpus));
+            if (t.nics > t.gpus || t.gpus % t.nics != 0)
+            {
+                node.Fail("nics", "must divide gpus (" + std::to_string(t.gpus) +
+                                      "): each NIC serves the same number of GPUs");
+            }
         }
         t.nvswitch = node.Bool("nvswitch", t.nvswitch);
         if (node.Has("nvlink_bandwidth"))
@@ -507,7 +516,7 @@ ReadTopologyFromString(const std::string& text, const std::string& file,
         try
         {
             AddNodes(*topo, t, 0, nodes);
-            AddFabric(*topo, fab, nodes, t.gpus, t.nicBandwidth);
+            AddFabric(*topo, fab, nodes, NicsPerNode(t), t.nicBandwidth);
         }
         catch (const TopologyError& e)
         {

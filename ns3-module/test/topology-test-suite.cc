@@ -140,6 +140,7 @@ public:
     void SingleSwitchAndPresets();
     void TopOfRackWithoutRails();
     void PcieOnlyNode();
+    void NicsSharedByGpus();
     void FromString();
     void NetworkTransport();
     void MixedGeneratedAndExplicit();
@@ -519,6 +520,45 @@ TopologyTestCase::PcieOnlyNode()
     NS_TEST_EXPECT_MSG_EQ(t->PathBandwidth(path), 63 * GB, "");
     // GPUs 0-1 vs 2-3 through the root complex: two 63 GB/s links = 126 GB/s.
     EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 126 * GB, 1e-9, "");
+}
+
+// `nics: 2` on an 8-GPU node: GPUs 0-3 share node0/pcie0 and node0/nic0, GPUs 4-7 pcie1 and
+// nic1. Two nodes on a rail-optimized two-tier fabric then meet through 2 NICs each: the
+// bisection is 2 x 50 GB/s (400 Gb/s NICs). The generator's size estimate counts what it makes,
+// and NICs that do not divide the GPUs are refused, naming the field.
+void
+TopologyTestCase::NicsSharedByGpus()
+{
+    std::string path = Tmp().Write("nics.yaml", WithSpecs(R"(name: nics
+generate:
+  nodes: 2
+  node: {type: dgx-h100, nics: 2}
+  fabric: {type: two-tier, rail_optimized: true}
+)"));
+    auto t = ReadTopology(path);
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Nic), 4u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::PcieSwitch), 4u, "");
+    NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 16u, "");
+    // node0/gpu3 leaves through its group's NIC to node1/gpu3 on rail 0.
+    auto route = t->Route(t->FindDevice("node0/gpu3"), t->FindDevice("node1/gpu3"));
+    std::vector<std::string> expected = {"node0/pcie0", "node0/nic0",  "leaf0-rail0",
+                                         "node1/nic0",  "node1/pcie0", "node1/gpu3"};
+    NS_TEST_EXPECT_MSG_EQ(DevicesOnPath(*t, route), expected, "");
+    EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 100 * GB, 1e-9, "");
+    NodeTemplate node = NodePreset("dgx-h100");
+    node.nics = 2;
+    FabricTemplate f = DefaultFabric();
+    f.kind = FabricKind::TwoTier;
+    f.railOptimized = true;
+    const GeneratedSize size = GeneratedSizeOf(node, 2, f);
+    NS_TEST_EXPECT_MSG_EQ(size.devices, uint64_t(t->Devices().size()), "");
+    NS_TEST_EXPECT_MSG_EQ(size.links, uint64_t(t->Links().size()), "");
+    std::string bad = Tmp().Write("nics3.yaml", WithSpecs(R"(name: nics
+generate:
+  nodes: 2
+  node: {type: dgx-h100, nics: 3}
+)"));
+    CheckNames(ErrorOf(bad), bad, 6, "nics", "must divide gpus (8)");
 }
 
 void
@@ -1173,6 +1213,7 @@ public:
             {"generators.single_switch_and_presets", &TopologyTestCase::SingleSwitchAndPresets},
             {"generators.top_of_rack_without_rails", &TopologyTestCase::TopOfRackWithoutRails},
             {"generators.pcie_only_node", &TopologyTestCase::PcieOnlyNode},
+            {"generators.nics_shared_by_gpus", &TopologyTestCase::NicsSharedByGpus},
             {"generators.from_string", &TopologyTestCase::FromString},
             {"generators.network_transport", &TopologyTestCase::NetworkTransport},
             {"generators.mixed_generated_and_explicit",
