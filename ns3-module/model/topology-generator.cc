@@ -193,34 +193,48 @@ AddNodes(Topology& topo, const NodeTemplate& node, uint32_t firstNode, uint32_t 
         {
             nvswitch = Add(topo, p + "nvswitch", DeviceKind::NvSwitch, node32, 0);
         }
+        const bool grouped = gpusPerNic > 1;
+        uint32_t nicSwitch = kNone;
         for (uint32_t i = 0; i < node.gpus; ++i)
         {
             const auto i32 = static_cast<int32_t>(i);
             uint32_t gpu = Add(topo, p + "gpu" + std::to_string(i), DeviceKind::Gpu, node32, i32, 0,
                                node.gpuModel);
-            // The PCIe switch and NIC of GPU i's group, made with the group's first GPU (with a
-            // NIC per GPU: GPU i, its switch and NIC, in that order).
-            const uint32_t group = i / gpusPerNic;
-            const auto g32 = static_cast<int32_t>(group);
-            const bool first = i % gpusPerNic == 0;
-            uint32_t pcie = first ? Add(topo, p + "pcie" + std::to_string(group),
-                                        DeviceKind::PcieSwitch, node32, g32)
-                                  : topo.FindDevice(p + "pcie" + std::to_string(group));
+            uint32_t pcie =
+                Add(topo, p + "pcie" + std::to_string(i), DeviceKind::PcieSwitch, node32, i32);
+            // A NIC per GPU sits on the GPU's PCIe switch. A NIC shared by a group of GPUs sits
+            // on a switch above theirs (nic-switch<g>, made with the group's first GPU), so that
+            // every GPU of the group is as far from it, and GPU-to-GPU traffic never finds a
+            // PCIe path as short as NVLink's.
+            uint32_t nic = kNone;
+            if (!grouped || i % gpusPerNic == 0)
+            {
+                const uint32_t index = i / gpusPerNic;
+                const auto index32 = static_cast<int32_t>(index);
+                if (grouped)
+                {
+                    nicSwitch =
+                        Add(topo, p + "nic-switch" + std::to_string(index), DeviceKind::PcieSwitch,
+                            node32, static_cast<int32_t>(node.gpus + 1 + index));
+                }
+                nic =
+                    Add(topo, p + "nic" + std::to_string(index), DeviceKind::Nic, node32, index32);
+                if (grouped)
+                {
+                    Connect(topo, nicSwitch, nic, node.pcieBandwidth, node.pcieLatencyNs,
+                            LinkKind::Pcie);
+                }
+            }
             if (node.nvswitch)
             {
                 Connect(topo, gpu, nvswitch, node.nvlinkBandwidth, node.nvlinkLatencyNs,
                         LinkKind::NvLink);
             }
             Connect(topo, gpu, pcie, node.pcieBandwidth, node.pcieLatencyNs, LinkKind::Pcie);
-            if (!first)
-            {
-                continue; // the group's switch has its NIC, host and root links already
-            }
-            uint32_t nic =
-                Add(topo, p + "nic" + std::to_string(group), DeviceKind::Nic, node32, g32);
-            Connect(topo, pcie, nic, node.pcieBandwidth, node.pcieLatencyNs, LinkKind::Pcie);
-            // The host hangs off every PCIe switch so that each group of GPUs has its own host
-            // path (host<->device copies of GPUs of different groups do not share a PCIe link).
+            Connect(topo, pcie, grouped ? nicSwitch : nic, node.pcieBandwidth, node.pcieLatencyNs,
+                    LinkKind::Pcie);
+            // The host hangs off every GPU's PCIe switch so that each GPU has its own host path
+            // (host<->device copies of different GPUs do not share a PCIe link).
             Connect(topo, pcie, host, node.pcieBandwidth, node.pcieLatencyNs, LinkKind::Pcie);
             if (!node.nvswitch)
             {
@@ -370,14 +384,16 @@ GeneratedSize
 GeneratedSizeOf(const NodeTemplate& node, uint32_t nodes, const FabricTemplate& f)
 {
     // As AddNodes: per node a host and the NVSwitch or a PCIe root complex; per GPU the GPU and
-    // its link to the PCIe switch (and NVLink); per NIC its PCIe switch and the NIC, with links
-    // PCIe-NIC, PCIe-host (and PCIe-root complex without NVSwitch).
+    // its PCIe switch with three links (NVLink or root complex, GPU-PCIe, PCIe-host) and one to
+    // its NIC or its group's NIC switch; per NIC the NIC, and when GPUs share it, its switch and
+    // the link between them.
     GeneratedSize size;
     const uint64_t n = nodes;
     const uint64_t gpus = node.gpus;
     const uint64_t nicsPerNode = NicsPerNode(node);
-    size.devices = n * (2 + gpus + 2 * nicsPerNode);
-    size.links = n * (node.nvswitch ? 2 * gpus + 2 * nicsPerNode : gpus + 3 * nicsPerNode);
+    const bool grouped = nicsPerNode < gpus;
+    size.devices = n * (2 + 2 * gpus + nicsPerNode * (grouped ? 2 : 1));
+    size.links = n * (4 * gpus + (grouped ? nicsPerNode : 0));
     if (f.kind == FabricKind::None || nodes == 0)
     {
         return size;

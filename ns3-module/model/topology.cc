@@ -359,6 +359,18 @@ Topology::Route(uint32_t src, uint32_t dst, uint64_t flowHash) const
             }
         }
         NS_ASSERT(n > 0);
+        // Where NVLink and another link are equally short ways on (GPUs that share a PCIe
+        // switch and an NVSwitch), the traffic takes NVLink, as NCCL's P2P transport and the
+        // driver's peer copies do; ECMP spreads over the rest.
+        uint32_t nvlinks = 0;
+        for (uint32_t k = 0; k < n; ++k)
+        {
+            if (ChannelKind(candidates[k]) == LinkKind::NvLink)
+            {
+                candidates[nvlinks++] = candidates[k];
+            }
+        }
+        n = nvlinks > 0 ? nvlinks : n;
         uint32_t pick = n == 1 ? 0 : static_cast<uint32_t>(Mix(flowHash ^ Mix(cur)) % n);
         path.push_back(candidates[pick]);
         cur = ChannelTo(candidates[pick]);

@@ -141,6 +141,7 @@ public:
     void TopOfRackWithoutRails();
     void PcieOnlyNode();
     void NicsSharedByGpus();
+    void NvlinkBeforeASharedPcieSwitch();
     void FromString();
     void NetworkTransport();
     void MixedGeneratedAndExplicit();
@@ -522,10 +523,11 @@ TopologyTestCase::PcieOnlyNode()
     EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 126 * GB, 1e-9, "");
 }
 
-// `nics: 2` on an 8-GPU node: GPUs 0-3 share node0/pcie0 and node0/nic0, GPUs 4-7 pcie1 and
-// nic1. Two nodes on a rail-optimized two-tier fabric then meet through 2 NICs each: the
-// bisection is 2 x 50 GB/s (400 Gb/s NICs). The generator's size estimate counts what it makes,
-// and NICs that do not divide the GPUs are refused, naming the field.
+// `nics: 2` on an 8-GPU node: GPUs 0-3 reach node0/nic0 through their own PCIe switch and
+// node0/nic-switch0, GPUs 4-7 nic1 through nic-switch1. GPU-to-GPU traffic stays on NVLink (two
+// hops; the PCIe way is four). Two nodes on a rail-optimized two-tier fabric meet through 2 NICs
+// each: the bisection is 2 x 50 GB/s (400 Gb/s NICs). The generator's size estimate counts what
+// it makes, and NICs that do not divide the GPUs are refused, naming the field.
 void
 TopologyTestCase::NicsSharedByGpus()
 {
@@ -537,13 +539,17 @@ generate:
 )"));
     auto t = ReadTopology(path);
     NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::Nic), 4u, "");
-    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::PcieSwitch), 4u, "");
+    NS_TEST_EXPECT_MSG_EQ(CountKind(*t, DeviceKind::PcieSwitch), 20u, ""); // 8 + 2 a node
     NS_TEST_EXPECT_MSG_EQ(t->GpuCount(), 16u, "");
     // node0/gpu3 leaves through its group's NIC to node1/gpu3 on rail 0.
     auto route = t->Route(t->FindDevice("node0/gpu3"), t->FindDevice("node1/gpu3"));
-    std::vector<std::string> expected = {"node0/pcie0", "node0/nic0",  "leaf0-rail0",
-                                         "node1/nic0",  "node1/pcie0", "node1/gpu3"};
+    std::vector<std::string> expected = {"node0/pcie3", "node0/nic-switch0", "node0/nic0",
+                                         "leaf0-rail0", "node1/nic0",        "node1/nic-switch0",
+                                         "node1/pcie3", "node1/gpu3"};
     NS_TEST_EXPECT_MSG_EQ(DevicesOnPath(*t, route), expected, "");
+    auto local = t->Route(t->FindDevice("node0/gpu1"), t->FindDevice("node0/gpu2"));
+    std::vector<std::string> nvlink = {"node0/nvswitch", "node0/gpu2"};
+    NS_TEST_EXPECT_MSG_EQ(DevicesOnPath(*t, local), nvlink, "");
     EIDOLON_TEST_EXPECT_CLOSE(t->Summarize().bisectionBandwidth, 100 * GB, 1e-9, "");
     NodeTemplate node = NodePreset("dgx-h100");
     node.nics = 2;
@@ -559,6 +565,34 @@ generate:
   node: {type: dgx-h100, nics: 3}
 )"));
     CheckNames(ErrorOf(bad), bad, 6, "nics", "must divide gpus (8)");
+}
+
+// Two GPUs on one PCIe switch and one NVSwitch (as a DGX A100 pairs them): both ways between
+// them are two hops, and every flow, whatever its ECMP hash, takes NVLink (450 GB/s), never the
+// PCIe switch (63 GB/s).
+void
+TopologyTestCase::NvlinkBeforeASharedPcieSwitch()
+{
+    std::string path = Tmp().Write("shared-pcie.yaml", WithSpecs(R"(name: shared-pcie
+gpu_model: H100-SXM5-80GB
+devices:
+  - {name: n0/gpu0, type: gpu, node: 0, index: 0}
+  - {name: n0/gpu1, type: gpu, node: 0, index: 1}
+  - {name: n0/pcie0, type: pcie-switch, node: 0}
+  - {name: n0/nvswitch, type: nvswitch, node: 0}
+links:
+  - {a: n0/gpu0, b: n0/pcie0, bandwidth: 63GB/s, latency: 250ns}
+  - {a: n0/gpu1, b: n0/pcie0, bandwidth: 63GB/s, latency: 250ns}
+  - {a: n0/gpu0, b: n0/nvswitch, bandwidth: 450GB/s, latency: 250ns}
+  - {a: n0/gpu1, b: n0/nvswitch, bandwidth: 450GB/s, latency: 250ns}
+)"));
+    auto t = ReadTopology(path);
+    for (uint64_t hash = 0; hash < 64; ++hash)
+    {
+        auto route = t->Route(t->FindDevice("n0/gpu0"), t->FindDevice("n0/gpu1"), hash);
+        std::vector<std::string> expected = {"n0/nvswitch", "n0/gpu1"};
+        NS_TEST_EXPECT_MSG_EQ(DevicesOnPath(*t, route), expected, "hash " << hash);
+    }
 }
 
 void
@@ -1214,6 +1248,8 @@ public:
             {"generators.top_of_rack_without_rails", &TopologyTestCase::TopOfRackWithoutRails},
             {"generators.pcie_only_node", &TopologyTestCase::PcieOnlyNode},
             {"generators.nics_shared_by_gpus", &TopologyTestCase::NicsSharedByGpus},
+            {"routes.nvlink_before_a_shared_pcie_switch",
+             &TopologyTestCase::NvlinkBeforeASharedPcieSwitch},
             {"generators.from_string", &TopologyTestCase::FromString},
             {"generators.network_transport", &TopologyTestCase::NetworkTransport},
             {"generators.mixed_generated_and_explicit",
