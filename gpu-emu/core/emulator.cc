@@ -202,12 +202,21 @@ public:
 
     bool HasData(const void* pointer, size_t bytes) override
     {
+        if (!m_emulator.ValidSpan(pointer, bytes))
+        {
+            return false; // a freed or foreign device address (a stale kernel argument)
+        }
         return m_emulator.KindOf(pointer) != MemoryKind::Device ||
                m_backing.AnyBacked(reinterpret_cast<uint64_t>(pointer), bytes);
     }
 
     void Load(const void* pointer, void* out, size_t bytes) override
     {
+        if (!m_emulator.ValidSpan(pointer, bytes))
+        {
+            std::memset(out, 0, bytes);
+            return;
+        }
         if (m_emulator.KindOf(pointer) != MemoryKind::Device)
         {
             std::memcpy(out, pointer, bytes);
@@ -218,6 +227,10 @@ public:
 
     void Store(void* pointer, const void* data, size_t bytes) override
     {
+        if (!m_emulator.ValidSpan(pointer, bytes))
+        {
+            return;
+        }
         if (m_emulator.KindOf(pointer) != MemoryKind::Device)
         {
             std::memmove(pointer, data, bytes);
@@ -228,6 +241,10 @@ public:
 
     void Zero(void* pointer, size_t bytes) override
     {
+        if (!m_emulator.ValidSpan(pointer, bytes))
+        {
+            return;
+        }
         if (m_emulator.KindOf(pointer) != MemoryKind::Device)
         {
             std::memset(pointer, 0, bytes);
@@ -545,6 +562,25 @@ Emulator::KindOf(const void* pointer) const
         return MemoryKind::Host;
     }
     return allocation->managed ? MemoryKind::Managed : MemoryKind::Device;
+}
+
+bool
+Emulator::ValidSpan(const void* pointer, size_t bytes) const
+{
+    const auto address = reinterpret_cast<uint64_t>(pointer);
+    if (const Allocation* allocation = FindAllocation(address))
+    {
+        const uint64_t end = allocation->address + std::max<uint64_t>(allocation->size, 1);
+        return address < end && bytes <= end - address;
+    }
+    for (const auto& device : m_devices)
+    {
+        if (device->addressSpace.Contains(address))
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 int

@@ -249,6 +249,10 @@ public:
     void ReleasePhysical(int device, uint64_t bytes);
     MemoryKind KindOf(const void* pointer) const;
     int DeviceOf(const void* pointer) const;
+    // Whether [pointer, +bytes) may be read or written as CUDA checks a copy or memset: inside
+    // one live allocation when it starts in one; never in a device's address space outside its
+    // allocations (freed or never allocated: touching it would fault); host memory otherwise.
+    bool ValidSpan(const void* pointer, size_t bytes) const;
 
     // ---- streams and events
     Stream* CreateStream(int device, unsigned flags, int priority);

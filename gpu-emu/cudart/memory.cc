@@ -71,7 +71,11 @@ Copy(ApiCall& call, void* dst, size_t dpitch, const void* src, size_t spitch, si
     {
         return cudaSuccess;
     }
-    if (!dst || !src)
+    // Both ranges must be memory: a freed device pointer, or a range past its allocation's end,
+    // is refused as CUDA refuses it (never touched: that would fault in the program).
+    if (!dst || !src || (rows > 0 && (dpitch < width || spitch < width)) ||
+        !emu.ValidSpan(dst, dpitch * (rows - 1) + width) ||
+        !emu.ValidSpan(src, spitch * (rows - 1) + width))
     {
         return Fail(cudaErrorInvalidValue);
     }
@@ -109,7 +113,8 @@ Set(ApiCall& call, void* dst, size_t pitch, int value, size_t width, size_t rows
         return cudaErrorNoDevice;
     }
     MemoryKind kind = emu.KindOf(dst);
-    if (kind == MemoryKind::Host)
+    if (kind == MemoryKind::Host ||
+        (width * rows > 0 && (pitch < width || !emu.ValidSpan(dst, pitch * (rows - 1) + width))))
     {
         return Fail(cudaErrorInvalidValue);
     }

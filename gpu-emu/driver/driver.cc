@@ -118,6 +118,10 @@ CopyBytes(void* dst, const void* src, size_t bytes, CUstream handle, bool blocki
     {
         return CUDA_SUCCESS;
     }
+    if (!dst || !src || !emu.ValidSpan(dst, bytes) || !emu.ValidSpan(src, bytes))
+    {
+        return CUDA_ERROR_INVALID_VALUE; // freed, or past the allocation's end
+    }
     // The driver layer does not know which host memory the runtime pinned: host copies are
     // charged the pinned figure.
     bool host = emu.KindOf(dst) == MemoryKind::Host || emu.KindOf(src) == MemoryKind::Host;
@@ -141,6 +145,10 @@ SetBytes(CUdeviceptr dst, int value, size_t bytes, CUstream handle)
     if (!stream)
     {
         return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (bytes > 0 && !emu.ValidSpan(reinterpret_cast<void*>(dst), bytes))
+    {
+        return CUDA_ERROR_INVALID_VALUE; // freed, or past the allocation's end
     }
     emu.Clock().Charge(spec::HostCall::MemsetAsync, bytes);
     emu.Memset(*stream, reinterpret_cast<void*>(dst), bytes, value, bytes, 1);

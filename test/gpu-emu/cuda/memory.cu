@@ -116,6 +116,26 @@ main(int argc, char** argv)
     CHECK_NEAR(NowUs() - h, kLaunchLatencyUs + 2 * (1e7 - 1) / kHbmBytesPerUs, 1e-3);
     CHECK_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
     CHECK(freeBytes == capacity);
+    // A copy or memset must lie inside one allocation and never touch freed memory: CUDA refuses
+    // them with cudaErrorInvalidValue (touching them here would fault in the program).
+    void* small = nullptr;
+    CHECK_CUDA(cudaMalloc(&small, 256));
+    std::vector<char> bytes(1024, 1);
+    CHECK_EQ_ERR(cudaMemcpy(small, bytes.data(), 1024, cudaMemcpyHostToDevice),
+                 cudaErrorInvalidValue); // 1024 bytes into 256
+    CHECK_EQ_ERR(cudaMemset(small, 0, 4096), cudaErrorInvalidValue);
+    CHECK_EQ_ERR(
+        cudaMemcpy(bytes.data(), static_cast<char*>(small) + 200, 100, cudaMemcpyDeviceToHost),
+        cudaErrorInvalidValue);                                               // 200 + 100 > 256
+    CHECK_CUDA(cudaMemcpy(small, bytes.data(), 256, cudaMemcpyHostToDevice)); // exactly fits
+    CHECK_CUDA(cudaFree(small));
+    CHECK_EQ_ERR(cudaMemcpy(small, bytes.data(), 64, cudaMemcpyHostToDevice),
+                 cudaErrorInvalidValue);
+    CHECK_EQ_ERR(cudaMemcpy(bytes.data(), small, 64, cudaMemcpyDeviceToHost),
+                 cudaErrorInvalidValue);
+    CHECK_EQ_ERR(cudaMemset(small, 0, 64), cudaErrorInvalidValue);
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGetLastError()); // read once, cleared
     CHECK_CUDA(cudaFree(nullptr));
     return Finish("memory");
 }
