@@ -34,6 +34,8 @@ struct KernelInfo
     // Its name is no kernel the host runs (host-kernels.cc), known after its first launch, so
     // that later launches skip the name checks. Written under the emulator's lock.
     mutable bool notRunOnHost = false;
+    // cudaFuncAttributeMaxDynamicSharedMemorySize as the program set it (48 KiB by default).
+    mutable int maxDynamicSharedBytes = 48 * 1024;
 };
 
 struct KernelLaunch

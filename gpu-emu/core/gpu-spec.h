@@ -7,13 +7,21 @@
 namespace eidolon::gpu
 {
 
-using spec::DenseFlops;
 using spec::AttentionRates;
+using spec::DenseFlops;
 using spec::DenseFlopsOf;
 using spec::DTypeFractions;
 using spec::FindGpuSpec;
 using spec::GpuSpec;
 using spec::PricingSpec;
 using spec::ReadGpuSpec;
+
+// The most dynamic shared memory a block may opt in to (cudaDeviceProp::sharedMemPerBlockOptin):
+// an SM's shared memory less the 1 KiB the system reserves per block (227 KiB on H100).
+inline uint64_t
+SharedMemPerBlockOptin(const GpuSpec& spec)
+{
+    return spec.sharedMemoryPerSmBytes > 1024 ? spec.sharedMemoryPerSmBytes - 1024 : 0;
+}
 
 } // namespace eidolon::gpu

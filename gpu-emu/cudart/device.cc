@@ -74,8 +74,7 @@ FillProperties(cudaDeviceProp& prop, const GpuSpec& spec, const Device& device)
     prop.computePreemptionSupported = 1;
     prop.canUseHostPointerForRegisteredMem = 1;
     prop.cooperativeLaunch = 1;
-    prop.sharedMemPerBlockOptin =
-        spec.sharedMemoryPerSmBytes > 1024 ? spec.sharedMemoryPerSmBytes - 1024 : 0;
+    prop.sharedMemPerBlockOptin = SharedMemPerBlockOptin(spec);
     prop.maxBlocksPerMultiProcessor = 32;
     prop.accessPolicyMaxWindowSize = 134213632;
     prop.reservedSharedMemPerBlock = 1024;

@@ -67,6 +67,12 @@ LaunchKernel(KernelInfo* kernel, dim3 grid, dim3 block, size_t sharedMem, cudaSt
     {
         return Fail(cudaErrorInvalidConfiguration);
     }
+    // More dynamic shared memory than a block can have is refused; the 48 KiB that needs no
+    // opt-in is not enforced (a library that opts in through a path not seen here would fail).
+    if (sharedMem > SharedMemPerBlockOptin(emu.Spec()))
+    {
+        return Fail(cudaErrorInvalidValue);
+    }
     Stream* stream = StreamOf(emu, handle, perThread);
     if (!stream)
     {
@@ -391,15 +397,29 @@ cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func)
     attr->numRegs = 32;
     attr->ptxVersion = spec.computeCapabilityMajor * 10 + spec.computeCapabilityMinor;
     attr->binaryVersion = attr->ptxVersion;
-    attr->maxDynamicSharedSizeBytes = 48 * 1024;
+    attr->maxDynamicSharedSizeBytes = kernel->maxDynamicSharedBytes;
     return cudaSuccess;
 }
 
-// Kernel attributes (max dynamic shared memory, carveout) are accepted; prices ignore them.
+// Kernel attributes: the dynamic shared memory it may use (up to what a block can opt in to),
+// carveout and the rest accepted; prices ignore them.
 EIDOLON_EXPORT cudaError_t
-cudaFuncSetAttribute(const void* func, cudaFuncAttribute, int)
+cudaFuncSetAttribute(const void* func, cudaFuncAttribute attribute, int value)
 {
-    return KernelOf(func) ? cudaSuccess : Fail(cudaErrorInvalidDeviceFunction);
+    KernelInfo* kernel = KernelOf(func);
+    if (!kernel)
+    {
+        return Fail(cudaErrorInvalidDeviceFunction);
+    }
+    if (attribute == cudaFuncAttributeMaxDynamicSharedMemorySize)
+    {
+        if (value < 0 || uint64_t(value) > SharedMemPerBlockOptin(Emulator::Get().Spec()))
+        {
+            return Fail(cudaErrorInvalidValue);
+        }
+        kernel->maxDynamicSharedBytes = value;
+    }
+    return cudaSuccess;
 }
 
 // Cache preference of a kernel: accepted, no effect.

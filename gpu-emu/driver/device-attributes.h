@@ -80,8 +80,10 @@ AttributeValue(CUdevice_attribute attr, const GpuSpec& spec, const Device& devic
         value = static_cast<int>(spec.sharedMemoryPerSmBytes);
         return true;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-        value = static_cast<int>(
-            spec.sharedMemoryPerSmBytes > 1024 ? spec.sharedMemoryPerSmBytes - 1024 : 0);
+        value = static_cast<int>(SharedMemPerBlockOptin(spec));
+        return true;
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+        value = spec.computeCapabilityMajor >= 9 ? 1 : 0; // thread-block clusters from Hopper
         return true;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
         value = PciBusOf(device.index);

@@ -85,7 +85,8 @@ Launch(CUfunction function, Dim3 grid, Dim3 block, unsigned sharedMem, CUstream 
     {
         return CUDA_ERROR_INVALID_HANDLE;
     }
-    if (grid.Count() == 0 || block.Count() == 0 || block.Count() > 1024)
+    if (grid.Count() == 0 || block.Count() == 0 || block.Count() > 1024 ||
+        sharedMem > SharedMemPerBlockOptin(emu.Spec()))
     {
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -739,11 +740,24 @@ cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction functi
     return CUDA_SUCCESS;
 }
 
-// Kernel attributes (dynamic shared memory, carveout) are accepted.
+// Kernel attributes: the dynamic shared memory it may use (up to what a block can opt in to),
+// carveout and the rest accepted.
 EIDOLON_EXPORT CUresult
-cuFuncSetAttribute(CUfunction function, CUfunction_attribute, int)
+cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value)
 {
-    return function ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!function)
+    {
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    {
+        if (value < 0 || uint64_t(value) > SharedMemPerBlockOptin(Emulator::Local().Spec()))
+        {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        reinterpret_cast<KernelInfo*>(function)->maxDynamicSharedBytes = value;
+    }
+    return CUDA_SUCCESS;
 }
 
 // Cache preference: accepted.

@@ -87,5 +87,26 @@ main()
     spin<<<1, 2048>>>(nullptr);
     CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidConfiguration);
     CHECK_EQ_ERR(cudaGetLastError(), cudaSuccess);
+    // Dynamic shared memory: a block opts in to at most the device's sharedMemPerBlockOptin
+    // (the SM's shared memory less 1 KiB); more is refused at launch and by the attribute, and
+    // the attribute reads back what was set.
+    cudaDeviceProp prop{};
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    const int optin = int(prop.sharedMemPerBlockOptin);
+    CHECK(optin > 48 * 1024);
+    spin<<<1, 32, size_t(optin) + 1>>>(nullptr);
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_EQ_ERR(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, optin + 1),
+                 cudaErrorInvalidValue);
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue); // a failed call is the last error
+    CHECK_CUDA(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    cudaFuncAttributes attributes{};
+    CHECK_CUDA(cudaFuncGetAttributes(&attributes, spin));
+    CHECK(attributes.maxDynamicSharedSizeBytes == optin);
+    spin<<<1, 32, size_t(optin)>>>(nullptr);
+    CHECK_CUDA(cudaGetLastError());
+    int clusters = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&clusters, cudaDevAttrClusterLaunch, 0));
+    CHECK(clusters == (prop.major >= 9 ? 1 : 0)); // thread-block clusters from Hopper
     return Finish("timing");
 }
