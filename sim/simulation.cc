@@ -589,6 +589,20 @@ Simulation::VirtualNowNs() const
     return latest;
 }
 
+std::vector<int>
+Simulation::LeavingPids() const
+{
+    std::vector<int> pids;
+    for (const auto& process : m_timelines.Processes())
+    {
+        if (process->goodbye && process->pid > 0)
+        {
+            pids.push_back(process->pid);
+        }
+    }
+    return pids;
+}
+
 int
 Simulation::Running() const
 {

@@ -75,6 +75,8 @@ public:
     int Running() const;
     int Blocked() const;
     int Connected() const { return int(m_timelines.Processes().size()); }
+    // The pids of the processes that said goodbye: they are exiting on their own.
+    std::vector<int> LeavingPids() const;
     bool IsLive(int process) const { return m_timelines.Process(process).Live(); }
     // A joined process (index from its Welcome), for checks at the edge (bridge/server).
     const RankProcess& Process(int process) const { return m_timelines.Process(process); }

@@ -404,6 +404,19 @@ BOOST_AUTO_TEST_CASE(the_first_ranks_clocks_do_not_go_back_when_they_turn_virtua
     BOOST_TEST(Printed(r.out, 0, "after_us") >= Printed(r.out, 0, "before_us"));
 }
 
+// A rank that fails on its own (exit status 1) still says what it printed last: its stdout goes
+// to a pipe and is flushed at exit, after eidolon's goodbye, so the run waits for it to end
+// before stopping the others (it used to stop it at once, and the line was lost).
+BOOST_AUTO_TEST_CASE(a_failing_ranks_last_output_is_kept)
+{
+    Scratch s;
+    Result r = s.Run(kBin + "/eidolon run --topology " + kTopology + " --gpus 1 --progress off " +
+                     "--out " + (s.dir / "out").string() + " -- " + kRanks + " last-words");
+    BOOST_TEST(r.status != 0);
+    BOOST_TEST(Has(r.out, "rank 0 last words"));
+    BOOST_TEST(Has(r.out + r.err, "rank0 exited with status 1"));
+}
+
 BOOST_AUTO_TEST_CASE(mismatched_calls_are_reported_with_both_ranks)
 {
     Scratch s;

@@ -16,12 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -455,6 +457,20 @@ PlanRanks(const RunArguments& args, const std::string& address, const std::strin
     return processes;
 }
 
+// Whether `pid` still runs (a zombie has exited: its output is all written).
+bool
+ProcessAlive(int pid)
+{
+    if (::kill(pid, 0) != 0)
+    {
+        return false;
+    }
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    return close == std::string::npos || close + 2 >= text.size() || text[close + 2] != 'Z';
+}
+
 } // namespace
 
 int
@@ -650,6 +666,19 @@ RunSimulation(const RunArguments& args)
         }
     }
     clearProgress();
+    // A rank that said goodbye is exiting on its own, its output (flushed only at exit when it
+    // goes to a pipe) still to come: a failed run waits for such ranks before stopping the rest,
+    // or a failing program's last lines would be lost.
+    if (simulation.Failed() && !attach)
+    {
+        const std::vector<int> leaving = simulation.LeavingPids();
+        const auto leaveUntil = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+        while (std::any_of(leaving.begin(), leaving.end(), ProcessAlive) &&
+               std::chrono::steady_clock::now() < leaveUntil && !StopSignals::Received())
+        {
+            pump(false);
+        }
+    }
     // The ranks' last output (a program's stdout is flushed at exit) and exit statuses.
     auto drainUntil =
         std::chrono::steady_clock::now() + std::chrono::seconds(simulation.Failed() ? 0 : 10);

@@ -26,6 +26,8 @@
 //                         while the ranks all-reduce and synchronize 200 times
 //   clocks                CLOCK_MONOTONIC read before the first CUDA call (after a 1.5 s real
 //                         sleep, as a slow start-up) and after it
+//   last-words            prints a line (to a pipe: flushed only at exit), joins, and returns 1;
+//                         an exit handler that runs after eidolon's goodbye takes 1 s
 //   straggler             3 ranks: 1 sends 4 MiB to 0; rank 2 sleeps 5 s (wall, outside CUDA),
 //                         then sends 1 MiB to 0, which waits for it after the first transfer
 #include <cuda_runtime_api.h>
@@ -122,6 +124,17 @@ main(int argc, char** argv)
     int rank = EnvInt("RANK", 0);
     int size = EnvInt("WORLD_SIZE", EnvInt("SIZE", 1));
     int local = EnvInt("LOCAL_RANK", rank);
+    if (mode == "last-words")
+    {
+        // Registered before the first CUDA call, so exit runs it after eidolon's goodbye (handlers
+        // run in reverse order) and before stdout is flushed: a slow exit, as a program freeing
+        // much memory has.
+        std::atexit([] { usleep(1000000); });
+        std::printf("rank %d last words\n", rank);
+        CUDA(cudaSetDevice(local));
+        CUDA(cudaFree(nullptr));
+        return 1;
+    }
     if (mode == "clocks")
     {
         usleep(1500000); // real time runs on before the first CUDA call, as Python's imports
