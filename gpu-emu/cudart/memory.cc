@@ -178,11 +178,18 @@ cudaMallocManaged(void** devPtr, size_t size, unsigned int)
     return Allocate(devPtr, size, true);
 }
 
-// Stream-ordered allocation: allocated at once (the stream order is not modelled for capacity).
+// Stream-ordered allocation: allocated at once (the stream order is not modelled for capacity),
+// from the current device's memory pool (mempool.cc).
 EIDOLON_EXPORT cudaError_t
 cudaMallocAsync(void** devPtr, size_t size, cudaStream_t)
 {
-    return Allocate(devPtr, size, false, spec::HostCall::MallocAsync);
+    const cudaError_t result = Allocate(devPtr, size, false, spec::HostCall::MallocAsync);
+    if (result == cudaSuccess && *devPtr)
+    {
+        ApiCall call(CallKind::Untimed);
+        PoolAllocated(*devPtr, size, call.Emu().CurrentDevice(), nullptr);
+    }
+    return result;
 }
 
 // Pitched allocation: rows padded to 512 bytes.
@@ -219,6 +226,7 @@ cudaFree(void* devPtr)
     {
         return Fail(cudaErrorInvalidValue);
     }
+    PoolFreed(devPtr); // memory from cudaMallocAsync may be freed here too
     emu.SyncTo(emu.DeviceCompletion(device), "cudaFree");
     emu.Clock().Charge(spec::HostCall::Free, bytes); // the release after the implicit wait
     return cudaSuccess;
@@ -237,6 +245,7 @@ cudaFreeAsync(void* devPtr, cudaStream_t)
     {
         return Fail(cudaErrorInvalidValue);
     }
+    PoolFreed(devPtr);
     call.Emu().Clock().Charge(spec::HostCall::FreeAsync);
     return cudaSuccess;
 }

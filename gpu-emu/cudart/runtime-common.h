@@ -39,6 +39,11 @@ ValidDevice(Emulator& emulator, int device)
     return device >= 0 && device < emulator.DeviceCount();
 }
 
+// The stream-ordered allocator's pools (mempool.cc): `bytes` at `pointer` were allocated on
+// `device` from `pool` (null: the pool cudaMallocAsync uses there), or were freed.
+void PoolAllocated(const void* pointer, uint64_t bytes, int device, cudaMemPool_t pool);
+void PoolFreed(const void* pointer);
+
 // The stream a handle names, or nullptr (invalid handle or no device).
 inline Stream*
 StreamOf(Emulator& emulator, cudaStream_t handle, bool perThreadDefault)

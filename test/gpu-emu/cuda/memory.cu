@@ -137,5 +137,61 @@ main(int argc, char** argv)
     CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
     CHECK_CUDA(cudaGetLastError()); // read once, cleared
     CHECK_CUDA(cudaFree(nullptr));
+
+    // Memory pools of the stream-ordered allocator: cudaMallocAsync draws on the device's
+    // current pool (the default until cudaDeviceSetMemPool), whose used figure counts what it
+    // holds (reserved equals used: nothing is kept in reserve); the high-water mark resets to the
+    // current figure; a created pool is used when set, or directly by cudaMallocFromPoolAsync.
+    cudaMemPool_t pool = nullptr, current = nullptr;
+    CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool, 0));
+    CHECK_CUDA(cudaDeviceGetMemPool(&current, 0));
+    CHECK(pool != nullptr && current == pool);
+    uint64_t threshold = UINT64_MAX, value = 1;
+    CHECK_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &value));
+    CHECK(value == UINT64_MAX);
+    void* first = nullptr;
+    void* second = nullptr;
+    CHECK_CUDA(cudaMallocAsync(&first, 3 << 20, 0));
+    CHECK_CUDA(cudaMallocAsync(&second, 1 << 20, 0));
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &value));
+    CHECK(value == (4u << 20));
+    CHECK_CUDA(cudaFreeAsync(first, 0));
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &value));
+    CHECK(value == (1u << 20));
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &value));
+    CHECK(value == (4u << 20));
+    uint64_t zero = 0;
+    CHECK_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &value));
+    CHECK(value == (1u << 20)); // back to the current figure
+    CHECK_EQ_ERR(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &zero),
+                 cudaErrorInvalidValue); // read-only
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaMemPoolTrimTo(pool, 0));
+    CHECK_CUDA(cudaFree(second)); // cudaFree takes stream-ordered memory too
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &value));
+    CHECK(value == 0);
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = 0;
+    cudaMemPool_t own = nullptr;
+    CHECK_CUDA(cudaMemPoolCreate(&own, &props));
+    void* fromPool = nullptr;
+    CHECK_CUDA(cudaMallocFromPoolAsync(&fromPool, 2 << 20, own, 0));
+    CHECK_CUDA(cudaMemPoolGetAttribute(own, cudaMemPoolAttrUsedMemCurrent, &value));
+    CHECK(value == (2u << 20));
+    CHECK_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &value));
+    CHECK(value == 0); // the default pool holds none of it
+    CHECK_CUDA(cudaDeviceSetMemPool(0, own));
+    CHECK_CUDA(cudaDeviceGetMemPool(&current, 0));
+    CHECK(current == own);
+    CHECK_CUDA(cudaFreeAsync(fromPool, 0));
+    CHECK_EQ_ERR(cudaMemPoolDestroy(pool), cudaErrorInvalidValue); // a default pool stays
+    CHECK_EQ_ERR(cudaGetLastError(), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaMemPoolDestroy(own));
+    CHECK_CUDA(cudaDeviceGetMemPool(&current, 0));
+    CHECK(current == pool); // back to the default
     return Finish("memory");
 }

@@ -18,8 +18,10 @@ main()
     CHECK_EQ_ERR(cudaGetLastError(), cudaErrorNotSupported);
     CHECK_EQ_ERR(cudaMallocArray(&array, &desc, 16, 16, 0), cudaErrorNotSupported); // warns once
     cudaGetLastError();
-    cudaMemPool_t pool;
-    CHECK_EQ_ERR(cudaDeviceGetDefaultMemPool(&pool, 0), cudaErrorNotSupported);
+    int handle = 0;
+    CHECK_EQ_ERR(cudaMemPoolExportToShareableHandle(&handle, nullptr,
+                                                    cudaMemHandleTypePosixFileDescriptor, 0),
+                 cudaErrorNotSupported);
     cudaGetLastError();
 
     // Everything else still works.
