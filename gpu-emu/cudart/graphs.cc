@@ -221,8 +221,8 @@ cudaStreamGetCaptureInfo_v2_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* s
 EIDOLON_EXPORT cudaError_t
 cudaStreamGetCaptureInfo_v3(cudaStream_t stream, cudaStreamCaptureStatus* status,
                             unsigned long long* id, cudaGraph_t* graph,
-                            const cudaGraphNode_t** dependencies, const cudaGraphEdgeData** edgeData,
-                            size_t* numDependencies)
+                            const cudaGraphNode_t** dependencies,
+                            const cudaGraphEdgeData** edgeData, size_t* numDependencies)
 {
     return CaptureInfo(stream, false, status, id, graph, dependencies, edgeData, numDependencies);
 }
@@ -359,4 +359,43 @@ cudaGraphDestroy(cudaGraph_t handle)
     }
     delete graph;
     return cudaSuccess;
+}
+
+// Memory that graphs' allocation nodes hold on a device: none (graph memory nodes are not
+// modelled; a graph's kernels use memory the program allocated), so every figure reads 0.
+EIDOLON_EXPORT cudaError_t
+cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value)
+{
+    ApiCall call(CallKind::Untimed);
+    if (!value || attr < cudaGraphMemAttrUsedMemCurrent || attr > cudaGraphMemAttrReservedMemHigh)
+    {
+        return Fail(cudaErrorInvalidValue);
+    }
+    if (!ValidDevice(call.Emu(), device))
+    {
+        return Fail(cudaErrorInvalidDevice);
+    }
+    *static_cast<uint64_t*>(value) = 0;
+    return cudaSuccess;
+}
+
+// Resets a high-water mark of graph memory (only 0 may be written): nothing to reset.
+EIDOLON_EXPORT cudaError_t
+cudaDeviceSetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void* value)
+{
+    ApiCall call(CallKind::Untimed);
+    if (!value || *static_cast<uint64_t*>(value) != 0 ||
+        (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh))
+    {
+        return Fail(cudaErrorInvalidValue);
+    }
+    return ValidDevice(call.Emu(), device) ? cudaSuccess : Fail(cudaErrorInvalidDevice);
+}
+
+// Frees graph memory the device keeps in reserve: none is kept.
+EIDOLON_EXPORT cudaError_t
+cudaDeviceGraphMemTrim(int device)
+{
+    ApiCall call(CallKind::Untimed);
+    return ValidDevice(call.Emu(), device) ? cudaSuccess : Fail(cudaErrorInvalidDevice);
 }
