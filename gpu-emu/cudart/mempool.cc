@@ -111,9 +111,11 @@ PoolFreed(const void* pointer)
 
 } // namespace eidolon::gpu::rt
 
-// The device's default pool (cudaMallocAsync allocates from it until cudaDeviceSetMemPool).
-EIDOLON_EXPORT cudaError_t
-cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device)
+namespace
+{
+// A device's default pool, or (`current`) the one cudaMallocAsync uses there.
+cudaError_t
+PoolOfDevice(cudaMemPool_t* memPool, int device, bool current)
 {
     ApiCall call(CallKind::Untimed);
     if (!memPool)
@@ -125,26 +127,23 @@ cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device)
         return Fail(cudaErrorInvalidDevice);
     }
     std::lock_guard<std::mutex> lock(Pools().mutex);
-    *memPool = Pools().Default(device);
+    *memPool = current ? Pools().Current(device) : Pools().Default(device);
     return cudaSuccess;
+}
+} // namespace
+
+// The device's default pool (cudaMallocAsync allocates from it until cudaDeviceSetMemPool).
+EIDOLON_EXPORT cudaError_t
+cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device)
+{
+    return PoolOfDevice(memPool, device, false);
 }
 
 // The pool cudaMallocAsync uses on a device: the last one set, else the default.
 EIDOLON_EXPORT cudaError_t
 cudaDeviceGetMemPool(cudaMemPool_t* memPool, int device)
 {
-    ApiCall call(CallKind::Untimed);
-    if (!memPool)
-    {
-        return Fail(cudaErrorInvalidValue);
-    }
-    if (!ValidDevice(call.Emu(), device))
-    {
-        return Fail(cudaErrorInvalidDevice);
-    }
-    std::lock_guard<std::mutex> lock(Pools().mutex);
-    *memPool = Pools().Current(device);
-    return cudaSuccess;
+    return PoolOfDevice(memPool, device, true);
 }
 
 // Makes a pool of that device the one cudaMallocAsync uses there.
