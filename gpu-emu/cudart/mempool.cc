@@ -6,6 +6,7 @@
 #include "runtime-common.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -203,12 +204,10 @@ cudaMemPoolDestroy(cudaMemPool_t memPool)
     {
         current = current == memPool ? nullptr : current;
     }
-    for (auto& [address, owned] : pools.owner)
+    // Its memory stays valid until freed, and then counts against no pool.
+    for (auto it = pools.owner.begin(); it != pools.owner.end();)
     {
-        if (owned.first == memPool)
-        {
-            owned.first = pools.Default(memPool->device); // freed later, counted nowhere useful
-        }
+        it = it->second.first == memPool ? pools.owner.erase(it) : std::next(it);
     }
     pools.created.erase(memPool);
     delete memPool;
