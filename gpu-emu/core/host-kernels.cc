@@ -11,6 +11,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace eidolon::gpu
@@ -649,35 +650,60 @@ ElementwiseWorkNamed(const std::string& functor, size_t operands)
     return work;
 }
 
+// An elementwise kernel's name as parsed: its work, or none when the kernel is not one of ours.
+struct ParsedElementwise
+{
+    std::string name; // the name parsed (a key's kernel may be another one in a unit test)
+    std::optional<ElementwiseWork> work;
+    bool vectorized = false;
+};
+
+// The parse of `kernel`'s name, made once per kernel: this runs at every launch of a kernel that
+// may be ours, and FillFunctor's (zero_, fill_) are among a training step's most frequent, where
+// the regexes cost about 3 us a launch. Launches are serialized by the emulator's lock, as the
+// writes of KernelInfo::notRunOnHost are.
+const ParsedElementwise&
+ParseElementwise(const KernelInfo& kernel)
+{
+    static std::unordered_map<const KernelInfo*, ParsedElementwise> cache;
+    ParsedElementwise& parsed = cache[&kernel];
+    if (!parsed.name.empty() && parsed.name == kernel.name)
+    {
+        return parsed;
+    }
+    static const std::regex form(
+        R"(^(?:at::native::)?(vectorized|unrolled)_elementwise_kernel<(?:\d+, )?(.*?), std::array<char\*, (\d)ul?>)");
+    parsed = ParsedElementwise{kernel.name, std::nullopt, false};
+    std::smatch m;
+    if (std::regex_search(kernel.name, m, form) &&
+        !(m[1] == "unrolled" && kernel.name.find("WithCast<") != std::string::npos))
+    {
+        parsed.work = ElementwiseWorkNamed(m[2], std::stoul(m[3]));
+        parsed.vectorized = m[1] == "vectorized";
+    }
+    return parsed;
+}
+
 // vectorized_elementwise_kernel<vec, func_t, std::array<char*, N>>(int N, func_t f, array data),
 // and unrolled_elementwise_kernel<func_t, array, ...> of contiguous operands without casts (the
 // same first three parameters): data[0] the output. Runs the fills and comparisons above.
 bool
-RunElementwise(const KernelLaunch& launch, const std::string& name, KernelMemory& memory,
-               bool* nameFits)
+RunElementwise(const KernelLaunch& launch, KernelMemory& memory, bool* nameFits)
 {
-    static const std::regex kernel(
-        R"(^(?:at::native::)?(vectorized|unrolled)_elementwise_kernel<(?:\d+, )?(.*?), std::array<char\*, (\d)ul?>)");
-    std::smatch m;
-    if (!std::regex_search(name, m, kernel) ||
-        (m[1] == "unrolled" && name.find("WithCast<") != std::string::npos))
+    const ParsedElementwise& parsed = ParseElementwise(*launch.kernel);
+    if (!parsed.work)
     {
         *nameFits = false;
         return false;
     }
-    const auto work = ElementwiseWorkNamed(m[2], std::stoul(m[3]));
-    if (!work)
-    {
-        *nameFits = false;
-        return false;
-    }
+    const ElementwiseWork* work = &*parsed.work;
     if (!launch.args || !launch.args[0] || !launch.args[1] || !launch.args[2])
     {
         return false;
     }
     // (int N, func_t f, std::array<char*, N> data), when the cubin gives the parameter bytes.
     const size_t arrayAt = RoundUp(RoundUp(4, work->functorAlign) + work->functorBytes, 8);
-    if (m[1] == "vectorized" && launch.argBytes >= 0 &&
+    if (parsed.vectorized && launch.argBytes >= 0 &&
         size_t(launch.argBytes) != arrayAt + 8 * work->operands)
     {
         return false;
@@ -865,7 +891,7 @@ RunKernelOnHost(const KernelLaunch& launch, KernelMemory& memory)
     }
     else if (name.find("_elementwise_kernel<") != std::string::npos)
     {
-        ran = RunElementwise(launch, name, memory, &nameFits);
+        ran = RunElementwise(launch, memory, &nameFits);
     }
     else if (name.find("amp_update_scale_cuda_kernel") != std::string::npos)
     {
